@@ -1,0 +1,144 @@
+"""Chat: a conversation thread you can send turns to from any Python code, no notebook needed.
+
+    chat = Chat(provider=ScriptedProvider([...]), tools=[weather], prompter=PolicyPrompter("allow"))
+    turn = await chat.send("What's the weather in Oslo?")   # the turn's events
+    await chat.send("And tomorrow?")                           # continues the same thread
+
+:meth:`Chat.interrupt` may be called from any thread (a button, a signal handler) while a turn
+runs. The magic and the widget build on this class; it knows nothing about Jupyter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Literal
+
+from .conversation import Conversation
+from .errors import JupyterTurnsError
+from .interrupt import InterruptAction, InterruptChannel, InterruptChoice
+from .prompter import PolicyPrompter, Prompter
+from .providers.base import Provider
+from .providers.scripted import ScriptedProvider
+from .retry import ResilientCycle, RetryPolicy
+from .sink import NullSink, Sink
+from .tools.executor import ExecutionSettings
+from .tools.registry import RunMode, Tool, tool_map
+from .turn import TurnConfig, TurnCoordinator, TurnResult
+
+__all__ = ["Chat"]
+
+
+class Chat:
+    """One thread: its conversation, tools, settings and "always allow" decisions.
+
+    ``run_mode`` is the default for tools that do not declare one: ``ask`` (the prompter
+    decides), ``unattended`` (run without asking), ``deny`` (never run). ``on_boundary`` is
+    called with the running TurnCoordinator at every cycle boundary (persistence hooks here).
+    """
+
+    def __init__(
+        self,
+        provider: Provider | None = None,
+        tools: Iterable[Tool | Callable[..., Any]] = (),
+        prompter: Prompter | None = None,
+        *,
+        sink: Sink | None = None,
+        system: str | None = None,
+        model: str | None = None,
+        max_tokens: int | None = None,
+        reasoning: Literal["off", "adaptive"] | int = "adaptive",
+        run_mode: RunMode | Literal["deny"] = "ask",
+        max_cycles: int = 25,
+        sequential_tools: bool = False,
+        retry: RetryPolicy | None = None,
+        cancel_grace: float = 2.0,
+        conversation: Conversation | None = None,
+        on_boundary: Callable[[TurnCoordinator], None] | None = None,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        clock: Callable[[], float] = time.time,
+        rand: Callable[[], float] = random.random,
+    ) -> None:
+        if max_cycles < 1:
+            raise ValueError("max_cycles must be at least 1")
+        self.provider: Provider = provider or ScriptedProvider()
+        self.tools = tool_map(tools)
+        self.prompter: Prompter = prompter or PolicyPrompter()
+        self.sink: Sink = sink or NullSink()
+        self.conversation = conversation or Conversation()
+        self.execution = ExecutionSettings(
+            default_run=None if run_mode == "deny" else run_mode,
+            cancel_grace=cancel_grace,
+            clock=clock,
+        )
+        self.system = system
+        self.model = model
+        self.max_tokens = max_tokens
+        self.reasoning = reasoning
+        self.max_cycles = max_cycles
+        self.sequential_tools = sequential_tools
+        self.retry = retry or RetryPolicy()
+        self.on_boundary = on_boundary
+        self.interrupts = InterruptChannel()
+        self._sleep, self._clock, self._rand = sleep, clock, rand
+        self.turn: TurnCoordinator | None = None  # the running turn, if any
+
+    @property
+    def allowed_tools(self) -> set[str]:
+        """Tools the user chose to "always allow" in this thread."""
+        return self.execution.allowed
+
+    @property
+    def running(self) -> bool:
+        return self.turn is not None
+
+    async def send(self, text: str) -> TurnResult:
+        """Run one turn for ``text`` and return its events; the thread keeps them."""
+        if self.turn is not None:
+            raise JupyterTurnsError("a turn is already running in this thread")
+        config = TurnConfig(
+            tools=self.tools,
+            execution=self.execution,
+            system=self.system,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            reasoning=self.reasoning,
+            max_cycles=self.max_cycles,
+            sequential_tools=self.sequential_tools,
+            retry=self.retry,
+        )
+        resilient = ResilientCycle(
+            self.provider.classify,
+            self.retry,
+            sleep=self._sleep,
+            clock=self._clock,
+            rand=self._rand,
+            on_status=self.sink.update,
+        )
+        self.turn = TurnCoordinator(
+            self.conversation,
+            self.provider,
+            prompter=self.prompter,
+            sink=self.sink,
+            config=config,
+            interrupts=self.interrupts,
+            on_boundary=self.on_boundary,
+            resilient=resilient,
+        )
+        try:
+            return await self.turn.run(text)
+        finally:
+            self.turn = None
+
+    def interrupt(self, action: InterruptAction | str | None = None, text: str = "") -> None:
+        """Interrupt the running turn from any thread.
+
+        Without an action the prompter's interrupt menu opens; with one it applies directly:
+        ``stop``, ``abort``, ``reply`` (with ``text``), ``continue``, ``restart``.
+        """
+        if action is None:
+            self.interrupts.request(None)
+            return
+        self.interrupts.request(InterruptChoice(InterruptAction(action), text))

@@ -1,0 +1,249 @@
+"""One thread of conversation: ordered events that are always valid to send, and their JSON.
+
+Invariant, checked on every append and on load: every tool call request is answered exactly once,
+no answer names an unknown or already answered call, no user request arrives while calls are
+unanswered, and reasoning metadata (a thinking signature) is kept byte-for-byte. Before each
+request the coordinator also calls :meth:`Conversation.check_sendable`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from pydantic import ValidationError
+
+from .errors import ConversationError, SchemaError
+from .events import (
+    API_KINDS,
+    SCHEMA_VERSION,
+    ConversationEvent,
+    ToolCallResponse,
+    event_adapter,
+    new_id,
+)
+
+__all__ = ["Conversation"]
+
+_ASSISTANT_KINDS = frozenset({"reasoning", "message", "block", "tool_call_request"})
+_ORPHAN_TEXT = "No result: the session ended before this tool call finished."
+
+
+class Conversation:
+    """The ordered events of one thread plus its id; see the module docstring for the invariant."""
+
+    def __init__(
+        self, events: Iterable[ConversationEvent] = (), *, conversation_id: str | None = None
+    ) -> None:
+        self.conversation_id = conversation_id or new_id()
+        self._events: list[ConversationEvent] = []
+        self._outstanding: dict[str, int] = {}  # call_id -> index of its request
+        self._seen_calls: set[str] = set()
+        self._open_inquiries: set[str] = set()
+        self._answering = False  # tool responses have started for the current cycle
+        for event in events:
+            self.append(event)
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def events(self) -> Sequence[ConversationEvent]:
+        return self._events
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    @property
+    def pending_calls(self) -> list[str]:
+        """Call ids of tool calls that still need a response, in request order."""
+        return list(self._outstanding)
+
+    def check_sendable(self) -> None:
+        """Raise unless the events can be sent to the model as they are."""
+        if self._outstanding:
+            raise ConversationError(
+                "cannot send the conversation: tool calls without a response: "
+                + ", ".join(self._outstanding)
+            )
+
+    # ------------------------------------------------------------------ writing
+
+    def append(self, event: ConversationEvent) -> None:
+        self._check(event)
+        self._events.append(event)
+
+    def extend(self, events: Iterable[ConversationEvent]) -> None:
+        for event in events:
+            self.append(event)
+
+    def truncate(self, length: int) -> list[ConversationEvent]:
+        """Drop every event after the first ``length`` (Abort); returns the dropped events."""
+        if not 0 <= length <= len(self._events):
+            raise ConversationError(f"cannot truncate {len(self._events)} events to {length}")
+        kept, dropped = self._events[:length], self._events[length:]
+        self._events, self._outstanding, self._seen_calls = [], {}, set()
+        self._open_inquiries, self._answering = set(), False
+        for event in kept:
+            self.append(event)
+        return dropped
+
+    def answer_orphans(self, text: str = _ORPHAN_TEXT) -> list[str]:
+        """Give every unanswered tool call an error response; returns their call ids."""
+        orphans = self.pending_calls
+        for call_id in orphans:
+            self.append(
+                ToolCallResponse(call_id=call_id, content=text, is_error=True, status="cancelled")
+            )
+        return orphans
+
+    def _check(self, event: ConversationEvent) -> None:
+        kind = event.kind
+        if kind == "chat_request":
+            if self._outstanding:
+                raise ConversationError(
+                    "a new user request cannot follow unanswered tool calls: "
+                    + ", ".join(self._outstanding)
+                )
+            self._answering = False
+        elif kind in _ASSISTANT_KINDS:
+            if self._answering:
+                if self._outstanding:
+                    raise ConversationError(
+                        "assistant output cannot follow a partial set of tool responses; "
+                        "unanswered: " + ", ".join(self._outstanding)
+                    )
+                self._answering = False
+            if event.kind == "tool_call_request":
+                if event.call_id in self._seen_calls:
+                    raise ConversationError(f"duplicate tool call id {event.call_id!r}")
+                self._seen_calls.add(event.call_id)
+                self._outstanding[event.call_id] = len(self._events)
+        elif event.kind == "tool_call_response":
+            if event.call_id not in self._outstanding:
+                state = "already answered" if event.call_id in self._seen_calls else "unknown"
+                raise ConversationError(f"response to {state} tool call {event.call_id!r}")
+            del self._outstanding[event.call_id]
+            self._answering = True
+        elif event.kind == "inquiry_request":
+            if event.call_id not in self._seen_calls:
+                raise ConversationError(f"inquiry for unknown tool call {event.call_id!r}")
+            self._open_inquiries.add(event.inquiry_id)
+        elif event.kind == "inquiry_response":
+            if event.inquiry_id not in self._open_inquiries:
+                raise ConversationError(f"answer to unknown inquiry {event.inquiry_id!r}")
+            self._open_inquiries.discard(event.inquiry_id)
+
+    # ------------------------------------------------------------------ JSON
+
+    def to_record(self, **extra: Any) -> dict[str, Any]:
+        """The schema v1 record: ``{"version", "conversation_id", "events", **extra}``."""
+        return {
+            "version": SCHEMA_VERSION,
+            "conversation_id": self.conversation_id,
+            "events": [event.model_dump(mode="json") for event in self._events],
+            **extra,
+        }
+
+    @classmethod
+    def from_record(cls, record: Any, *, repair: bool = True) -> Conversation:
+        """Read a record of any schema version this package has written.
+
+        With ``repair`` a record that ends with unanswered tool calls (a kernel that died while
+        tools ran) gets error responses for them, so the result is valid to send.
+        """
+        events = parse_events(record)
+        conversation = cls(conversation_id=str(record["conversation_id"]))
+        for position, event in enumerate(events):
+            try:
+                conversation.append(event)
+            except ConversationError as exc:
+                raise ConversationError(f"saved event #{position} ({event.kind}): {exc}") from exc
+        if repair:
+            conversation.answer_orphans()
+        return conversation
+
+    # ------------------------------------------------------------------ Anthropic messages
+
+    def to_anthropic_messages(self) -> list[dict[str, Any]]:
+        """Messages for the Anthropic API: blocks in event order, same-role turns merged.
+
+        Assistant blocks go back exactly as received (thinking with its signature, opaque blocks
+        raw, tool_use with its extra fields); a tool_use's results open the next user message.
+        Reasoning without a signature (a stopped or offline one) is not sent: the API would
+        reject it.
+        """
+        messages: list[dict[str, Any]] = []
+        for event in self._events:
+            if event.kind not in API_KINDS:
+                continue
+            block = _anthropic_block(event)
+            if block is None:
+                continue
+            role = "user" if event.kind in ("chat_request", "tool_call_response") else "assistant"
+            if messages and messages[-1]["role"] == role:
+                messages[-1]["content"].append(block)
+            else:
+                messages.append({"role": role, "content": [block]})
+        return messages
+
+
+def parse_events(record: Any) -> list[ConversationEvent]:
+    """Validate a record's envelope and events; raises SchemaError naming what is wrong."""
+    if not isinstance(record, dict):
+        raise SchemaError(f"a conversation record is a JSON object, not {type(record).__name__}")
+    version = record.get("version")
+    if version != SCHEMA_VERSION:
+        if isinstance(version, int) and version > SCHEMA_VERSION:
+            raise SchemaError(
+                f"record schema version {version} is newer than this jupyter_turns reads "
+                f"(up to {SCHEMA_VERSION}); upgrade jupyter_turns"
+            )
+        raise SchemaError(f"unknown record schema version {version!r}")
+    if not isinstance(record.get("conversation_id"), str):
+        raise SchemaError("record has no string 'conversation_id'")
+    raw_events = record.get("events")
+    if not isinstance(raw_events, list):
+        raise SchemaError("record has no 'events' list")
+    events = []
+    for position, raw in enumerate(raw_events):
+        try:
+            events.append(event_adapter.validate_python(raw))
+        except ValidationError as exc:
+            raise SchemaError(f"saved event #{position} is not valid: {exc}") from exc
+    return events
+
+
+def _anthropic_block(event: ConversationEvent) -> dict[str, Any] | None:
+    match event.kind:
+        case "chat_request":
+            return {"type": "text", "text": event.content} if event.content else None
+        case "message":
+            if not event.content:
+                return None
+            block: dict[str, Any] = {"type": "text", "text": event.content}
+            if event.metadata.get("citations"):
+                block["citations"] = event.metadata["citations"]
+            return block
+        case "reasoning":
+            signature = event.metadata.get("signature")
+            if not signature:
+                return None
+            return {"type": "thinking", "thinking": event.content, "signature": signature}
+        case "block":
+            raw = event.metadata.get("raw_block")
+            return dict(raw) if isinstance(raw, dict) else None
+        case "tool_call_request":
+            raw = event.metadata.get("raw_block")
+            tool_use = dict(raw) if isinstance(raw, dict) else {}
+            tool_use.update(type="tool_use", id=event.call_id, name=event.name)
+            tool_use["input"] = event.arguments
+            return tool_use
+        case "tool_call_response":
+            return {
+                "type": "tool_result",
+                "tool_use_id": event.call_id,
+                "content": event.content,
+                "is_error": event.is_error,
+            }
+        case _:
+            return None

@@ -1,0 +1,116 @@
+"""The package's error hierarchy; foreign exceptions are mapped into it at one boundary each.
+
+    JupyterTurnsError
+    ├── ConversationError        the conversation would stop being valid to send
+    │   └── SchemaError          a saved record cannot be read
+    ├── InvalidTransition        the turn state machine was asked for a move it does not allow
+    ├── ProtocolError            a provider's stream broke the Part/Flush/Finished rules
+    ├── ToolDefinitionError      a function cannot be turned into a tool
+    ├── ProviderError            a model request failed; carries retryability and the server's text
+    │   ├── StreamBroken         a cycle failed after some of its text reached the user
+    │   └── ProviderConfigError  the provider cannot be used as configured (e.g. no API key)
+    └── TurnAborted              the user aborted a turn hard (second kernel interrupt)
+
+A tool's failure is never an exception for the user: it becomes an ``is_error`` tool response.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConversationError",
+    "InvalidTransition",
+    "JupyterTurnsError",
+    "JupyterTurnsWarning",
+    "ProtocolError",
+    "ProviderConfigError",
+    "ProviderError",
+    "SchemaError",
+    "StreamBroken",
+    "ToolDefinitionError",
+    "TurnAborted",
+]
+
+
+class JupyterTurnsWarning(UserWarning):
+    """Warnings the package itself emits (tests turn them into errors)."""
+
+
+class JupyterTurnsError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConversationError(JupyterTurnsError):
+    """An event would make the conversation invalid to send to the model."""
+
+
+class SchemaError(ConversationError):
+    """A persisted record does not match any schema version this package can read."""
+
+
+class InvalidTransition(JupyterTurnsError):
+    """The turn state machine does not allow this move."""
+
+
+class ProtocolError(JupyterTurnsError):
+    """A provider yielded stream events that break the Part/Flush/Finished rules."""
+
+
+class ToolDefinitionError(JupyterTurnsError):
+    """A function cannot be made into a tool (bad signature, unsupported type...)."""
+
+
+class TurnAborted(JupyterTurnsError):
+    """The user aborted the whole turn (for example a second kernel interrupt)."""
+
+
+class ProviderError(JupyterTurnsError):
+    """A model request failed.
+
+    ``kind`` is a short machine name (``rate_limit``, ``overloaded``, ``auth``...), ``retryable``
+    tells ResilientCycle whether another attempt may succeed, ``retry_after`` is the server's hint
+    in seconds (uncapped; the retry policy caps it), ``status`` the HTTP status if there was one.
+    The message is the text shown to the user, including the server's own explanation.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: str = "error",
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}({self.message!r}, kind={self.kind!r}, "
+            f"retryable={self.retryable}, retry_after={self.retry_after}, status={self.status})"
+        )
+
+
+class StreamBroken(ProviderError):
+    """A cycle failed after at least one of its Parts reached the user: no silent retry."""
+
+    def __init__(self, cause: ProviderError) -> None:
+        super().__init__(
+            cause.message,
+            kind=cause.kind,
+            retryable=cause.retryable,
+            retry_after=cause.retry_after,
+            status=cause.status,
+        )
+        self.cause = cause
+
+
+class ProviderConfigError(ProviderError):
+    """The provider cannot be used as configured (missing API key, unknown model...)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, kind="config", retryable=False)

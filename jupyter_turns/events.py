@@ -1,0 +1,290 @@
+"""Stream events (what a provider yields) and conversation events (what is persisted, schema v1).
+
+A provider yields ``Part(index, content)`` pieces of logical block ``index``, ``Flush(index,
+metadata)`` when block ``index`` is complete, and one ``Finished(reason)`` at the end. The
+EventBuilder turns flushed blocks into conversation events, which are frozen pydantic models with
+a ``kind`` literal; their JSON form is the persisted schema (see DESIGN.md §3).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+__all__ = [
+    "API_KINDS",
+    "SCHEMA_VERSION",
+    "Block",
+    "ChatRequest",
+    "ConversationEvent",
+    "Decision",
+    "ErrorEvent",
+    "FinishReason",
+    "Finished",
+    "Flush",
+    "InquiryRequest",
+    "InquiryResponse",
+    "Message",
+    "MessageDelta",
+    "Notice",
+    "Part",
+    "Reasoning",
+    "ReasoningDelta",
+    "StreamEvent",
+    "ToolCall",
+    "ToolCallRequest",
+    "ToolCallResponse",
+    "Usage",
+    "event_adapter",
+    "new_id",
+    "now_iso",
+]
+
+SCHEMA_VERSION = 1
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+# --------------------------------------------------------------------------- stream events
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta:
+    """A piece of answer text (markdown)."""
+
+    text: str
+    kind: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of reasoning text; an empty one only opens the block."""
+
+    text: str
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One complete tool call request, never a fragment.
+
+    ``parse_error`` is set (and ``arguments`` empty) when the model's argument text was not a JSON
+    object; ``raw_arguments`` then keeps that text so the error shown can quote it.
+    """
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+    kind: Literal["tool_call"] = "tool_call"
+
+
+PartContent: TypeAlias = MessageDelta | ReasoningDelta | ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    index: int
+    content: PartContent
+    kind: Literal["part"] = "part"
+
+
+@dataclass(frozen=True, slots=True)
+class Flush:
+    """Block ``index`` is complete; ``metadata`` rides on the event (signature, raw block...)."""
+
+    index: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["flush"] = "flush"
+
+
+FinishReason: TypeAlias = Literal[
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "stop_sequence",
+    "pause_turn",
+    "refusal",
+    "context_window_exceeded",
+    "other",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The response ended. ``details`` carries e.g. a refusal's ``stop_details``."""
+
+    reason: FinishReason
+    usage: Usage | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None
+    kind: Literal["finished"] = "finished"
+
+
+StreamEvent: TypeAlias = Part | Flush | Finished
+
+
+# --------------------------------------------------------------------------- conversation events
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    id: str = Field(default_factory=new_id)
+    timestamp: str = Field(default_factory=now_iso)
+
+
+class ChatRequest(_Event):
+    kind: Literal["chat_request"] = "chat_request"
+    content: str
+
+
+class Reasoning(_Event):
+    kind: Literal["reasoning"] = "reasoning"
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Message(_Event):
+    kind: Literal["message"] = "message"
+    content: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Block(_Event):
+    """An opaque provider block (redacted reasoning, server tool use...) kept to send back."""
+
+    kind: Literal["block"] = "block"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class ToolCallRequest(_Event):
+    kind: Literal["tool_call_request"] = "tool_call_request"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Decision(BaseModel):
+    """One decision about a tool call: what happened and who decided (the user or a policy)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    action: Literal[
+        "approved",
+        "skipped",
+        "edited",
+        "always_allowed",
+        "denied",
+        "delivered",
+        "withheld",
+        "result_edited",
+        "cancelled",
+        "restarted",
+        "timed_out",
+    ]
+    by: Literal["user", "policy"]
+    detail: str | None = None
+
+
+ToolStatus: TypeAlias = Literal["done", "error", "cancelled", "skipped", "timeout"]
+
+
+class ToolCallResponse(_Event):
+    kind: Literal["tool_call_response"] = "tool_call_response"
+    call_id: str
+    content: str
+    is_error: bool = False
+    status: ToolStatus = "done"
+    decisions: list[Decision] = Field(default_factory=list)
+    elapsed: float | None = None
+
+
+class InquiryRequest(_Event):
+    kind: Literal["inquiry_request"] = "inquiry_request"
+    inquiry_id: str
+    call_id: str
+    question: str
+    choices: list[str] | None = None
+
+
+class InquiryResponse(_Event):
+    kind: Literal["inquiry_response"] = "inquiry_response"
+    inquiry_id: str
+    call_id: str
+    answer: str
+    by: Literal["user", "policy"] = "user"
+
+
+class Notice(_Event):
+    """A line for the reader (stopped by the user, denied by policy...); never sent to the model."""
+
+    kind: Literal["notice"] = "notice"
+    level: Literal["info", "warning"] = "info"
+    text: str
+
+
+class ErrorEvent(_Event):
+    """A failure the user must see (auth error, bad request...); not sent to the model."""
+
+    kind: Literal["error"] = "error"
+    message: str
+    error_type: str = "error"
+
+
+ConversationEvent: TypeAlias = Annotated[
+    ChatRequest
+    | Reasoning
+    | Message
+    | Block
+    | ToolCallRequest
+    | ToolCallResponse
+    | InquiryRequest
+    | InquiryResponse
+    | Notice
+    | ErrorEvent,
+    Field(discriminator="kind"),
+]
+
+# The kinds that become part of the model's messages; the rest are for readers only.
+API_KINDS = frozenset(
+    {"chat_request", "reasoning", "message", "block", "tool_call_request", "tool_call_response"}
+)
+
+event_adapter: TypeAdapter[ConversationEvent] = TypeAdapter(ConversationEvent)

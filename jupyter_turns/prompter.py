@@ -1,0 +1,168 @@
+"""The Prompter protocol (everything the turn asks the user) and the policy-driven PolicyPrompter.
+
+A prompt is a coroutine: the turn awaits the answer, and cancels the coroutine when the question
+no longer matters (the user stopped the turn), so an implementation must clean up its prompt in
+``finally``. The widget answers with buttons; :class:`PolicyPrompter` answers by rules, for
+scripts, tests and headless runs (nbclient, nbval), where no one can click.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
+
+from .interrupt import InterruptAction, InterruptChoice, InterruptContext
+
+__all__ = [
+    "HEADLESS_DENY_REASON",
+    "Approval",
+    "ApprovalRequest",
+    "InquiryAnswer",
+    "InquiryPrompt",
+    "PolicyPrompter",
+    "Prompter",
+    "ResultDecision",
+    "ResultReview",
+]
+
+HEADLESS_DENY_REASON = (
+    "not run: this is a headless run and nobody can approve tool calls "
+    "(use `--tools unattended` to let tools run without approval)"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequest:
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    schema: dict[str, Any]
+    description: str = ""
+    edit_first: bool = False  # the tool's run mode is "edit": open the editor at once
+    error: str | None = None  # why the previous edit was rejected
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    action: Literal["approve", "skip", "edit", "always_allow"]
+    arguments: dict[str, Any] | None = None  # the edited arguments, for "edit"
+    by: Literal["user", "policy"] = "user"
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResultReview:
+    call_id: str
+    name: str
+    content: str
+    is_error: bool
+    edit_first: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ResultDecision:
+    action: Literal["deliver", "skip", "edit"]
+    content: str | None = None
+    by: Literal["user", "policy"] = "user"
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InquiryPrompt:
+    call_id: str
+    inquiry_id: str
+    question: str
+    choices: tuple[str, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class InquiryAnswer:
+    answer: str
+    by: Literal["user", "policy"] = "user"
+
+
+class Prompter(Protocol):
+    async def approve(self, request: ApprovalRequest) -> Approval: ...
+
+    async def review_result(self, review: ResultReview) -> ResultDecision: ...
+
+    async def inquire(self, inquiry: InquiryPrompt) -> InquiryAnswer: ...
+
+    async def interrupt_menu(self, context: InterruptContext) -> InterruptChoice: ...
+
+
+ApprovalRule = Callable[[ApprovalRequest], Approval | Awaitable[Approval]]
+ResultRule = Callable[[ResultReview], ResultDecision | Awaitable[ResultDecision]]
+InquiryRule = Callable[[InquiryPrompt], str | Awaitable[str]]
+InterruptRule = Callable[[InterruptContext], InterruptChoice | Awaitable[InterruptChoice]]
+
+
+async def _apply(rule: Any, question: Any) -> Any:
+    if callable(rule):
+        answer = rule(question)
+        return await answer if inspect.isawaitable(answer) else answer
+    return rule
+
+
+class PolicyPrompter:
+    """Answers every prompt by rule; each rule is a fixed answer or a (possibly async) callable.
+
+    ``approve``: "deny" (the default: skip with an explanation), "allow", or a callable returning
+    an :class:`Approval`. ``results``: "deliver" (default), "withhold", or a callable returning a
+    :class:`ResultDecision`. ``inquiry``: a fixed answer string or a callable. ``interrupt``: an
+    :class:`InterruptAction` (default STOP) or a callable returning an :class:`InterruptChoice`.
+    ``on_dead_stream`` is the choice when a stream broke off (default STOP: keep the partial text).
+    """
+
+    def __init__(
+        self,
+        approve: Literal["deny", "allow"] | ApprovalRule = "deny",
+        *,
+        results: Literal["deliver", "withhold"] | ResultRule = "deliver",
+        inquiry: str | InquiryRule = "",
+        interrupt: InterruptAction | InterruptRule = InterruptAction.STOP,
+        on_dead_stream: InterruptAction = InterruptAction.STOP,
+        deny_reason: str = HEADLESS_DENY_REASON,
+    ) -> None:
+        self._approve = approve
+        self._results = results
+        self._inquiry = inquiry
+        self._interrupt = interrupt
+        self._on_dead_stream = on_dead_stream
+        self._deny_reason = deny_reason
+
+    async def approve(self, request: ApprovalRequest) -> Approval:
+        if self._approve == "deny":
+            return Approval("skip", by="policy", reason=self._deny_reason)
+        if self._approve == "allow":
+            return Approval("approve", by="policy", reason="allowed by policy")
+        answer: Approval = await _apply(self._approve, request)
+        return answer
+
+    async def review_result(self, review: ResultReview) -> ResultDecision:
+        if self._results == "deliver":
+            return ResultDecision("deliver", by="policy")
+        if self._results == "withhold":
+            return ResultDecision("skip", by="policy", reason="withheld by policy")
+        answer: ResultDecision = await _apply(self._results, review)
+        return answer
+
+    async def inquire(self, inquiry: InquiryPrompt) -> InquiryAnswer:
+        answer = await _apply(self._inquiry, inquiry)
+        return InquiryAnswer(str(answer), by="policy")
+
+    async def interrupt_menu(self, context: InterruptContext) -> InterruptChoice:
+        if not context.stream_alive and context.where == "streaming":
+            if not isinstance(self._interrupt, InterruptAction) and callable(self._interrupt):
+                choice: InterruptChoice = await _apply(self._interrupt, context)
+                return choice
+            return InterruptChoice(self._on_dead_stream)
+        if isinstance(self._interrupt, InterruptAction):
+            action = self._interrupt
+            if action not in context.actions:
+                action = InterruptAction.STOP
+            return InterruptChoice(action)
+        answer: InterruptChoice = await _apply(self._interrupt, context)
+        return answer

@@ -1,0 +1,72 @@
+"""The Provider protocol and the request a turn sends through it.
+
+A provider turns a :class:`Request` into stream events (``Part`` / ``Flush`` / ``Finished``) and
+maps its own exceptions into :class:`~jupyter_turns.errors.ProviderError` in :meth:`classify`
+(the one boundary for foreign errors), so the retry policy stays provider-neutral.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from ..errors import ProviderError
+from ..events import ConversationEvent, StreamEvent, Usage
+
+__all__ = ["Continuation", "Provider", "Request", "ToolSpec"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """Ask the model to continue an answer that stopped after ``partial_text``."""
+
+    partial_text: str
+    reason: str = "interrupted"
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """One cycle's request: the conversation so far plus the settings that shape the answer."""
+
+    events: Sequence[ConversationEvent]
+    tools: tuple[ToolSpec, ...] = ()
+    system: str | None = None
+    model: str | None = None
+    max_tokens: int | None = None
+    reasoning: Literal["off", "adaptive"] | int = "adaptive"  # an int is a thinking budget
+    tool_choice: Literal["auto", "any", "none"] = "auto"
+    continuation: Continuation | None = None
+    cycle: int = 1
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def last_user_text(self) -> str:
+        for event in reversed(self.events):
+            if event.kind == "chat_request":
+                return event.content
+        return ""
+
+
+@runtime_checkable
+class Provider(Protocol):
+    name: str
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        """Yield the cycle's stream events; raise on failure (``classify`` maps the error)."""
+        ...
+
+    def classify(self, error: BaseException) -> ProviderError:
+        """Map any exception raised by ``stream`` to a ProviderError with its retryability."""
+        ...
+
+    def cost(self, usage: Usage, model: str | None) -> float | None:
+        """Estimated cost in USD of ``usage`` on ``model``, or None if unknown."""
+        ...

@@ -1,0 +1,239 @@
+"""ScriptedProvider: a deterministic provider playing a list of cycles, for offline use and tests.
+
+Each request plays the next cycle: a sequence of stream events (``Part``, ``Flush``,
+``Finished``) and script items (``Fail`` raises, ``Delay`` sleeps, ``Gate`` waits until opened).
+A cycle that is a bare ``Fail`` is a request that fails before any byte. Build cycles with
+:func:`cycle` from :func:`message`, :func:`reasoning` and :func:`tool_call` blocks. Without
+cycles it answers every request with a short markdown echo, so the pipeline runs offline.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TypeAlias
+
+from ..errors import ProviderError
+from ..events import (
+    Finished,
+    FinishReason,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    StreamEvent,
+    ToolCall,
+    Usage,
+)
+from .base import Request
+
+__all__ = [
+    "Delay",
+    "Fail",
+    "Gate",
+    "ScriptBlock",
+    "ScriptedProvider",
+    "cycle",
+    "message",
+    "reasoning",
+    "tool_call",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Fail:
+    """Raise ``error`` at this point of the cycle (or, as a whole cycle, before any byte)."""
+
+    error: BaseException
+
+
+@dataclass(frozen=True, slots=True)
+class Delay:
+    seconds: float
+
+
+class Gate:
+    """Holds the stream at this point until :meth:`open` is called (from any thread)."""
+
+    def __init__(self) -> None:
+        self._opened = threading.Event()
+        self._reached = threading.Event()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def reached(self) -> bool:
+        return self._reached.is_set()
+
+    def open(self) -> None:
+        with self._lock:
+            self._opened.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, event in waiters:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(event.set)
+
+    async def wait(self) -> None:
+        self._reached.set()
+        event = asyncio.Event()
+        with self._lock:
+            if self._opened.is_set():
+                return
+            self._waiters.append((asyncio.get_running_loop(), event))
+        await event.wait()
+
+
+ScriptItem: TypeAlias = Part | Flush | Finished | Fail | Delay | Gate
+Cycle: TypeAlias = Sequence[ScriptItem] | Fail
+
+_WORDS = re.compile(r"\s*\S+\s*|\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class ScriptBlock:
+    """One block of a scripted response, before :func:`cycle` gives it an index."""
+
+    parts: tuple[MessageDelta | ReasoningDelta | ToolCall, ...]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def _chunks(text: str, chunks: int | None) -> list[str]:
+    if chunks is None:
+        return _WORDS.findall(text) or [text]
+    size = max(1, -(-len(text) // max(1, chunks)))
+    return [text[i : i + size] for i in range(0, len(text), size)] or [text]
+
+
+def message(text: str, *, chunks: int | None = None) -> ScriptBlock:
+    """Answer text, streamed word by word (or in ``chunks`` equal pieces)."""
+    return ScriptBlock(tuple(MessageDelta(t) for t in _chunks(text, chunks)))
+
+
+def reasoning(text: str, *, signature: str | None = None, chunks: int | None = None) -> ScriptBlock:
+    metadata = {"signature": signature} if signature else {}
+    return ScriptBlock(tuple(ReasoningDelta(t) for t in _chunks(text, chunks)), metadata)
+
+
+_call_ids = itertools.count(1)
+
+
+def tool_call(
+    name: str,
+    arguments: dict[str, Any] | None = None,
+    *,
+    call_id: str | None = None,
+    raw_arguments: str | None = None,
+) -> ScriptBlock:
+    """A complete tool call; ``raw_arguments`` instead scripts unparseable argument text."""
+    call_id = call_id or f"toolu_scripted_{next(_call_ids):04d}"
+    if raw_arguments is not None:
+        call = ToolCall(call_id, name, {}, raw_arguments, "arguments are not a JSON object")
+    else:
+        call = ToolCall(call_id, name, dict(arguments or {}))
+    return ScriptBlock((call,))
+
+
+def cycle(
+    *blocks: ScriptBlock,
+    finish: FinishReason | None = None,
+    usage: Usage | None = None,
+    details: dict[str, Any] | None = None,
+) -> list[ScriptItem]:
+    """Stream events for one response: each block's parts then its flush, then Finished.
+
+    ``finish`` defaults to ``tool_use`` when a block is a tool call, else ``end_turn``.
+    """
+    items: list[ScriptItem] = []
+    has_tools = False
+    for index, block in enumerate(blocks):
+        for content in block.parts:
+            has_tools = has_tools or isinstance(content, ToolCall)
+            items.append(Part(index, content))
+        items.append(Flush(index, dict(block.metadata)))
+    reason: FinishReason = finish or ("tool_use" if has_tools else "end_turn")
+    items.append(Finished(reason, usage, dict(details or {}), model="scripted"))
+    return items
+
+
+class ScriptedProvider:
+    """Plays ``cycles`` in order, one per request, and records every request it gets."""
+
+    name = "scripted"
+
+    def __init__(
+        self,
+        cycles: Iterable[Cycle] | None = None,
+        *,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._cycles: list[Cycle] | None = None if cycles is None else list(cycles)
+        self._position = 0
+        self._sleep = sleep
+        self.requests: list[Request] = []
+
+    @property
+    def remaining(self) -> int:
+        return 0 if self._cycles is None else len(self._cycles) - self._position
+
+    def assert_complete(self) -> None:
+        """Raise AssertionError unless every scripted cycle was requested."""
+        if self.remaining:
+            raise AssertionError(
+                f"ScriptedProvider: {self.remaining} of {len(self._cycles or [])} scripted "
+                f"cycles were never requested (got {len(self.requests)} requests)"
+            )
+
+    def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        if self._cycles is None:
+            return self._play(_echo(request))
+        if self._position >= len(self._cycles):
+            return self._play(
+                [
+                    Fail(
+                        ProviderError(
+                            f"ScriptedProvider has no cycle for request {len(self.requests)} "
+                            f"(the script has {len(self._cycles)})",
+                            kind="script_exhausted",
+                        )
+                    )
+                ]
+            )
+        script = self._cycles[self._position]
+        self._position += 1
+        return self._play([script] if isinstance(script, Fail) else script)
+
+    async def _play(self, items: Sequence[ScriptItem]) -> AsyncIterator[StreamEvent]:
+        for item in items:
+            if isinstance(item, Fail):
+                raise item.error
+            if isinstance(item, Delay):
+                await self._sleep(item.seconds)
+            elif isinstance(item, Gate):
+                await item.wait()
+            else:
+                yield item
+
+    def classify(self, error: BaseException) -> ProviderError:
+        if isinstance(error, ProviderError):
+            return error
+        return ProviderError(f"{type(error).__name__}: {error}", kind="internal")
+
+    def cost(self, usage: Usage, model: str | None) -> float | None:
+        return None
+
+
+def _echo(request: Request) -> list[ScriptItem]:
+    text = request.last_user_text.strip() or "(empty request)"
+    quoted = "\n".join(f"> {line}" if line else ">" for line in text.splitlines())
+    answer = (
+        "**Scripted echo** — no model was called.\n\n"
+        f"{quoted}\n\n"
+        f"This is cycle {request.cycle} of the turn; {len(request.events)} events in the thread. "
+        "Use `--provider anthropic` with `ANTHROPIC_API_KEY` set to talk to Claude."
+    )
+    return cycle(message(answer))

@@ -1,0 +1,186 @@
+"""The renderer sink: what the turn tells the display, and the updates it sends besides Parts.
+
+``part()`` is the hot path (every delta, at once); ``update()`` carries everything else: events
+appended to the conversation (with the draft blocks they replace), events discarded by Abort,
+the turn state, retry waits, tool status and usage. The widget implements this; so do the
+recording sink for tests and the printing sink for scripts.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from typing import Literal, Protocol, TextIO, TypeAlias
+
+from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta, Usage
+
+__all__ = [
+    "Appended",
+    "Discarded",
+    "NullSink",
+    "PrintSink",
+    "RecordingSink",
+    "RetryCleared",
+    "Retrying",
+    "Sink",
+    "StateChanged",
+    "ToolUpdate",
+    "Update",
+    "UsageUpdate",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Appended:
+    """Events joined the conversation; ``released`` are the draft block indexes they replace."""
+
+    events: tuple[ConversationEvent, ...]
+    released: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Discarded:
+    """Abort: these events left the conversation and the live draft is dropped."""
+
+    event_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class StateChanged:
+    state: str
+
+
+@dataclass(frozen=True, slots=True)
+class Retrying:
+    attempt: int
+    max_attempts: int
+    delay: float
+    reason: str
+    until: float  # wall-clock epoch seconds when the next attempt starts
+
+
+@dataclass(frozen=True, slots=True)
+class RetryCleared:
+    pass
+
+
+ToolState: TypeAlias = Literal[
+    "waiting", "running", "done", "error", "cancelled", "skipped", "timeout"
+]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolUpdate:
+    call_id: str
+    name: str
+    status: ToolState
+    started_at: float | None = None
+    ended_at: float | None = None
+    progress: str | None = None  # one new progress line, if any
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdate:
+    usage: Usage
+    cost_usd: float | None = None
+
+
+Update: TypeAlias = (
+    Appended | Discarded | StateChanged | Retrying | RetryCleared | ToolUpdate | UsageUpdate
+)
+
+
+class Sink(Protocol):
+    def part(self, part: Part) -> None: ...
+
+    def update(self, update: Update) -> None: ...
+
+
+class NullSink:
+    """Shows nothing."""
+
+    def part(self, part: Part) -> None:
+        pass
+
+    def update(self, update: Update) -> None:
+        pass
+
+
+@dataclass
+class RecordingSink:
+    """Keeps everything it is sent, in order, for tests and inspection."""
+
+    parts: list[Part] = field(default_factory=list)
+    updates: list[Update] = field(default_factory=list)
+    log: list[Part | Update] = field(default_factory=list)
+
+    def part(self, part: Part) -> None:
+        self.parts.append(part)
+        self.log.append(part)
+
+    def update(self, update: Update) -> None:
+        self.updates.append(update)
+        self.log.append(update)
+
+    def of_type(self, kind: type[Update]) -> list[Update]:
+        return [u for u in self.updates if isinstance(u, kind)]
+
+
+class PrintSink:
+    """Streams answer text to a terminal and prints one line per tool or status change."""
+
+    def __init__(self, out: TextIO | None = None, *, show_reasoning: bool = True) -> None:
+        self._out = out or sys.stdout
+        self._show_reasoning = show_reasoning
+        self._last: str | None = None
+
+    def _write(self, text: str) -> None:
+        self._out.write(text)
+        self._out.flush()
+
+    def part(self, part: Part) -> None:
+        content = part.content
+        if isinstance(content, MessageDelta):
+            self._switch("message")
+            self._write(content.text)
+        elif isinstance(content, ReasoningDelta) and self._show_reasoning and content.text:
+            self._switch("reasoning")
+            self._write(content.text)
+
+    def _switch(self, kind: str) -> None:
+        if self._last != kind:
+            label = "\n[reasoning] " if kind == "reasoning" else "\n[assistant] "
+            self._write(label)
+            self._last = kind
+
+    def update(self, update: Update) -> None:
+        match update:
+            case Appended(events=events):
+                for event in events:
+                    if event.kind in ("chat_request", "notice", "error"):
+                        self._line(f"[{event.kind}] {_summary(event)}")
+                    elif event.kind == "tool_call_request":
+                        self._line(f"[tool call] {event.name}({event.arguments})")
+                    elif event.kind == "tool_call_response":
+                        flag = " (error)" if event.is_error else ""
+                        self._line(f"[tool result{flag}] {event.content[:200]}")
+            case ToolUpdate(name=name, status=status, progress=progress) if progress:
+                self._line(f"[{name}] {status}: {progress}")
+            case Retrying(delay=delay, reason=reason):
+                self._line(f"[retry] {reason} — retrying in {delay:.0f} s")
+            case _:
+                pass
+
+    def _line(self, text: str) -> None:
+        self._write(f"\n{text}\n")
+        self._last = None
+
+
+def _summary(event: ConversationEvent) -> str:
+    if event.kind == "chat_request":
+        return event.content
+    if event.kind == "notice":
+        return event.text
+    if event.kind == "error":
+        return event.message
+    return event.kind

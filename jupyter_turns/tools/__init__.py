@@ -1,0 +1,22 @@
+"""Tools: ``@tool`` and the registry, the per-call executor, the per-response coordinator."""
+
+from __future__ import annotations
+
+from .context import ToolContext
+from .coordinator import ToolCoordinator
+from .executor import ExecutionSettings, ToolExecutor, format_result
+from .registry import ResultMode, RunMode, Tool, ToolArgumentError, tool, tool_map
+
+__all__ = [
+    "ExecutionSettings",
+    "ResultMode",
+    "RunMode",
+    "Tool",
+    "ToolArgumentError",
+    "ToolContext",
+    "ToolCoordinator",
+    "ToolExecutor",
+    "format_result",
+    "tool",
+    "tool_map",
+]

@@ -1,0 +1,265 @@
+"""``@tool``: a plain function, async function or async generator becomes a Tool with a schema.
+
+The JSON schema comes from the signature, type hints and docstring (Google ``Args:``, Sphinx
+``:param x:`` or NumPy ``Parameters`` sections) through a pydantic model, which also validates
+the model's arguments before every call. A parameter annotated :class:`ToolContext` is not part
+of the schema: it receives the call's context (cancellation token, progress, questions).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias, get_type_hints, overload
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
+
+from ..errors import ToolDefinitionError
+from ..providers.base import ToolSpec
+from .context import ToolContext
+
+__all__ = ["ResultMode", "RunMode", "Tool", "ToolArgumentError", "tool", "tool_map"]
+
+RunMode: TypeAlias = Literal["ask", "unattended", "edit", "skip"]
+ResultMode: TypeAlias = Literal["deliver", "ask", "edit", "skip"]
+_RUN_MODES = ("ask", "unattended", "edit", "skip")
+_RESULT_MODES = ("deliver", "ask", "edit", "skip")
+
+
+class ToolArgumentError(ValueError):
+    """The model's arguments do not fit the tool's schema; the message is meant for the model."""
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A callable the model may request, with its schema and its approval and result modes."""
+
+    name: str
+    description: str
+    fn: Callable[..., Any]
+    input_model: type[BaseModel]
+    run: RunMode | None = None  # None: the thread's default run mode
+    result: ResultMode = "deliver"
+    timeout: float | None = None
+    sequential: bool = False
+    context_param: str | None = None
+    flavor: Literal["sync", "async", "asyncgen"] = "sync"
+    schema: dict[str, Any] = field(default_factory=dict)
+
+    def spec(self) -> ToolSpec:
+        return ToolSpec(self.name, self.description, self.schema)
+
+    def validate(self, arguments: Any) -> dict[str, Any]:
+        """Python keyword arguments for the call, or ToolArgumentError saying what is wrong."""
+        if not isinstance(arguments, dict):
+            raise ToolArgumentError(
+                f"arguments must be a JSON object, got {type(arguments).__name__}"
+            )
+        try:
+            model = self.input_model.model_validate(arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or '(arguments)'}: {err['msg']}"
+                for err in exc.errors()
+            )
+            raise ToolArgumentError(f"invalid arguments for {self.name}: {problems}") from exc
+        return {name: getattr(model, name) for name in type(model).model_fields}
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the underlying function directly (the decorator keeps it usable)."""
+        return self.fn(*args, **kwargs)
+
+
+@overload
+def tool(fn: Callable[..., Any], /) -> Tool: ...
+
+
+@overload
+def tool(
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    run: RunMode | None = None,
+    result: ResultMode = "deliver",
+    timeout: float | None = None,
+    sequential: bool = False,
+) -> Callable[[Callable[..., Any]], Tool]: ...
+
+
+def tool(
+    fn: Callable[..., Any] | None = None,
+    /,
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    run: RunMode | None = None,
+    result: ResultMode = "deliver",
+    timeout: float | None = None,
+    sequential: bool = False,
+) -> Tool | Callable[[Callable[..., Any]], Tool]:
+    """Make a tool of ``fn``; usable bare (``@tool``) or with options (``@tool(run="ask")``).
+
+    ``run``: ask (default of most threads) / unattended / edit (open the argument editor first) /
+    skip. ``result``: deliver / ask (the user reviews the result) / edit / skip. ``timeout`` in
+    seconds. ``sequential``: run alone, after earlier calls of the same response finish.
+    """
+
+    # names local to the defining scope (a class defined in a function) resolve in the hints
+    caller = inspect.currentframe()
+    localns = dict(caller.f_back.f_locals) if caller and caller.f_back else {}
+
+    def make(func: Callable[..., Any]) -> Tool:
+        return _build(func, name, description, run, result, timeout, sequential, localns)
+
+    return make(fn) if fn is not None else make
+
+
+def tool_map(tools: Iterable[Tool | Callable[..., Any]]) -> dict[str, Tool]:
+    """Tools by name; plain functions are wrapped with default options. Names must be unique."""
+    out: dict[str, Tool] = {}
+    for item in tools:
+        made = item if isinstance(item, Tool) else tool(item)
+        if made.name in out:
+            raise ToolDefinitionError(f"two tools are named {made.name!r}")
+        out[made.name] = made
+    return out
+
+
+_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+
+
+def _build(
+    func: Callable[..., Any],
+    name: str | None,
+    description: str | None,
+    run: RunMode | None,
+    result: ResultMode,
+    timeout: float | None,
+    sequential: bool,
+    localns: dict[str, Any] | None = None,
+) -> Tool:
+    tool_name: str = name or str(getattr(func, "__name__", ""))
+    if not _NAME.match(tool_name):
+        raise ToolDefinitionError(
+            f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'"
+        )
+    if run is not None and run not in _RUN_MODES:
+        raise ToolDefinitionError(f"run mode must be one of {_RUN_MODES}, not {run!r}")
+    if result not in _RESULT_MODES:
+        raise ToolDefinitionError(f"result mode must be one of {_RESULT_MODES}, not {result!r}")
+    if timeout is not None and timeout <= 0:
+        raise ToolDefinitionError("timeout must be a positive number of seconds")
+    summary, param_docs = _parse_docstring(inspect.getdoc(func) or "")
+    try:
+        hints = get_type_hints(func, localns=localns)
+    except Exception as exc:
+        raise ToolDefinitionError(f"cannot read the type hints of {tool_name}: {exc}") from exc
+    fields: dict[str, Any] = {}
+    context_param = None
+    for param in inspect.signature(func).parameters.values():
+        if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD, param.POSITIONAL_ONLY):
+            raise ToolDefinitionError(
+                f"{tool_name}: parameter {param.name!r} must be a plain or keyword parameter"
+            )
+        annotation = hints.get(param.name, Any)
+        if annotation is ToolContext:
+            context_param = param.name
+            continue
+        default = ... if param.default is param.empty else param.default
+        fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
+    try:
+        model = create_model(
+            f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        schema = _clean_schema(model.model_json_schema())
+    except Exception as exc:
+        raise ToolDefinitionError(f"{tool_name}: cannot build an argument schema: {exc}") from exc
+    if inspect.isasyncgenfunction(func):
+        flavor: Literal["sync", "async", "asyncgen"] = "asyncgen"
+    elif inspect.iscoroutinefunction(func):
+        flavor = "async"
+    else:
+        flavor = "sync"
+    return Tool(
+        name=tool_name,
+        description=description or summary or f"The {tool_name} function.",
+        fn=func,
+        input_model=model,
+        run=run,
+        result=result,
+        timeout=timeout,
+        sequential=sequential,
+        context_param=context_param,
+        flavor=flavor,
+        schema=schema,
+    )
+
+
+def _clean_schema(node: Any) -> Any:
+    """Drop pydantic's generated titles: they cost tokens and tell the model nothing."""
+    if isinstance(node, dict):
+        return {
+            key: _clean_schema(value)
+            for key, value in node.items()
+            if not (key == "title" and isinstance(value, str))
+        }
+    if isinstance(node, list):
+        return [_clean_schema(value) for value in node]
+    return node
+
+
+_SECTION = re.compile(r"^(Args|Arguments|Parameters|Params)\s*:?\s*$")
+_GOOGLE_ITEM = re.compile(r"^\s*(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$")
+_SPHINX_ITEM = re.compile(r"^\s*:param\s+(?:[^:]+\s+)?(\w+)\s*:\s*(.*)$")
+_NUMPY_ITEM = re.compile(r"^(\w+)\s*(?::.*)?$")
+_STOP = re.compile(r"^(Returns?|Raises?|Yields?|Examples?|Notes?|See Also)\s*:?\s*$")
+
+
+def _parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
+    """Summary (first paragraph) and per-parameter descriptions."""
+    lines = doc.splitlines()
+    summary_lines: list[str] = []
+    for line in lines:
+        if not line.strip() or _SECTION.match(line.strip()) or line.strip().startswith(":"):
+            break
+        summary_lines.append(line.strip())
+    params: dict[str, str] = {}
+    current: str | None = None
+    in_section = numpy_style = False
+    for raw in lines:
+        line = raw.rstrip()
+        stripped = line.strip()
+        sphinx = _SPHINX_ITEM.match(line)
+        if sphinx:
+            current = sphinx.group(1)
+            params[current] = sphinx.group(2).strip()
+            continue
+        if _SECTION.match(stripped):
+            in_section, numpy_style, current = True, False, None
+            continue
+        if _STOP.match(stripped):
+            in_section, current = False, None
+            continue
+        if not in_section or not stripped:
+            continue
+        if set(stripped) <= {"-"}:
+            numpy_style = True
+            continue
+        indent = len(line) - len(line.lstrip())
+        if numpy_style:
+            item = _NUMPY_ITEM.match(stripped) if indent == 0 else None
+            if item:
+                current = item.group(1)
+                params[current] = ""
+                continue
+        else:
+            item = _GOOGLE_ITEM.match(line) if indent <= 4 else None
+            if item and item.group(2):
+                current = item.group(1)
+                params[current] = item.group(2).strip()
+                continue
+        if current:
+            params[current] = f"{params[current]} {stripped}".strip()
+    return " ".join(summary_lines), params
