@@ -23,7 +23,7 @@ from .events import (
     new_id,
 )
 
-__all__ = ["Conversation"]
+__all__ = ["Conversation", "anthropic_messages", "parse_events"]
 
 _ASSISTANT_KINDS = frozenset({"reasoning", "message", "block", "tool_call_request"})
 _ORPHAN_TEXT = "No result: the session ended before this tool call finished."
@@ -172,19 +172,24 @@ class Conversation:
         Reasoning without a signature (a stopped or offline one) is not sent: the API would
         reject it.
         """
-        messages: list[dict[str, Any]] = []
-        for event in self._events:
-            if event.kind not in API_KINDS:
-                continue
-            block = _anthropic_block(event)
-            if block is None:
-                continue
-            role = "user" if event.kind in ("chat_request", "tool_call_response") else "assistant"
-            if messages and messages[-1]["role"] == role:
-                messages[-1]["content"].append(block)
-            else:
-                messages.append({"role": role, "content": [block]})
-        return messages
+        return anthropic_messages(self._events)
+
+
+def anthropic_messages(events: Iterable[ConversationEvent]) -> list[dict[str, Any]]:
+    """See :meth:`Conversation.to_anthropic_messages`; works on any sequence of events."""
+    messages: list[dict[str, Any]] = []
+    for event in events:
+        if event.kind not in API_KINDS:
+            continue
+        block = _anthropic_block(event)
+        if block is None:
+            continue
+        role = "user" if event.kind in ("chat_request", "tool_call_response") else "assistant"
+        if messages and messages[-1]["role"] == role:
+            messages[-1]["content"].append(block)
+        else:
+            messages.append({"role": role, "content": [block]})
+    return messages
 
 
 def parse_events(record: Any) -> list[ConversationEvent]:

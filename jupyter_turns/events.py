@@ -258,6 +258,7 @@ class Notice(_Event):
     kind: Literal["notice"] = "notice"
     level: Literal["info", "warning"] = "info"
     text: str
+    data: Any = None  # what the notice is about, kept verbatim (e.g. unknown API events)
 
 
 class ErrorEvent(_Event):

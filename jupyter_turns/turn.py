@@ -391,6 +391,11 @@ class TurnCoordinator:
             finished = pump.result()
             released = [draft.index for draft in self._builder.drafts()]
             self._append(*self._builder.drain(), released=released)
+            unknown = finished.details.get("unknown_events")
+            if unknown:
+                types = ", ".join(sorted({str(_type_of(e)) for e in unknown}))
+                text = f"The API sent {len(unknown)} event(s) this version does not know: {types}."
+                self._append(Notice(text=text, data=unknown))
             self._note_usage(finished)
             return _Done(finished)
         if isinstance(error, StreamBroken):
@@ -632,3 +637,7 @@ class TurnCoordinator:
         self._outcome = "aborted"
         self.state = TurnState.ABORTED
         self.sink.update(StateChanged(self.state.value))
+
+
+def _type_of(value: object) -> object:
+    return value.get("type") if isinstance(value, dict) else type(value).__name__

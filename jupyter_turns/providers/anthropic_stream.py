@@ -1,0 +1,208 @@
+"""Turns the Anthropic Messages API's raw stream events into Part / Flush / Finished.
+
+Dispatch is on the ``type`` string, never on SDK classes, so event and block types this SDK
+does not know pass through: an unknown block is flushed with its raw JSON (kept as an opaque
+block and sent back), an unknown event is remembered on ``Finished.details``. Tool input JSON is
+buffered and parsed once, at the block's end. Usage in ``message_delta`` is cumulative: it
+overwrites, never adds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import (
+    Finished,
+    FinishReason,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    StreamEvent,
+    ToolCall,
+    Usage,
+)
+
+__all__ = ["StreamAdapter", "as_dict"]
+
+_REASONS: dict[str, FinishReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "pause_turn": "pause_turn",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "context_window_exceeded",
+}
+_USAGE_FIELDS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+)
+
+
+def as_dict(value: Any) -> Any:
+    """The JSON the server sent for an SDK object (or the dict itself)."""
+    if isinstance(value, dict):
+        return value
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):
+        return to_dict()
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(exclude_unset=True)
+    return value
+
+
+@dataclass
+class _Block:
+    type: str
+    raw: dict[str, Any]
+    json_parts: list[str] = field(default_factory=list)
+    signature: str | None = None
+    citations: list[Any] = field(default_factory=list)
+    opened: bool = False  # a Part for it reached the caller
+
+
+class StreamAdapter:
+    """Feed raw events one by one; iterate what each one produces."""
+
+    def __init__(self) -> None:
+        self._blocks: dict[int, _Block] = {}
+        self._usage: dict[str, int] = {}
+        self.model: str | None = None
+        self.stop_reason: str | None = None
+        self.stop_details: Any = None
+        self.finished = False
+        self.unknown_events: list[Any] = []
+
+    def feed(self, event: Any) -> Iterator[StreamEvent]:
+        kind = _get(event, "type")
+        if kind == "content_block_delta":
+            yield from self._delta(int(_get(event, "index")), _get(event, "delta"))
+        elif kind == "content_block_start":
+            self._start(int(_get(event, "index")), as_dict(_get(event, "content_block")))
+        elif kind == "content_block_stop":
+            yield from self._stop(int(_get(event, "index")))
+        elif kind == "message_start":
+            message = _get(event, "message")
+            self.model = _get(message, "model")
+            self._take_usage(_get(message, "usage"))
+        elif kind == "message_delta":
+            delta = _get(event, "delta")
+            self.stop_reason = _get(delta, "stop_reason") or self.stop_reason
+            details = _get(delta, "stop_details")
+            if details is not None:
+                self.stop_details = as_dict(details)
+            self._take_usage(_get(event, "usage"))
+        elif kind == "message_stop":
+            self.finished = True
+            yield self._finished()
+        elif kind != "ping":
+            self.unknown_events.append(as_dict(event))
+
+    @property
+    def usage(self) -> Usage:
+        return Usage(**{name: self._usage.get(name, 0) for name in _USAGE_FIELDS})
+
+    def _take_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        for name in _USAGE_FIELDS:
+            value = _get(usage, name)
+            if isinstance(value, int):
+                self._usage[name] = value
+
+    def _start(self, index: int, raw: Any) -> None:
+        block = raw if isinstance(raw, dict) else {"type": "unknown", "value": raw}
+        self._blocks[index] = _Block(str(block.get("type")), dict(block))
+
+    def _delta(self, index: int, delta: Any) -> Iterator[StreamEvent]:
+        block = self._blocks.get(index)
+        kind = _get(delta, "type")
+        if block is None:  # a delta without its start: keep the text rather than drop it
+            block = self._blocks[index] = _Block(
+                "thinking" if kind == "thinking_delta" else "text", {"type": "text"}
+            )
+        if kind == "text_delta":
+            text = _get(delta, "text") or ""
+            if text:
+                block.opened = True
+                yield Part(index, MessageDelta(text))
+        elif kind == "thinking_delta":
+            text = _get(delta, "thinking") or ""
+            if text:
+                block.opened = True
+                yield Part(index, ReasoningDelta(text))
+        elif kind == "signature_delta":
+            block.signature = (block.signature or "") + (_get(delta, "signature") or "")
+        elif kind == "input_json_delta":
+            block.json_parts.append(_get(delta, "partial_json") or "")
+        elif kind == "citations_delta":
+            block.citations.append(as_dict(_get(delta, "citation")))
+        else:
+            block.raw.setdefault("_unknown_deltas", []).append(as_dict(delta))
+
+    def _stop(self, index: int) -> Iterator[StreamEvent]:
+        block = self._blocks.pop(index, None)
+        if block is None:
+            return
+        if block.type == "text":
+            yield Flush(index, {"citations": block.citations} if block.citations else {})
+        elif block.type == "thinking":
+            if not block.opened:
+                yield Part(index, ReasoningDelta(""))  # thinking omitted from display
+            yield Flush(index, {"signature": block.signature or block.raw.get("signature", "")})
+        elif block.type == "tool_use":
+            yield Part(index, self._tool_call(block))
+            raw = {key: value for key, value in block.raw.items() if key != "input"}
+            yield Flush(index, {"raw_block": raw})
+        else:
+            raw = dict(block.raw)
+            if block.json_parts:
+                raw["input"] = _parse_object("".join(block.json_parts))[0]
+            yield Flush(index, {"raw_block": raw})
+
+    @staticmethod
+    def _tool_call(block: _Block) -> ToolCall:
+        text = "".join(block.json_parts)
+        arguments, error = _parse_object(text)
+        if error is not None:
+            return ToolCall(str(block.raw.get("id")), str(block.raw.get("name")), {}, text, error)
+        return ToolCall(str(block.raw.get("id")), str(block.raw.get("name")), arguments)
+
+    def _finished(self) -> Finished:
+        details: dict[str, Any] = {}
+        if self.stop_details is not None:
+            details["stop_details"] = self.stop_details
+            explanation = _get(self.stop_details, "explanation")
+            if explanation:
+                details["explanation"] = explanation
+        if self.unknown_events:
+            details["unknown_events"] = self.unknown_events
+        reason = _REASONS.get(self.stop_reason or "", "other")
+        if reason == "other" and self.stop_reason:
+            details["stop_reason"] = self.stop_reason
+        return Finished(reason, self.usage, details, model=self.model)
+
+
+def _parse_object(text: str) -> tuple[dict[str, Any], str | None]:
+    if not text.strip():
+        return {}, None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return {}, f"invalid JSON ({exc.msg} at character {exc.pos})"
+    if not isinstance(value, dict):
+        return {}, f"expected a JSON object, got {type(value).__name__}"
+    return value, None
+
+
+def _get(value: Any, name: str) -> Any:
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
