@@ -20,6 +20,7 @@ import selectors
 import socket
 import socketserver
 import struct
+import sys
 import threading
 import time
 from collections import deque
@@ -194,6 +195,8 @@ class _TCPServer(socketserver.TCPServer):
             self.shutdown_request(request)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return  # the client dropped a (kept-alive) connection: its right, not a server fault
         self.owner._fail(f"handler error for {client_address}")
         super().handle_error(request, client_address)  # prints the traceback
 

@@ -312,7 +312,11 @@ async def test_stop_during_a_slow_stream_keeps_what_arrived(
     )
     chat = _chat(server, clock)
     task = asyncio.create_task(chat.send("go"))
-    await until(lambda: chat.turn is not None and not chat.turn._builder.empty, spins=10**7)
+    def arrived() -> str:
+        drafts = chat.turn._builder.drafts() if chat.turn is not None else []
+        return "".join(d.text for d in drafts)
+
+    await until(lambda: arrived() == "Partial answer", spins=10**7)  # then the server hangs
     chat.interrupt(InterruptAction.STOP)
     turn = await asyncio.wait_for(task, 10)
     release.set()
