@@ -1,0 +1,112 @@
+"""Hatch build hook: build the front end (js/) before the wheel or sdist is assembled.
+
+Produces `jupyter_turns/static/widget.js` (esbuild) and `jupyter_turns/labextension/`
+(the prebuilt JupyterLab extension, built by @jupyter/builder) with `npm ci` + `npm run build`.
+
+The build is skipped when the outputs exist and were built from exactly the current sources:
+a stamp next to the outputs records a hash of every source file, so an edited, pulled or
+checked-out source always triggers a rebuild (mtimes are not trusted). `npm ci` is skipped
+when node_modules was installed from the same package-lock.json.
+
+Environment:
+  JUPYTER_TURNS_JS=force   always rebuild
+  JUPYTER_TURNS_JS=skip    never run npm; fail if the outputs are missing or stale
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+
+# Inputs of the JS build, relative to js/. Anything else under js/ (dev harness, node_modules)
+# does not change the outputs.
+SOURCE_GLOBS = ("src/**/*", "labextension/**/*", "package.json", "package-lock.json")
+OUTPUTS = ("jupyter_turns/static/widget.js", "jupyter_turns/labextension/package.json")
+STAMP = "jupyter_turns/static/.js-build-stamp"
+LOCK_STAMP = "node_modules/.jupyter-turns-lock-hash"
+
+
+class JsBuildError(RuntimeError):
+    """The front end is missing or stale and cannot be built here."""
+
+
+class JsBuildHook(BuildHookInterface):  # type: ignore[type-arg]
+    PLUGIN_NAME = "jupyter-turns-js"
+
+    def initialize(self, version: str, build_data: dict[str, Any]) -> None:
+        root = Path(self.root)
+        js = root / "js"
+        mode = os.environ.get("JUPYTER_TURNS_JS", "").strip().lower()
+        if not js.is_dir():
+            # Building from an sdist without js/ sources: it must carry fresh outputs.
+            _require_outputs(root)
+            return
+        digest = _source_digest(js)
+        if mode != "force" and _is_fresh(root, digest):
+            self.app.display_info("jupyter_turns: front end is up to date, skipping the JS build")
+            return
+        if mode == "skip":
+            raise JsBuildError(
+                "jupyter_turns: the built front end is missing or older than js/ sources and "
+                "JUPYTER_TURNS_JS=skip forbids building it"
+            )
+        npm = shutil.which("npm")
+        if npm is None:
+            raise JsBuildError(
+                "jupyter_turns: building the front end needs Node.js >= 20.19 and npm on PATH "
+                "(or install from a wheel, which ships the built files)"
+            )
+        self.app.display_info("jupyter_turns: building the front end (npm)")
+        lock_hash = _file_hash(js / "package-lock.json")
+        lock_stamp = js / LOCK_STAMP
+        if not lock_stamp.exists() or lock_stamp.read_text() != lock_hash:
+            _run([npm, "ci", "--no-audit", "--no-fund"], js)
+            lock_stamp.write_text(lock_hash)
+        _run([npm, "run", "build"], js)
+        _require_outputs(root)
+        (root / STAMP).write_text(json.dumps({"sources": digest}) + "\n")
+
+
+def _source_digest(js: Path) -> str:
+    files = sorted({p for pattern in SOURCE_GLOBS for p in js.glob(pattern) if p.is_file()})
+    h = hashlib.sha256()
+    for path in files:
+        h.update(path.relative_to(js).as_posix().encode())
+        h.update(b"\0")
+        h.update(_file_hash(path).encode())
+    return h.hexdigest()
+
+
+def _file_hash(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _is_fresh(root: Path, digest: str) -> bool:
+    stamp = root / STAMP
+    if not stamp.exists() or not all((root / out).exists() for out in OUTPUTS):
+        return False
+    try:
+        recorded = json.loads(stamp.read_text()).get("sources")
+    except ValueError:
+        return False
+    return bool(recorded == digest)
+
+
+def _require_outputs(root: Path) -> None:
+    missing = [out for out in OUTPUTS if not (root / out).exists()]
+    if missing:
+        raise JsBuildError(f"jupyter_turns: front-end build outputs missing: {', '.join(missing)}")
+
+
+def _run(cmd: list[str], cwd: Path) -> None:
+    try:
+        subprocess.run(cmd, cwd=cwd, check=True)
+    except subprocess.CalledProcessError as exc:
+        raise JsBuildError(f"jupyter_turns: `{' '.join(cmd[1:])}` failed in {cwd}") from exc

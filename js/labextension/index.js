@@ -1,0 +1,88 @@
+/**
+ * JupyterLab 4 / Notebook 7 plugin that lets the kernel write cell and notebook metadata.
+ *
+ * Kernel code cannot set metadata through the messaging protocol (DESIGN §5). For every
+ * notebook, this plugin registers the comm target `jupyter_turns.metadata` on the notebook's
+ * kernel connection (again whenever the kernel changes). The kernel opens a comm on it and sends
+ *
+ *   {cell_id: "<id>", key: "jupyter_turns", value: {...}}              -> cell metadata
+ *   {cell_id: null, scope: "notebook", key: "jupyter_turns", value}    -> notebook metadata
+ *   add `delete: true` (value ignored) to remove the key instead
+ *
+ * in the comm_open data and/or in later comm messages. Each request is answered on the same
+ * comm with `{ok: true}` or `{ok: false, reason}`. The change marks the notebook dirty; the
+ * frontend saves it like any edit.
+ */
+import { INotebookTracker } from "@jupyterlab/notebook";
+import { applyMetadata } from "./metadata.js";
+
+export const COMM_TARGET = "jupyter_turns.metadata";
+
+/**
+ * Register the comm target on a kernel connection; the handler looks the model up lazily
+ * because the document model outlives neither a closed notebook nor a reload.
+ * @param {any} kernel an IKernelConnection
+ * @param {() => import("./metadata.js").NotebookModelLike | null} getModel
+ */
+function registerOn(kernel, getModel) {
+  if (!kernel || kernel.isDisposed) {
+    return;
+  }
+  kernel.registerCommTarget(COMM_TARGET, (/** @type {any} */ comm, /** @type {any} */ openMsg) => {
+    /** @param {unknown} data */
+    const handle = (data) => {
+      /** @type {import("./metadata.js").MetadataReply} */
+      let reply;
+      try {
+        reply = applyMetadata(getModel(), data);
+      } catch (err) {
+        reply = { ok: false, reason: `failed to set metadata: ${String(err)}` };
+      }
+      if (!comm.isDisposed) {
+        comm.send(reply);
+      }
+    };
+    comm.onMsg = (/** @type {any} */ msg) => handle(msg.content.data);
+    const openData = openMsg?.content?.data;
+    if (openData && typeof openData === "object" && "key" in openData) {
+      handle(openData);
+    }
+  });
+}
+
+/**
+ * Watch one notebook document (shared by all its views) for kernel changes.
+ * @param {any} context a DocumentRegistry.IContext<INotebookModel>
+ * @param {WeakSet<object>} watched
+ */
+function watchContext(context, watched) {
+  if (watched.has(context)) {
+    return;
+  }
+  watched.add(context);
+  const sessionContext = context.sessionContext;
+  const getModel = () => (context.isDisposed ? null : context.model);
+  // Comm targets live on the kernel connection object, which survives restarts; a new
+  // connection (kernel switched, session re-created) arrives through kernelChanged.
+  sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
+    registerOn(change.newValue, getModel);
+  });
+  registerOn(sessionContext.session?.kernel, getModel);
+}
+
+/** A JupyterFrontEndPlugin<void>. */
+const plugin = {
+  id: "jupyter_turns:metadata",
+  description: "Lets the jupyter_turns kernel code write cell and notebook metadata.",
+  autoStart: true,
+  requires: [INotebookTracker],
+  activate: (/** @type {any} */ _app, /** @type {any} */ tracker) => {
+    const watched = new WeakSet();
+    tracker.forEach((/** @type {any} */ panel) => watchContext(panel.context, watched));
+    tracker.widgetAdded.connect((/** @type {any} */ _, /** @type {any} */ panel) =>
+      watchContext(panel.context, watched),
+    );
+  },
+};
+
+export default plugin;

@@ -1,0 +1,254 @@
+/**
+ * The forms of the prompt kinds: what each shows and which message each control sends.
+ * A builder fills the prompt element and returns its primary action (the Enter key), if any.
+ */
+import { append, contentText, h, prettyJson } from "./dom.js";
+import { parseArguments } from "./schema.js";
+
+/** @typedef {import("./types.js").Prompt} Prompt */
+
+/**
+ * @callback Builder
+ * @param {Prompt} prompt
+ * @param {HTMLElement} el
+ * @param {(msg: Record<string, unknown>) => void} act
+ * @returns {(() => void) | null} the primary action (Enter)
+ */
+
+/** @type {Record<string, Builder>} */
+export const BUILDERS = {
+  approval(prompt, el, act) {
+    const approve = () => act({ type: "approval", action: "approve" });
+    const editor = argumentsEditor(prompt, (args) =>
+      act({ type: "approval", action: "edit", arguments: args }),
+    );
+    editor.hidden = !prompt.edit_first;
+    add(
+      el,
+      title("Run ", h("code", null, String(prompt.name ?? "tool")), "?"),
+      h("pre", { class: "jt-prompt-args" }, prettyJson(prompt.arguments ?? {})),
+      prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
+      actions(
+        button("Approve", approve, "primary"),
+        button("Skip", () => act({ type: "approval", action: "skip" })),
+        button("Edit arguments", () => {
+          editor.hidden = false;
+          editor.querySelector("textarea")?.focus();
+        }),
+        button("Always allow this tool in this thread", () =>
+          act({ type: "approval", action: "always_allow" }),
+        ),
+      ),
+      editor,
+    );
+    return approve;
+  },
+
+  result(prompt, el, act) {
+    const deliver = () => act({ type: "result", action: "deliver" });
+    const text = contentText(prompt.content);
+    const area = h("textarea", {
+      class: "jt-textarea",
+      "data-role": "result",
+      rows: "8",
+      spellcheck: "false",
+    });
+    area.value = text;
+    const editor = h(
+      "div",
+      { class: "jt-editor", hidden: true },
+      area,
+      actions(
+        button(
+          "Deliver edited result",
+          () => act({ type: "result", action: "edit", content: area.value }),
+          "primary",
+        ),
+      ),
+    );
+    add(
+      el,
+      title(
+        "Deliver the ",
+        prompt.is_error ? "error" : "result",
+        " of ",
+        h("code", null, String(prompt.name ?? "tool")),
+        " to the model?",
+      ),
+      h("pre", { class: `jt-prompt-content${prompt.is_error ? " jt-result-error" : ""}` }, text),
+      actions(
+        button("Deliver", deliver, "primary"),
+        button("Don't deliver", () => act({ type: "result", action: "skip" })),
+        button("Edit", () => {
+          editor.hidden = false;
+          area.focus();
+        }),
+      ),
+      editor,
+    );
+    return deliver;
+  },
+
+  inquiry(prompt, el, act) {
+    add(el, title(String(prompt.question ?? "The tool asks:")));
+    if (Array.isArray(prompt.choices) && prompt.choices.length) {
+      add(
+        el,
+        actions(
+          ...prompt.choices.map((choice) =>
+            button(contentText(choice), () => act({ type: "inquiry", answer: choice })),
+          ),
+        ),
+      );
+      return null;
+    }
+    const area = h("textarea", {
+      class: "jt-textarea",
+      "data-role": "answer",
+      rows: "2",
+      placeholder: "Your answer (Ctrl+Enter to send)",
+    });
+    const send = () => act({ type: "inquiry", answer: area.value });
+    area.addEventListener("keydown", (e) => submitOnCtrlEnter(e, send));
+    add(el, area, actions(button("Answer", send, "primary")));
+    return null;
+  },
+
+  interrupt(prompt, el, act) {
+    /** @param {string} action */
+    const menu = (action) => () => act({ type: "menu", action });
+    if (prompt.context === "tool") {
+      add(
+        el,
+        title("Interrupted while tools run"),
+        reason(prompt),
+        actions(
+          button("Stop", menu("stop"), "danger", "Cancel the running tools"),
+          button("Restart", menu("restart"), null, "Cancel and run the tools again"),
+          button("Continue", menu("continue"), "primary", "Keep waiting"),
+        ),
+      );
+      return null;
+    }
+    const area = h("textarea", {
+      class: "jt-textarea",
+      "data-role": "reply",
+      rows: "2",
+      placeholder: "Reply instead (Ctrl+Enter to send)",
+    });
+    const reply = () => {
+      if (area.value.trim()) act({ type: "menu", action: "reply", text: area.value });
+    };
+    area.addEventListener("keydown", (e) => submitOnCtrlEnter(e, reply));
+    add(
+      el,
+      title("Interrupted"),
+      reason(prompt),
+      prompt.stream_alive === false
+        ? h(
+            "div",
+            { class: "jt-muted" },
+            "The stream has ended; Continue asks the model to resume from here.",
+          )
+        : null,
+      actions(
+        button("Stop", menu("stop"), null, "Keep what arrived and end the turn"),
+        button("Abort", menu("abort"), "danger", "Discard this cycle"),
+        button("Continue", menu("continue"), "primary", "Resume the answer"),
+      ),
+      h("div", { class: "jt-reply" }, area, button("Reply", reply)),
+    );
+    return null;
+  },
+};
+
+/**
+ * @param {HTMLElement} el
+ * @param {...import("./dom.js").Child} children
+ */
+function add(el, ...children) {
+  append(el, children);
+}
+
+/** @type {Builder} */
+export function buildUnknown(prompt, el) {
+  add(el, h("div", { class: "jt-muted" }, `unsupported prompt: ${String(prompt.type)}`));
+  return null;
+}
+
+/**
+ * @param {Prompt} prompt
+ * @param {(args: Record<string, unknown>) => void} submit
+ */
+function argumentsEditor(prompt, submit) {
+  const area = h("textarea", {
+    class: "jt-textarea jt-json",
+    "data-role": "arguments",
+    rows: "8",
+    spellcheck: "false",
+  });
+  area.value = prettyJson(prompt.arguments ?? {});
+  const problems = h("div", { class: "jt-validation", "aria-live": "polite" });
+  const run = button(
+    "Run with these arguments",
+    () => {
+      const parsed = parseArguments(area.value, prompt.schema);
+      if (parsed.ok) submit(parsed.value);
+    },
+    "primary",
+  );
+  const check = () => {
+    const parsed = parseArguments(area.value, prompt.schema);
+    problems.textContent = parsed.ok ? "" : parsed.errors.join("\n");
+    run.disabled = !parsed.ok;
+  };
+  area.addEventListener("input", check);
+  area.addEventListener("keydown", (e) => submitOnCtrlEnter(e, () => run.disabled || run.click()));
+  check();
+  return h("div", { class: "jt-editor" }, area, problems, actions(run));
+}
+
+/**
+ * @param {KeyboardEvent} event
+ * @param {() => void} submit
+ */
+function submitOnCtrlEnter(event, submit) {
+  if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+    event.preventDefault();
+    submit();
+  }
+}
+
+/**
+ * @param {string} label
+ * @param {() => void} onClick
+ * @param {string | null} [variant] "primary" | "danger"
+ * @param {string} [tip]
+ */
+function button(label, onClick, variant, tip) {
+  return h(
+    "button",
+    {
+      type: "button",
+      class: `jt-button${variant ? ` jt-${variant}` : ""}`,
+      title: tip ?? null,
+      onclick: () => onClick(),
+    },
+    label,
+  );
+}
+
+/** @param {...(string | Node)} parts */
+function title(...parts) {
+  return h("div", { class: "jt-prompt-title" }, ...parts);
+}
+
+/** @param {...HTMLElement} buttons */
+function actions(...buttons) {
+  return h("div", { class: "jt-actions" }, ...buttons);
+}
+
+/** @param {Prompt} prompt */
+function reason(prompt) {
+  return prompt.reason ? h("div", { class: "jt-muted" }, String(prompt.reason)) : null;
+}

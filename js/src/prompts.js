@@ -1,0 +1,137 @@
+/**
+ * Open prompts (`prompts` trait) → buttons, and every click → one `model.send({...})`.
+ *
+ *   approval  → {type: "approval", prompt_id, action: approve|skip|edit|always_allow, arguments?}
+ *   result    → {type: "result", prompt_id, action: deliver|skip|edit, content?}
+ *   inquiry   → {type: "inquiry", prompt_id, answer}
+ *   interrupt → {type: "menu", prompt_id, action: stop|abort|reply|continue|restart, text?}
+ *
+ * A prompt sends at most once: after the first action all its controls are disabled until
+ * the kernel removes it or replaces it (same id, new content — e.g. `error` after rejected
+ * arguments), which rebuilds it enabled, keeping what the user typed.
+ */
+import { h } from "./dom.js";
+import { BUILDERS, buildUnknown } from "./prompt-forms.js";
+
+/** @typedef {import("./types.js").Prompt} Prompt */
+/** @typedef {import("./types.js").Send} Send */
+/**
+ * @typedef {{id: string, key: string, prompt: Prompt, el: HTMLElement, sent: boolean,
+ *            primary: (() => void) | null}} PromptView
+ */
+
+export class Prompts {
+  /** @param {Send} send */
+  constructor(send) {
+    this.send = send;
+    this.area = h("div", { class: "jt-prompts" });
+    /** @type {Map<string, PromptView>} */
+    this.views = new Map();
+  }
+
+  /**
+   * @param {Prompt[]} prompts
+   * @param {(callId: string) => HTMLElement | null} slotFor a tool card's prompt slot
+   * @returns {PromptView[]} prompts that appeared in this update
+   */
+  update(prompts, slotFor) {
+    const list = Array.isArray(prompts) ? prompts : [];
+    /** @type {PromptView[]} */
+    const added = [];
+    const seen = new Set();
+    for (const prompt of list) {
+      const id = String(prompt.id);
+      seen.add(id);
+      const key = JSON.stringify(prompt);
+      const old = this.views.get(id);
+      if (old && old.key === key) continue;
+      const view = this.build(prompt, key);
+      if (old) {
+        carryInput(old.el, view.el);
+        old.el.replaceWith(view.el);
+      } else {
+        added.push(view);
+      }
+      this.views.set(id, view);
+    }
+    for (const [id, view] of this.views) {
+      if (!seen.has(id)) {
+        view.el.remove();
+        this.views.delete(id);
+      }
+    }
+    for (const prompt of list) {
+      const view = /** @type {PromptView} */ (this.views.get(String(prompt.id)));
+      const slot =
+        prompt.type !== "interrupt" && prompt.call_id ? slotFor(String(prompt.call_id)) : null;
+      const parent = slot ?? this.area;
+      if (view.el.parentNode !== parent) parent.appendChild(view.el);
+    }
+    return added;
+  }
+
+  get interruptOpen() {
+    for (const view of this.views.values()) if (view.prompt.type === "interrupt") return true;
+    return false;
+  }
+
+  /**
+   * Run the primary action of the prompt that contains `target` (Enter key).
+   * @param {Element} target
+   */
+  primaryFor(target) {
+    const el = target.closest(".jt-prompt");
+    const view = el ? this.views.get(String(el.getAttribute("data-prompt-id"))) : undefined;
+    if (!view?.primary || view.sent) return false;
+    view.primary();
+    return true;
+  }
+
+  /**
+   * @param {Prompt} prompt
+   * @param {string} key
+   * @returns {PromptView}
+   */
+  build(prompt, key) {
+    const el = h("div", {
+      class: `jt-prompt jt-prompt-${String(prompt.type)}`,
+      "data-prompt-id": String(prompt.id),
+      tabindex: "0",
+    });
+    /** @type {PromptView} */
+    const view = { id: String(prompt.id), key, prompt, el, sent: false, primary: null };
+    /** @param {Record<string, unknown>} msg */
+    const act = (msg) => {
+      if (view.sent) return;
+      view.sent = true;
+      for (const control of el.querySelectorAll("button, textarea")) {
+        /** @type {HTMLButtonElement | HTMLTextAreaElement} */ (control).disabled = true;
+      }
+      el.classList.add("jt-sent");
+      this.send({ ...msg, prompt_id: prompt.id });
+    };
+    const builder = BUILDERS[String(prompt.type)] ?? buildUnknown;
+    view.primary = builder(prompt, el, act);
+    return view;
+  }
+}
+
+/**
+ * Keep the user's typing when a prompt is rebuilt with new content.
+ * @param {HTMLElement} from
+ * @param {HTMLElement} to
+ */
+function carryInput(from, to) {
+  for (const old of from.querySelectorAll("textarea[data-role]")) {
+    const area = /** @type {HTMLTextAreaElement | null} */ (
+      to.querySelector(`textarea[data-role="${old.getAttribute("data-role")}"]`)
+    );
+    if (!area) continue;
+    area.value = /** @type {HTMLTextAreaElement} */ (old).value;
+    area.dispatchEvent(new Event("input"));
+    const editor = area.closest(".jt-editor");
+    if (editor && !(/** @type {HTMLElement} */ (old.closest(".jt-editor"))?.hidden)) {
+      /** @type {HTMLElement} */ (editor).hidden = false;
+    }
+  }
+}

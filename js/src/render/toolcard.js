@@ -1,0 +1,220 @@
+/**
+ * A tool card: one tool call, drawn from its `tool_call_request` event, its
+ * `tool_call_response` event (once saved) or the live `tools[call_id]` status, and the
+ * inquiries asked during the call. Prompts for the call (approve, result review, a question)
+ * are placed in the card's prompt slot by prompts.js.
+ *
+ * Tool text (arguments, progress, results) is only ever set as textContent.
+ */
+import { contentText, formatDuration, formatSize, h, prettyJson } from "../dom.js";
+
+/** @typedef {import("../types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../types.js").LiveTool} LiveTool */
+/** @typedef {{request: ConvEvent, response: ConvEvent | null}} Inquiry */
+/**
+ * @typedef {{request: ConvEvent | null, response: ConvEvent | null, live: LiveTool | null,
+ *            inquiries: Inquiry[]}} CallState
+ */
+
+const STATUS_LABELS = /** @type {Record<string, string>} */ ({
+  pending: "pending",
+  waiting: "waiting",
+  running: "running",
+  done: "done",
+  error: "error",
+  cancelled: "cancelled",
+  skipped: "skipped",
+  timeout: "timed out",
+});
+
+const DECISION_LABELS = /** @type {Record<string, string>} */ ({
+  approved: "approved",
+  skipped: "skipped",
+  edited: "arguments edited",
+  always_allowed: "always allowed",
+  delivered: "result delivered",
+  withheld: "result withheld",
+  result_edited: "result edited",
+  cancelled: "cancelled",
+  denied: "denied",
+});
+
+/** Short text opens by default; long text stays folded. */
+const OPEN_LIMIT = { chars: 800, lines: 12 };
+
+/** @param {string} text */
+function isShort(text) {
+  return text.length <= OPEN_LIMIT.chars && text.split("\n").length <= OPEN_LIMIT.lines;
+}
+
+export class ToolCard {
+  /** @param {string} callId */
+  constructor(callId) {
+    this.callId = callId;
+    this.name = h("span", { class: "jt-tool-name" });
+    this.preview = h("span", { class: "jt-tool-preview" });
+    this.badge = h("span", { class: "jt-badge" });
+    this.elapsed = h("span", { class: "jt-elapsed" });
+    this.args = h("div", { class: "jt-tool-args" });
+    this.progress = h("pre", { class: "jt-progress", hidden: true });
+    this.inquiries = h("div", { class: "jt-inquiries" });
+    this.promptSlot = h("div", { class: "jt-prompt-slot" });
+    this.decisions = h("div", { class: "jt-decisions" });
+    this.result = h("div", { class: "jt-tool-result" });
+    this.el = h(
+      "div",
+      { class: "jt-tool", "data-call-id": callId },
+      h("div", { class: "jt-tool-head" }, this.name, this.preview, this.badge, this.elapsed),
+      this.args,
+      this.progress,
+      this.inquiries,
+      this.promptSlot,
+      this.decisions,
+      this.result,
+    );
+    this.keys = { request: "", response: "", progress: 0, inquiries: "" };
+    /** @type {number | null} */
+    this.startedAt = null;
+    this.running = false;
+  }
+
+  /** @param {CallState} state */
+  update({ request, response, live, inquiries }) {
+    if (request && request.id !== this.keys.request) {
+      this.keys.request = request.id;
+      this.renderRequest(request);
+    }
+    const status = response
+      ? String(response.status || (response.is_error ? "error" : "done"))
+      : (live?.status ?? "pending");
+    this.el.dataset.status = status;
+    this.badge.className = `jt-badge jt-badge-${status}`;
+    this.badge.textContent = STATUS_LABELS[status] ?? status;
+
+    this.running = !response && status === "running" && typeof live?.started_at === "number";
+    this.startedAt = live?.started_at ?? null;
+    if (response && typeof response.elapsed === "number") {
+      this.elapsed.textContent = formatDuration(response.elapsed * 1000);
+    } else if (typeof live?.started_at === "number" && typeof live.ended_at === "number") {
+      this.elapsed.textContent = formatDuration(live.ended_at - live.started_at);
+    } else if (!this.running) {
+      this.elapsed.textContent = "";
+    }
+    if (this.running) this.tick(Date.now());
+
+    this.renderProgress(live?.progress ?? []);
+    this.renderInquiries(inquiries);
+    const responseKey = response ? `${response.id}` : "";
+    if (responseKey !== this.keys.response) {
+      this.keys.response = responseKey;
+      this.renderResponse(response);
+    }
+  }
+
+  /** @param {number} now epoch ms */
+  tick(now) {
+    if (this.running && this.startedAt !== null) {
+      this.elapsed.textContent = formatDuration(now - this.startedAt);
+    }
+  }
+
+  /** @param {ConvEvent} request */
+  renderRequest(request) {
+    this.name.textContent = String(request.name ?? "tool");
+    const compact = safeCompactJson(request.arguments);
+    this.preview.textContent = compact.length > 80 ? `(${compact.slice(0, 79)}…)` : `(${compact})`;
+    const pretty = prettyJson(request.arguments ?? {});
+    this.args.replaceChildren(
+      h(
+        "details",
+        { class: "jt-fold", open: isShort(pretty) && pretty !== "{}" },
+        h("summary", null, "Arguments"),
+        h("pre", null, pretty),
+      ),
+    );
+  }
+
+  /** @param {string[]} lines */
+  renderProgress(lines) {
+    if (lines.length < this.keys.progress) {
+      this.progress.replaceChildren();
+      this.keys.progress = 0;
+    }
+    for (const line of lines.slice(this.keys.progress)) {
+      this.progress.appendChild(document.createTextNode(`${line}\n`));
+    }
+    this.keys.progress = lines.length;
+    this.progress.hidden = lines.length === 0;
+    if (lines.length) this.progress.scrollTop = this.progress.scrollHeight;
+  }
+
+  /** @param {Inquiry[]} inquiries */
+  renderInquiries(inquiries) {
+    const key = inquiries.map((q) => `${q.request.id}:${q.response?.id ?? ""}`).join(",");
+    if (key === this.keys.inquiries) return;
+    this.keys.inquiries = key;
+    this.inquiries.replaceChildren(
+      ...inquiries.map(({ request, response }) =>
+        h(
+          "div",
+          { class: "jt-inquiry" },
+          h("span", { class: "jt-inquiry-q" }, `? ${String(request.question ?? "")}`),
+          response
+            ? h(
+                "span",
+                { class: "jt-inquiry-a" },
+                ` → ${contentText(response.answer)}`,
+                response.by === "policy" ? h("span", { class: "jt-muted" }, " (by policy)") : null,
+              )
+            : h("span", { class: "jt-muted" }, " → waiting for an answer"),
+        ),
+      ),
+    );
+  }
+
+  /** @param {ConvEvent | null} response */
+  renderResponse(response) {
+    if (!response) {
+      this.decisions.replaceChildren();
+      this.result.replaceChildren();
+      return;
+    }
+    const decisions = Array.isArray(response.decisions) ? response.decisions : [];
+    this.decisions.replaceChildren(
+      ...decisions.map((d) =>
+        h(
+          "span",
+          {
+            class: `jt-chip jt-chip-${String(d?.action)}`,
+            title: d?.detail ? String(d.detail) : null,
+          },
+          `${DECISION_LABELS[d?.action] ?? String(d?.action)}${d?.by === "policy" ? " by policy" : ""}`,
+        ),
+      ),
+    );
+    const text = contentText(response.content);
+    const label = response.is_error ? "Error" : "Result";
+    this.result.replaceChildren(
+      h(
+        "details",
+        { class: `jt-fold${response.is_error ? " jt-result-error" : ""}`, open: isShort(text) },
+        h(
+          "summary",
+          null,
+          label,
+          h("span", { class: "jt-muted" }, ` · ${formatSize(text.length)}`),
+        ),
+        h("pre", null, text),
+      ),
+    );
+  }
+}
+
+/** @param {unknown} value */
+function safeCompactJson(value) {
+  try {
+    return JSON.stringify(value ?? {}) ?? "";
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The saved part of the conversation: `events` (+ live `tools`) → DOM.
+ *
+ * Events are immutable once persisted, so each one is rendered once and its node kept by
+ * event id (reasoning is re-rendered when the display mode changes). Tool calls are drawn
+ * as one card per call_id, which collects the request, the response and the inquiries.
+ * `update()` is a pure function of its inputs plus this cache; the draft is only consulted
+ * to adopt DOM for text that has already been rendered while it streamed.
+ */
+import { h, reconcile } from "../dom.js";
+import {
+  MessageView,
+  renderError,
+  renderNotice,
+  renderOpaqueBlock,
+  renderRequest,
+  renderUnknown,
+} from "./blocks.js";
+import { ReasoningView, sameMode } from "./reasoning.js";
+import { ToolCard } from "./toolcard.js";
+
+/** @typedef {import("../stats.js").Stats} Stats */
+/** @typedef {import("../types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../types.js").LiveTool} LiveTool */
+/** @typedef {import("./reasoning.js").Mode} Mode */
+/** @typedef {import("./toolcard.js").CallState} CallState */
+/** @typedef {import("../draft.js").Draft} Draft */
+/** @typedef {{node: Node, mode?: Mode}} Cached */
+
+export class Transcript {
+  /** @param {Stats} stats */
+  constructor(stats) {
+    this.stats = stats;
+    this.el = h("div", { class: "jt-transcript" });
+    /** @type {Map<string, Cached>} */
+    this.nodes = new Map();
+    /** @type {Map<string, ToolCard>} */
+    this.cards = new Map();
+    /** @type {Map<string, CallState>} */
+    this.calls = new Map();
+  }
+
+  /**
+   * @param {ConvEvent[]} events
+   * @param {Mode} mode
+   * @param {Draft} draft
+   */
+  update(events, mode, draft) {
+    /** @type {Node[]} */
+    const order = [];
+    /** @type {Map<string, Cached>} */
+    const nodes = new Map();
+    /** @type {Map<string, CallState>} */
+    const calls = new Map();
+    /** @type {Map<string, CallState>} inquiry_id → the call it belongs to */
+    const inquiryCalls = new Map();
+
+    /** @param {string} callId */
+    const callFor = (callId) => {
+      let call = calls.get(callId);
+      if (!call) {
+        call = { request: null, response: null, live: null, inquiries: [] };
+        calls.set(callId, call);
+        const card = this.cards.get(callId) ?? new ToolCard(callId);
+        this.cards.set(callId, card);
+        order.push(card.el);
+      }
+      return call;
+    };
+
+    for (const event of Array.isArray(events) ? events : []) {
+      const kind = event?.kind;
+      if (kind === "tool_call_request") {
+        callFor(String(event.call_id)).request = event;
+      } else if (kind === "tool_call_response") {
+        callFor(String(event.call_id)).response = event;
+      } else if (kind === "inquiry_request") {
+        const call = callFor(String(event.call_id));
+        call.inquiries.push({ request: event, response: null });
+        inquiryCalls.set(String(event.inquiry_id), call);
+      } else if (kind === "inquiry_response") {
+        const call = inquiryCalls.get(String(event.inquiry_id)) ?? callFor(String(event.call_id));
+        const open = call.inquiries.find((q) => q.request.inquiry_id === event.inquiry_id);
+        if (open) open.response = event;
+      } else {
+        const key = String(event?.id ?? `${order.length}`);
+        const cached = this.nodes.get(key);
+        const fresh =
+          cached && (kind !== "reasoning" || (cached.mode && sameMode(cached.mode, mode)))
+            ? cached
+            : { node: this.renderEvent(event, mode, draft), mode };
+        nodes.set(key, fresh);
+        order.push(fresh.node);
+      }
+    }
+
+    for (const callId of this.cards.keys()) {
+      if (!calls.has(callId)) this.cards.delete(callId);
+    }
+    this.nodes = nodes;
+    this.calls = calls;
+    reconcile(this.el, order);
+  }
+
+  /**
+   * Refresh the cards from the live tool status (after update(), or alone when only
+   * `tools` changed).
+   * @param {Record<string, LiveTool>} tools
+   */
+  updateTools(tools) {
+    for (const [callId, call] of this.calls) {
+      call.live = tools?.[callId] ?? null;
+      this.cards.get(callId)?.update(call);
+    }
+  }
+
+  /** @param {number} now */
+  tick(now) {
+    let running = false;
+    for (const card of this.cards.values()) {
+      card.tick(now);
+      running ||= card.running;
+    }
+    return running;
+  }
+
+  /**
+   * @param {ConvEvent} event
+   * @param {Mode} mode
+   * @param {Draft} draft
+   * @returns {Node}
+   */
+  renderEvent(event, mode, draft) {
+    switch (event?.kind) {
+      case "chat_request":
+        return renderRequest(event, this.stats);
+      case "message":
+      case "reasoning": {
+        const content = typeof event.content === "string" ? event.content : "";
+        let view = draft.adopt(event.kind, content);
+        if (!view) {
+          view =
+            event.kind === "message"
+              ? new MessageView(this.stats)
+              : new ReasoningView(mode, this.stats);
+          view.append(content);
+        }
+        view.finish(event.metadata);
+        return view.el;
+      }
+      case "notice":
+        return renderNotice(event);
+      case "error":
+        return renderError(event);
+      case "block":
+        return renderOpaqueBlock(event);
+      default:
+        return renderUnknown(event);
+    }
+  }
+}

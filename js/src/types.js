@@ -1,0 +1,28 @@
+/**
+ * Shapes of the widget's synced traits and messages (JSDoc only; nothing runs here).
+ *
+ * @typedef {{kind: string, id: string, timestamp?: string, [field: string]: any}} ConvEvent
+ * @typedef {"waiting"|"running"|"done"|"error"|"cancelled"|"skipped"|"timeout"} ToolState
+ * @typedef {{status: ToolState, started_at?: number|null, ended_at?: number|null,
+ *            progress?: string[]}} LiveTool
+ * @typedef {{id: string, type: string, call_id?: string, [field: string]: any}} Prompt
+ * @typedef {{attempt: number, max_attempts: number, delay_s: number, reason?: string|null,
+ *            until: number}} Retry
+ * @typedef {{state: string, retry: Retry|null}} Status
+ * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
+ *            cache_creation_input_tokens?: number, cost_usd?: number|null}} Usage
+ * @typedef {{reasoning?: string, thread?: string, model?: string}} Settings
+ * @typedef {[number, string, string]} DraftPart  [index, kind ("message"|"reasoning"), text]
+ * @typedef {{type: "delta", parts: DraftPart[]} | {type: "draft", blocks: DraftPart[]}
+ *           | {type: "draft_clear"}} DraftMsg
+ * @typedef {(msg: Record<string, unknown>) => void} Send
+ *
+ * The subset of the anywidget model the view uses.
+ * @typedef {{
+ *   get(name: string): any,
+ *   on(name: string, cb: (...args: any[]) => void): void,
+ *   off(name?: string | null, cb?: ((...args: any[]) => void) | null): void,
+ *   send(content: Record<string, unknown>): void,
+ * }} Model
+ */
+export {};

@@ -1,0 +1,195 @@
+/**
+ * ChatView: one rendered view of a ChatWidget model. Listens to the synced traits and the
+ * draft messages, batches everything into one flush per animation frame, and sends every
+ * user action with `model.send` (never `model.set`, see DESIGN §4).
+ */
+import { h } from "./dom.js";
+import { Draft } from "./draft.js";
+import { Prompts } from "./prompts.js";
+import { parseMode, sameMode } from "./render/reasoning.js";
+import { StatusBar, isActive, renderFooter } from "./render/status.js";
+import { Transcript } from "./render/transcript.js";
+import { Stats } from "./stats.js";
+
+/** @typedef {import("./types.js").Model} Model */
+/** @typedef {import("./types.js").DraftMsg} DraftMsg */
+
+const TRAITS = /** @type {const} */ (["events", "tools", "prompts", "status", "usage", "settings"]);
+/** @typedef {typeof TRAITS[number]} Trait */
+
+const TICK_MS = 200;
+/** Flush even when no animation frame comes (hidden tab), so state never goes stale. */
+const FALLBACK_MS = 250;
+
+export class ChatView {
+  /**
+   * @param {Model} model
+   * @param {HTMLElement} host
+   */
+  constructor(model, host) {
+    this.model = model;
+    this.root = h("div", { class: "jt-root", tabindex: "-1" });
+    this.stats = new Stats(this.root);
+    this.mode = parseMode(model.get("settings")?.reasoning);
+    this.transcript = new Transcript(this.stats);
+    this.draft = new Draft(this.stats, this.mode);
+    this.prompts = new Prompts((msg) => this.model.send(msg));
+    this.statusBar = new StatusBar(() => this.requestInterrupt());
+    this.footer = h("div", { class: "jt-footer" });
+    this.root.append(
+      this.transcript.el,
+      this.draft.el,
+      this.prompts.area,
+      this.statusBar.el,
+      this.footer,
+    );
+    host.appendChild(this.root);
+
+    /** @type {Set<Trait>} */
+    this.dirty = new Set(TRAITS);
+    /** @type {DraftMsg[]} */
+    this.ops = [];
+    this.frame = 0;
+    this.timeout = 0;
+    this.ticker = 0;
+
+    /** @type {[string, (...args: any[]) => void][]} */
+    this.listeners = TRAITS.map((name) => [`change:${name}`, () => this.touch(name)]);
+    this.listeners.push(["msg:custom", (msg) => this.onCustom(msg)]);
+    for (const [name, cb] of this.listeners) model.on(name, cb);
+    this.onKeydown = this.onKeydown.bind(this);
+    this.root.addEventListener("keydown", this.onKeydown);
+
+    this.flush();
+    model.send({ type: "ready" });
+  }
+
+  /** @param {Trait} name */
+  touch(name) {
+    this.dirty.add(name);
+    this.schedule();
+  }
+
+  /** @param {any} msg */
+  onCustom(msg) {
+    if (msg && (msg.type === "delta" || msg.type === "draft" || msg.type === "draft_clear")) {
+      this.ops.push(msg);
+      this.schedule();
+    }
+  }
+
+  schedule() {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => this.flush());
+    this.timeout = window.setTimeout(() => this.flush(), FALLBACK_MS);
+  }
+
+  flush() {
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.timeout);
+    this.frame = 0;
+    this.timeout = 0;
+    this.stats.add("frames");
+    const dirty = this.dirty;
+    this.dirty = new Set();
+    const get = (/** @type {Trait} */ name) => this.model.get(name);
+
+    if (dirty.has("settings")) {
+      const mode = parseMode(get("settings")?.reasoning);
+      if (!sameMode(mode, this.mode)) {
+        this.mode = mode;
+        this.draft.setMode(mode);
+        dirty.add("events");
+      }
+    }
+    const ops = this.ops;
+    this.ops = [];
+    for (const op of ops) this.draft.apply(op);
+
+    if (dirty.has("events")) this.transcript.update(get("events") ?? [], this.mode, this.draft);
+    if (dirty.has("events") || dirty.has("tools")) this.transcript.updateTools(get("tools") ?? {});
+    if (dirty.has("events") || dirty.has("prompts")) {
+      const added = this.prompts.update(
+        get("prompts") ?? [],
+        (callId) => this.transcript.cards.get(callId)?.promptSlot ?? null,
+      );
+      this.focusPrompt(added);
+    }
+    this.draft.render();
+    if (dirty.has("status") || dirty.has("prompts")) {
+      this.statusBar.update(get("status") ?? null, this.prompts.interruptOpen);
+      this.root.dataset.state = String(get("status")?.state ?? "idle");
+    }
+    if (dirty.has("usage") || dirty.has("settings")) {
+      renderFooter(this.footer, get("usage"), get("settings"));
+    }
+    this.stats.publish();
+    this.tick();
+  }
+
+  /** Live timers: running tools' elapsed time and the retry countdown. */
+  tick() {
+    const now = Date.now();
+    const running = this.transcript.tick(now);
+    const retrying = this.statusBar.tick(now);
+    if ((running || retrying) && !this.ticker) {
+      this.ticker = window.setInterval(() => this.tick(), TICK_MS);
+    } else if (!running && !retrying && this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = 0;
+    }
+  }
+
+  requestInterrupt() {
+    if (isActive(this.model.get("status")) && !this.prompts.interruptOpen) {
+      this.model.send({ type: "interrupt", action: null });
+    }
+  }
+
+  /** @param {import("./prompts.js").PromptView[]} added */
+  focusPrompt(added) {
+    const active = document.activeElement;
+    if (!added.length || !(active && this.root.contains(active))) return;
+    const view = added[added.length - 1];
+    const field = /** @type {HTMLElement | null} */ (
+      view.el.querySelector(".jt-editor:not([hidden]) textarea")
+    );
+    (field ?? view.el).focus();
+  }
+
+  /** @param {KeyboardEvent} event */
+  onKeydown(event) {
+    const target = /** @type {HTMLElement} */ (event.target);
+    if (event.key === "Escape") {
+      if (isActive(this.model.get("status"))) {
+        this.requestInterrupt();
+        event.preventDefault();
+        event.stopPropagation();
+      }
+      return;
+    }
+    if (event.key !== "Enter") return;
+    const plain = !(event.shiftKey || event.ctrlKey || event.metaKey || event.altKey);
+    const tag = target.tagName;
+    // Keep the notebook's own Enter shortcuts (edit mode, run cell) away from the widget's
+    // fields and buttons; Shift+Enter elsewhere in the widget still runs the cell.
+    if (tag === "TEXTAREA" || tag === "INPUT") {
+      if (plain || event.ctrlKey || event.metaKey) event.stopPropagation();
+      return;
+    }
+    if (!plain) return;
+    event.stopPropagation();
+    if (tag === "BUTTON" || tag === "SUMMARY" || tag === "A") return;
+    if (this.prompts.primaryFor(target)) event.preventDefault();
+  }
+
+  dispose() {
+    for (const [name, cb] of this.listeners) this.model.off(name, cb);
+    this.root.removeEventListener("keydown", this.onKeydown);
+    cancelAnimationFrame(this.frame);
+    clearTimeout(this.timeout);
+    clearInterval(this.ticker);
+    this.stats.dispose();
+    this.root.remove();
+  }
+}

@@ -1,0 +1,399 @@
+"""ChatWidget (anywidget): the synced state a view draws, the live-draft sink, the button prompter.
+
+Kernel -> page: durable state lives in synced traits (``events``, ``tools``, ``prompts``,
+``status``, ``usage``, ``settings``), which a fresh view draws at once; only the unflushed draft
+streams as small custom messages (``delta`` coalesced to at most ``max_rate`` per second,
+``draft`` on request, ``draft_clear``). Page -> kernel: every click is a custom message (never a
+trait write, see DESIGN §4); comm handlers may run on a subshell thread, so each message is
+handed to the turn's loop with ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta
+from .interrupt import InterruptAction, InterruptChoice, InterruptContext
+from .prompter import (
+    Approval,
+    ApprovalRequest,
+    InquiryAnswer,
+    InquiryPrompt,
+    PolicyPrompter,
+    Prompter,
+    ResultDecision,
+    ResultReview,
+)
+from .sink import (
+    Appended,
+    Discarded,
+    RetryCleared,
+    Retrying,
+    StateChanged,
+    ToolUpdate,
+    Update,
+    UsageUpdate,
+)
+
+__all__ = ["ChatWidget", "WidgetPrompter", "WidgetSink"]
+
+_STATIC = Path(__file__).parent / "static"
+_ids = itertools.count(1)
+
+
+def _esm() -> str | Path:
+    bundle = _STATIC / "widget.js"
+    if bundle.exists():
+        return bundle
+    return (
+        "export default { render({ el }) { el.textContent = "
+        "'jupyter_turns: the widget bundle is missing; reinstall the package (pip install .)'; } }"
+    )
+
+
+class ChatWidget(anywidget.AnyWidget):
+    """One cell's turn: its events, live tool status, open prompts, status, usage, settings."""
+
+    _esm = _esm()
+    events: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    tools = traitlets.Dict().tag(sync=True)
+    prompts: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    status: traitlets.Dict[str, Any] = traitlets.Dict({"state": "idle", "retry": None}).tag(
+        sync=True
+    )
+    usage = traitlets.Dict().tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, *, thread: str = "main", **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.thread = thread
+        self.ready = False  # a view has rendered and said so
+        self._ready_waiters: list[asyncio.Future[None]] = []
+        self._handlers: dict[str, list[Callable[[dict[str, Any]], None]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.on_msg(self._on_custom)
+        self.handle("ready", self._on_ready)
+
+    def __repr__(self) -> str:  # stable text/plain (no memory address) for nbval
+        return f"ChatWidget(thread={self.thread!r})"
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def handle(self, kind: str, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Run ``handler(message)`` on the bound loop for each page message of ``kind``."""
+        self._handlers.setdefault(kind, []).append(handler)
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Whether a view renders (and says ready) within ``seconds``."""
+        if self.ready:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready_waiters.append(future)
+        try:
+            await asyncio.wait_for(future, seconds)
+        except TimeoutError:
+            return False
+        finally:
+            if future in self._ready_waiters:
+                self._ready_waiters.remove(future)
+        return True
+
+    def _on_ready(self, _message: dict[str, Any]) -> None:
+        self.ready = True
+        for future in self._ready_waiters:
+            if not future.done():
+                future.set_result(None)
+
+    def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self._dispatch(content)
+        else:
+            loop.call_soon_threadsafe(self._dispatch, content)
+
+    def _dispatch(self, content: dict[str, Any]) -> None:
+        for handler in self._handlers.get(str(content.get("type")), ()):
+            handler(content)
+
+
+class WidgetSink:
+    """Feeds a ChatWidget: traits for durable state, coalesced custom messages for the draft."""
+
+    def __init__(
+        self,
+        widget: ChatWidget,
+        *,
+        max_rate: float = 20.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.widget = widget
+        self.interval = 1.0 / max_rate
+        self.clock = clock
+        self.messages_sent = 0
+        self._pending: dict[int, tuple[str, list[str]]] = {}
+        self._draft: dict[int, tuple[str, list[str]]] = {}
+        self._scheduled: asyncio.TimerHandle | None = None
+        self._last_send = 0.0
+        widget.handle("ready", self._on_ready)
+
+    # ------------------------------------------------------------------ hot path
+
+    def part(self, part: Part) -> None:
+        content = part.content
+        if not isinstance(content, MessageDelta | ReasoningDelta):
+            return  # a tool call shows once it is an event
+        entry = self._pending.get(part.index)
+        if entry is None:
+            self._pending[part.index] = (content.kind, [content.text])
+        else:
+            entry[1].append(content.text)
+        if self._scheduled is None:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        delay = max(0.0, self._last_send + self.interval - loop.time())
+        self._scheduled = loop.call_later(delay, self.flush)
+
+    def flush(self) -> None:
+        """Send what is pending as one ``delta`` message."""
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        if not self._pending:
+            return
+        parts = []
+        for index, (kind, chunks) in self._pending.items():
+            text = "".join(chunks)
+            parts.append([index, kind, text])
+            draft = self._draft.get(index)
+            if draft is None:
+                self._draft[index] = (kind, [text])
+            else:
+                draft[1].append(text)
+        self._pending = {}
+        self._send({"type": "delta", "parts": parts})
+        try:
+            self._last_send = asyncio.get_running_loop().time()
+        except RuntimeError:
+            self._last_send = 0.0
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self.messages_sent += 1
+        self.widget.send(message)
+
+    def draft_blocks(self) -> list[list[Any]]:
+        blocks = []
+        for index in sorted(self._draft):
+            kind, chunks = self._draft[index]
+            text = "".join(chunks)
+            self._draft[index] = (kind, [text])
+            blocks.append([index, kind, text])
+        return blocks
+
+    def _on_ready(self, _message: dict[str, Any]) -> None:
+        self.flush()
+        if self._draft:
+            self._send({"type": "draft", "blocks": self.draft_blocks()})
+
+    # ------------------------------------------------------------------ updates
+
+    def update(self, update: Update) -> None:
+        widget = self.widget
+        match update:
+            case Appended(events=events, released=released):
+                self.flush()
+                widget.events = [*widget.events, *(_event_json(e) for e in events)]
+                if released:
+                    for index in released:
+                        self._draft.pop(index, None)
+                    if self._draft:
+                        self._send({"type": "draft", "blocks": self.draft_blocks()})
+                    else:
+                        self._send({"type": "draft_clear"})
+            case Discarded(event_ids=ids):
+                self._pending = {}
+                self._draft = {}
+                gone = set(ids)
+                widget.events = [e for e in widget.events if e.get("id") not in gone]
+                self._send({"type": "draft_clear"})
+            case StateChanged(state=state):
+                widget.status = {**widget.status, "state": state}
+            case Retrying():
+                retry: dict[str, Any] = {
+                    "attempt": update.attempt,
+                    "max_attempts": update.max_attempts,
+                    "delay_s": update.delay,
+                    "reason": update.reason,
+                    "until": update.until * 1000,
+                }
+                widget.status = {**widget.status, "retry": retry}
+            case RetryCleared():
+                widget.status = {**widget.status, "retry": None}
+            case ToolUpdate():
+                self._tool(update)
+            case UsageUpdate(usage=usage, cost_usd=cost):
+                widget.usage = {**usage.as_dict(), "cost_usd": cost}
+
+    def _tool(self, update: ToolUpdate) -> None:
+        tools = dict(self.widget.tools)
+        entry = dict(tools.get(update.call_id) or {"name": update.name, "progress": []})
+        entry["status"] = update.status
+        entry["started_at"] = None if update.started_at is None else update.started_at * 1000
+        entry["ended_at"] = None if update.ended_at is None else update.ended_at * 1000
+        if update.progress is not None:
+            entry["progress"] = [*entry.get("progress", []), update.progress][-50:]
+        tools[update.call_id] = entry
+        self.widget.tools = tools
+
+
+def _event_json(event: ConversationEvent) -> dict[str, Any]:
+    return event.model_dump(mode="json")
+
+
+class WidgetPrompter:
+    """Asks through the widget's buttons; ``fallback`` answers when nobody can click.
+
+    A prompt is a dict in the ``prompts`` trait with a unique id; the answer must name that id,
+    so a stale or repeated click (another widget, an earlier turn, a double click) is ignored.
+    ``interactive()`` decides per prompt whether to wait for a click or use the fallback policy.
+    """
+
+    def __init__(
+        self,
+        widget: ChatWidget,
+        fallback: Prompter | None = None,
+        *,
+        interactive: Callable[[], Awaitable[bool]] | None = None,
+    ) -> None:
+        self.widget = widget
+        self.fallback = fallback or PolicyPrompter()
+        self.interactive = interactive or _always
+        self._open: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self.ignored: list[dict[str, Any]] = []  # answers that matched no open prompt
+        for kind in ("approval", "result", "inquiry", "menu"):
+            widget.handle(kind, self._on_answer)
+
+    async def _ask(self, prompt: dict[str, Any]) -> dict[str, Any]:
+        prompt_id = f"p{next(_ids)}-{id(self):x}"
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._open[prompt_id] = future
+        self.widget.prompts = [*self.widget.prompts, {**prompt, "id": prompt_id}]
+        try:
+            return await future
+        finally:
+            self._open.pop(prompt_id, None)
+            self.widget.prompts = [p for p in self.widget.prompts if p.get("id") != prompt_id]
+
+    def _on_answer(self, message: dict[str, Any]) -> None:
+        future = self._open.pop(str(message.get("prompt_id")), None)
+        if future is None or future.done():
+            self.ignored.append(message)
+            return
+        future.set_result(message)
+
+    async def approve(self, request: ApprovalRequest) -> Approval:
+        if not await self.interactive():
+            return await self.fallback.approve(request)
+        while True:
+            answer = await self._ask(
+                {
+                    "type": "approval",
+                    "call_id": request.call_id,
+                    "name": request.name,
+                    "arguments": request.arguments,
+                    "schema": request.schema,
+                    "description": request.description,
+                    "edit_first": request.edit_first,
+                    "error": request.error,
+                }
+            )
+            action = answer.get("action")
+            if action in ("approve", "skip", "always_allow"):
+                return Approval(action)
+            if action == "edit" and isinstance(answer.get("arguments"), dict):
+                return Approval("edit", arguments=answer["arguments"])
+            request = _with_error(request, "the edit did not send a JSON object")
+
+    async def review_result(self, review: ResultReview) -> ResultDecision:
+        if not await self.interactive():
+            return await self.fallback.review_result(review)
+        answer = await self._ask(
+            {
+                "type": "result",
+                "call_id": review.call_id,
+                "name": review.name,
+                "content": review.content,
+                "is_error": review.is_error,
+                "edit_first": review.edit_first,
+            }
+        )
+        action = answer.get("action")
+        if action == "edit" and isinstance(answer.get("content"), str):
+            return ResultDecision("edit", content=answer["content"])
+        return ResultDecision("deliver" if action == "deliver" else "skip")
+
+    async def inquire(self, inquiry: InquiryPrompt) -> InquiryAnswer:
+        if not await self.interactive():
+            return await self.fallback.inquire(inquiry)
+        answer = await self._ask(
+            {
+                "type": "inquiry",
+                "call_id": inquiry.call_id,
+                "question": inquiry.question,
+                "choices": list(inquiry.choices) if inquiry.choices else None,
+            }
+        )
+        return InquiryAnswer(str(answer.get("answer", "")))
+
+    async def interrupt_menu(self, context: InterruptContext) -> InterruptChoice:
+        if not await self.interactive():
+            return await self.fallback.interrupt_menu(context)
+        while True:
+            answer = await self._ask(
+                {
+                    "type": "interrupt",
+                    "context": context.where,
+                    "stream_alive": context.stream_alive,
+                    "reason": context.reason,
+                }
+            )
+            try:
+                choice = InterruptChoice(
+                    InterruptAction(answer.get("action")), str(answer.get("text") or "")
+                )
+            except ValueError:
+                continue  # an unknown action or a Reply without text: ask again
+            if choice.valid_in(context):
+                return choice
+
+
+async def _always() -> bool:
+    return True
+
+
+def _with_error(request: ApprovalRequest, error: str) -> ApprovalRequest:
+    return ApprovalRequest(
+        request.call_id,
+        request.name,
+        request.arguments,
+        request.schema,
+        request.description,
+        request.edit_first,
+        error,
+    )
