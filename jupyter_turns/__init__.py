@@ -38,6 +38,14 @@ from .turn import TurnResult, TurnState
 
 __version__ = "0.1.0"
 
+
+def load_ipython_extension(ipython: object) -> None:
+    """``%load_ext jupyter_turns``: registers ``%%chat`` and ``%chat``."""
+    from .magic import load_ipython_extension as load
+
+    load(ipython)
+
+
 __all__ = [
     "Approval",
     "ApprovalRequest",
@@ -80,5 +88,6 @@ __all__ = [
     "TurnState",
     "Usage",
     "__version__",
+    "load_ipython_extension",
     "tool",
 ]

@@ -224,6 +224,12 @@ class TurnCoordinator:
         self.sink.update(StateChanged(state.value))
 
     @property
+    def outcome(self) -> TurnOutcome | Literal["running"]:
+        if self.state in (TurnState.COMPLETE, TurnState.ABORTED):
+            return self._outcome
+        return "running"
+
+    @property
     def events(self) -> Sequence[ConversationEvent]:
         """This turn's events so far."""
         return self.conversation.events[self.turn_start :]

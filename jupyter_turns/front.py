@@ -1,0 +1,131 @@
+"""CellFront: wires one %%chat cell's widget, prompter and records to the thread's Chat.
+
+It decides whether anyone can click: a rendered view means yes; a kernel with no frontend
+session (nbclient, nbval, ``jupyter execute``) means no, and prompts resolve by the headless
+policy at once; with a session it waits briefly for the view to render.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import TYPE_CHECKING, Any
+
+from .interrupt import InterruptAction, InterruptChoice
+from .persist import MetadataWriter, Recorder, turn_record
+from .prompter import PolicyPrompter
+from .widget import ChatWidget, WidgetPrompter, WidgetSink
+
+if TYPE_CHECKING:
+    from .magic import ChatMagics
+    from .threads import Thread
+    from .turn import TurnCoordinator
+
+__all__ = ["CellFront", "has_frontend"]
+
+_metadata_writer: MetadataWriter | None = None
+
+
+def _metadata() -> MetadataWriter:
+    global _metadata_writer
+    if _metadata_writer is None:
+        _metadata_writer = MetadataWriter()
+    return _metadata_writer
+
+
+def has_frontend(namespace: dict[str, Any]) -> bool:
+    """Whether a notebook frontend (JupyterLab, Notebook 7, VS Code) owns this kernel."""
+    return bool(
+        namespace.get("__session__")
+        or os.environ.get("JPY_SESSION_NAME")
+        or namespace.get("__vsc_ipynb_file__")
+    )
+
+
+class CellFront:
+    def __init__(self, magics: ChatMagics, thread: Thread, loop: asyncio.AbstractEventLoop):
+        self.magics = magics
+        self.thread = thread
+        chat = thread.chat
+        self.widget = ChatWidget(
+            thread=thread.name,
+            settings={
+                "reasoning": thread.reasoning,
+                "thread": thread.name,
+                "model": thread.model or getattr(chat.provider, "model", chat.provider.name),
+            },
+        )
+        self.widget.bind(loop)
+        self.sink = WidgetSink(self.widget, max_rate=magics.max_rate)
+        fallback = PolicyPrompter("allow" if magics.headless_allows(thread) else "deny")
+        self.prompter = WidgetPrompter(self.widget, fallback, interactive=self._interactive)
+        self.widget.handle("interrupt", self._on_interrupt)
+        self.recorder = Recorder(
+            thread=thread.name,
+            cell_id=magics.cell_id,
+            metadata=_metadata(),
+            notebook_state=self._notebook_state,
+        )
+        chat.sink = self.sink
+        chat.prompter = self.prompter
+        chat.on_boundary = self._boundary
+        self._last: TurnCoordinator | None = None
+
+    def show(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)
+
+    def close(self) -> None:
+        """After the turn (however it ended): flush the draft and write the final record."""
+        self.sink.flush()
+        turn = self._last
+        if turn is not None:
+            self.recorder.finish(self._record(turn))
+        self.widget.prompts = []
+
+    async def _interactive(self) -> bool:
+        if self.magics.headless != "auto":
+            return False
+        if self.widget.ready:
+            return True
+        if not has_frontend(self.magics.namespace):
+            return False
+        return await self.widget.wait_ready(self.magics.view_timeout)
+
+    def _on_interrupt(self, message: dict[str, Any]) -> None:
+        action = message.get("action")
+        chat = self.thread.chat
+        if not action:
+            chat.interrupt()
+            return
+        try:
+            chat.interrupts.request(
+                InterruptChoice(InterruptAction(action), str(message.get("text") or ""))
+            )
+        except ValueError:
+            chat.interrupt()  # an unknown or incomplete action: let the menu ask
+
+    def _record(self, turn: TurnCoordinator) -> dict[str, Any]:
+        return turn_record(
+            turn.conversation.conversation_id,
+            self.thread.name,
+            turn.events,
+            turn={
+                "outcome": turn.outcome,
+                "usage": turn.usage.as_dict(),
+                "cost_usd": turn.cost_usd,
+            },
+        )
+
+    def _boundary(self, turn: TurnCoordinator) -> None:
+        self._last = turn
+        self.recorder.boundary(self._record(turn))
+
+    def _notebook_state(self) -> dict[str, Any]:
+        threads = self.magics.threads
+        return {
+            "version": 1,
+            "current": threads.current,
+            "threads": {name: threads.by_name[name].settings() for name in threads.names()},
+        }

@@ -1,0 +1,290 @@
+"""``%%chat`` and ``%chat``: options, settings, the await transformer and the kernel interrupt.
+
+The cell magic returns a coroutine and an input transformer rewrites the cell's
+``get_ipython().run_cell_magic('chat', ...)`` into ``await ...``, so the turn runs on the
+kernel's own loop and the cell stays busy until it ends (ipykernel >= 7.4 then still delivers
+widget clicks). During a turn a SIGINT handler turns the first kernel interrupt into the
+interrupt menu and a second one (while the menu is open) into a hard abort of the cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import re
+import shlex
+import signal
+import sys
+from collections.abc import Coroutine, Iterator
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import Enum, Float, Int, Unicode
+
+from . import commands
+from .chat import Chat
+from .errors import ProviderConfigError
+from .sink import PrintSink
+from .threads import Thread, Threads, namespace_tools
+from .tools.builtin import BUILTINS
+from .turn import TurnState
+
+__all__ = ["ChatMagics", "await_chat_cells", "load_ipython_extension"]
+
+_REASONING = re.compile(r"^(full|hidden|progress|static|truncate:\d+)$")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="%%chat", add_help=False, exit_on_error=False)
+    parser.add_argument("--new", action="store_true")
+    parser.add_argument("--thread")
+    parser.add_argument("--model")
+    parser.add_argument("--provider", choices=("anthropic", "scripted"))
+    parser.add_argument("--script")
+    parser.add_argument("--tools", choices=("ask", "unattended", "deny"))
+    parser.add_argument("--reasoning")
+    parser.add_argument("--thinking")
+    parser.add_argument("--max-cycles", type=int)
+    parser.add_argument("--system")
+    parser.add_argument("--use")
+    parser.add_argument("--builtins")
+    parser.add_argument("--sequential", action="store_true")
+    return parser
+
+
+@magics_class
+class ChatMagics(Magics):
+    """Settings are traitlets: ``%config ChatMagics.model = "claude-sonnet-4-5"``."""
+
+    provider = Enum(
+        ("anthropic", "scripted"), "anthropic", help="Default provider of new threads."
+    ).tag(config=True)
+    model = Unicode("", help="Default model (empty: the provider's default).").tag(config=True)
+    tools = Enum(("ask", "unattended", "deny"), "ask", help="Default tool run mode.").tag(
+        config=True
+    )
+    reasoning = Unicode(
+        "full", help="How reasoning shows: full, hidden, truncate:N, progress, static."
+    ).tag(config=True)
+    thinking = Unicode("adaptive", help="Ask for thinking: off, adaptive, or a token budget.").tag(
+        config=True
+    )
+    max_cycles = Int(25, help="Cycles a turn may take before it stops.").tag(config=True)
+    system = Unicode("", help="System prompt of new threads.").tag(config=True)
+    headless = Enum(
+        ("auto", "deny", "allow"),
+        "auto",
+        help="Prompts with nobody to click: auto (deny unless --tools unattended), deny, allow.",
+    ).tag(config=True)
+    view_timeout = Float(
+        5.0, help="Seconds to wait for the widget to render before treating the run as headless."
+    ).tag(config=True)
+    max_rate = Float(20.0, help="Most draft messages per second sent to the widget.").tag(
+        config=True
+    )
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        self.threads = Threads(self._new_chat)
+        self.cell_id: str | None = None
+        self._restore_tried = False
+        shell.events.register("pre_run_cell", self._pre_run_cell)
+
+    @property
+    def namespace(self) -> dict[str, Any]:
+        shell = self.shell
+        return shell.user_ns if shell is not None else {}
+
+    def _new_chat(self) -> Chat:
+        return Chat(
+            system=self.system or None,
+            run_mode=self.tools,  # type: ignore[arg-type]
+            max_cycles=self.max_cycles,
+            reasoning=_thinking(self.thinking),
+        )
+
+    def _pre_run_cell(self, info: Any) -> None:
+        self.cell_id = getattr(info, "cell_id", None)
+
+    @line_cell_magic
+    def chat(self, line: str, cell: str | None = None) -> Any:
+        """Chat with Claude in this notebook.
+
+        %%chat [options]      the cell body is your request; the answer streams below
+          --new               start a new thread       --thread NAME   use (or create) a thread
+          --provider anthropic|scripted   --model NAME --script VAR (a ScriptedProvider)
+          --tools ask|unattended|deny     default run mode of tools without their own
+          --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
+          --max-cycles N      --system TEXT     --sequential (run tools one at a time)
+          --use a,b           only these @tool functions (default: every @tool in the notebook)
+          --builtins python,inspect          enable kernel tools for this thread
+
+        %chat threads | new [NAME] | use NAME | history [NAME] | settings
+        %chat allow TOOL | revoke TOOL | restore [PATH] | export [NAME] [PATH]
+
+        Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
+        (provider, model, tools, reasoning, thinking, max_cycles, system, headless).
+        """
+        if cell is None:
+            return commands.run(self, line)
+        return self._turn(line, cell)
+
+    # ------------------------------------------------------------------ one turn
+
+    def _turn(self, line: str, body: str) -> Coroutine[Any, Any, None]:
+        options = self._options(line)
+        if not self._restore_tried:
+            self._restore_tried = True
+            if not self.threads.by_name:  # a restarted kernel picks up the saved threads
+                commands.restore(self, None, verbose=False)
+        thread = self.threads.get(options.thread, new=options.new)
+        self._apply(thread, options)
+        namespace = self.namespace
+        try:
+            self.threads.provider_for(thread, namespace)
+        except ProviderConfigError as exc:
+            raise UsageError(str(exc)) from None
+        only = [n.strip() for n in options.use.split(",")] if options.use else None
+        thread.chat.tools = {t.name: t for t in namespace_tools(namespace, only, thread.builtins)}
+        return self._run(thread, body.strip())
+
+    async def _run(self, thread: Thread, body: str) -> None:
+        from .front import CellFront
+
+        chat = thread.chat
+        loop = asyncio.get_running_loop()
+        if getattr(self.shell, "kernel", None) is None:  # plain IPython: print instead
+            chat.sink = PrintSink()
+            await chat.send(body)
+            return
+        front = CellFront(self, thread, loop)
+        front.show()
+        with _sigint(chat, loop):
+            try:
+                await chat.send(body)
+            finally:
+                front.close()
+
+    def _options(self, line: str) -> argparse.Namespace:
+        try:
+            options = _parser().parse_args(shlex.split(line))
+        except (argparse.ArgumentError, ValueError) as exc:
+            raise UsageError(f"%%chat: {exc}. See %chat? for the options.") from None
+        except SystemExit:
+            raise UsageError("%%chat: bad options. See %chat? for the options.") from None
+        if options.reasoning and not _REASONING.match(options.reasoning):
+            raise UsageError("--reasoning must be full, hidden, truncate:N, progress or static")
+        if options.builtins:
+            unknown = set(options.builtins.split(",")) - set(BUILTINS)
+            if unknown:
+                raise UsageError(f"--builtins: unknown {', '.join(sorted(unknown))}")
+        return options
+
+    def _apply(self, thread: Thread, options: argparse.Namespace) -> None:
+        """Cell options stick to the thread; a new thread starts from the configured defaults."""
+        if not thread.configured:
+            thread.provider = self.provider
+            thread.model = self.model or None
+            thread.reasoning = self.reasoning
+            thread.configured = True
+        chat = thread.chat
+        if options.provider:
+            thread.provider = options.provider
+        if options.model:
+            thread.model = options.model
+        if options.script:
+            thread.script = options.script
+            thread.provider = options.provider or "scripted"
+        if options.tools:
+            chat.execution.default_run = None if options.tools == "deny" else options.tools
+        if options.reasoning:
+            thread.reasoning = options.reasoning
+        if options.thinking:
+            chat.reasoning = _thinking(options.thinking)
+        if options.max_cycles:
+            chat.max_cycles = max(1, options.max_cycles)
+        if options.system is not None:
+            chat.system = options.system or None
+        if options.builtins:
+            thread.builtins |= set(options.builtins.split(","))
+        chat.sequential_tools = options.sequential
+        chat.model = thread.model
+
+    def headless_allows(self, thread: Thread) -> bool:
+        if self.headless != "auto":
+            return self.headless == "allow"
+        return thread.chat.execution.default_run == "unattended"
+
+
+def _thinking(value: str) -> Any:
+    value = value.strip().lower()
+    if value in ("off", "adaptive"):
+        return value
+    if value.isdigit():
+        return int(value)
+    raise UsageError("--thinking must be off, adaptive or a token budget")
+
+
+@contextlib.contextmanager
+def _sigint(chat: Chat, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """First interrupt opens the menu; a second one while it is open aborts the cell."""
+    try:
+        previous = signal.getsignal(signal.SIGINT)
+        installed = True
+
+        def handler(signum: int, frame: Any) -> None:
+            turn = chat.turn
+            menu_open = turn is not None and turn.state in (
+                TurnState.INTERRUPTED_STREAMING,
+                TurnState.INTERRUPTED_TOOL,
+            )
+            if not menu_open:
+                loop.call_soon_threadsafe(chat.interrupt)
+                return
+            try:
+                if callable(previous):
+                    previous(signum, frame)
+            finally:
+                loop.call_soon_threadsafe(lambda: None)  # wake a sleeping loop
+
+        signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread: no signal handling for this turn
+        installed = False
+    try:
+        yield
+    finally:
+        if installed:
+            signal.signal(signal.SIGINT, previous)
+
+
+_CHAT_CALL = re.compile(r"^(\s*)(get_ipython\(\)\.run_cell_magic\((['\"])chat\3)")
+
+
+def await_chat_cells(lines: list[str]) -> list[str]:
+    """Input transformer: ``get_ipython().run_cell_magic('chat', ...)`` becomes awaited."""
+    if lines and _CHAT_CALL.match(lines[0]):
+        return [_CHAT_CALL.sub(r"\1await \2", lines[0], count=1), *lines[1:]]
+    return lines
+
+
+def _check_ipykernel() -> None:
+    kernel_module = sys.modules.get("ipykernel")
+    if kernel_module is None:
+        return
+    version = getattr(kernel_module, "__version__", "0")
+    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
+    if parts < (7, 4):
+        raise ImportError(
+            f"jupyter_turns needs ipykernel >= 7.4 (this kernel has {version}): older kernels "
+            "cannot deliver button clicks while a cell runs. Run `pip install -U ipykernel` "
+            "and restart the kernel."
+        )
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    _check_ipykernel()
+    if await_chat_cells not in ipython.input_transformers_post:
+        ipython.input_transformers_post.append(await_chat_cells)
+    ipython.register_magics(ChatMagics)

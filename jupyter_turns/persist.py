@@ -1,0 +1,160 @@
+"""Saving a cell's turn into the notebook: output records, metadata through the lab extension.
+
+Three stores, all written by the kernel through the messaging protocol (never the .ipynb file):
+
+* the *live record*: a display output (mime ``application/vnd.jupyter-turns+json``) updated at
+  every cycle boundary, so a kernel that dies mid-turn leaves its finished cycles saved;
+* the *final record*: at the end of the turn, a new display output with the whole record and a
+  ``<details>``-folded markdown transcript (readable without a kernel or the extension); the
+  live record then shrinks to a stub, so the record is not stored twice;
+* cell and notebook metadata (key ``jupyter_turns``) through the ``jupyter_turns.metadata`` comm,
+  when the JupyterLab / Notebook 7 extension is there; without it nothing errors.
+
+nbval compares an output's first display with its saved last one: the live record's compared
+parts never change (its JSON mime is skipped, see :mod:`jupyter_turns.testing`) and the final
+record is displayed once, with a deterministic transcript.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .events import ConversationEvent
+from .transcript import to_markdown
+
+__all__ = ["RECORD_MIME", "MetadataWriter", "Recorder", "record_bundle", "turn_record"]
+
+RECORD_MIME = "application/vnd.jupyter-turns+json"
+META_KEY = "jupyter_turns"
+COMM_TARGET = "jupyter_turns.metadata"
+LIVE_TEXT = ""  # the live record shows nothing in frontends without a renderer
+
+log = logging.getLogger(__name__)
+_display_ids = itertools.count(1)
+
+
+def turn_record(
+    conversation_id: str,
+    thread: str,
+    events: Sequence[ConversationEvent],
+    *,
+    turn: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The schema v1 record of one cell's turn."""
+    record: dict[str, Any] = {
+        "version": 1,
+        "conversation_id": conversation_id,
+        "thread": thread,
+        "events": [event.model_dump(mode="json") for event in events],
+    }
+    if turn:
+        record["turn"] = turn
+    return record
+
+
+def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
+    """The final output: the record plus a folded transcript for readers without a renderer."""
+    from .conversation import parse_events
+
+    transcript = to_markdown(parse_events(record))
+    summary = html.escape(f"Conversation record · thread {record.get('thread', 'main')}")
+    markdown = f"<details>\n<summary>{summary}</summary>\n\n{transcript}\n</details>\n"
+    return {RECORD_MIME: record, "text/markdown": markdown}
+
+
+class MetadataWriter:
+    """Sends ``{cell_id, key, value}`` to the lab extension over one lazily opened comm."""
+
+    def __init__(self, open_comm: Callable[[], Any] | None = None) -> None:
+        self._open_comm = open_comm or _default_comm
+        self._comm: Any = None
+        self.sent = 0
+
+    def _send(self, message: dict[str, Any]) -> None:
+        try:
+            if self._comm is None:
+                self._comm = self._open_comm()
+            if self._comm is not None:
+                self._comm.send(message)
+                self.sent += 1
+        except Exception as exc:  # no frontend, closed comm: the output record still holds it
+            log.debug("jupyter_turns: metadata not sent: %s", exc)
+            self._comm = None
+
+    def cell(self, cell_id: str | None, value: Any) -> None:
+        if cell_id:
+            self._send({"cell_id": cell_id, "key": META_KEY, "value": value})
+
+    def notebook(self, value: Any) -> None:
+        self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
+
+
+def _default_comm() -> Any:
+    from comm import create_comm
+
+    return create_comm(target_name=COMM_TARGET, data={})
+
+
+class Recorder:
+    """Writes one cell's turn at every cycle boundary and once more at its end."""
+
+    def __init__(
+        self,
+        *,
+        thread: str,
+        cell_id: str | None,
+        metadata: MetadataWriter,
+        notebook_state: Callable[[], dict[str, Any]],
+        display: Callable[..., Any] | None = None,
+        update_display: Callable[..., Any] | None = None,
+    ) -> None:
+        if display is None or update_display is None:
+            from IPython.display import display as ipy_display
+            from IPython.display import update_display as ipy_update
+
+            display, update_display = ipy_display, ipy_update
+        self.thread = thread
+        self.cell_id = cell_id
+        self.metadata = metadata
+        self.notebook_state = notebook_state
+        self._display = display
+        self._update = update_display
+        self._display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
+        self._shown = False
+        self.writes = 0
+
+    def boundary(self, record: dict[str, Any]) -> None:
+        """A cycle ended: save the turn so far (live record and metadata)."""
+        bundle = {RECORD_MIME: record, "text/plain": LIVE_TEXT}
+        if self._shown:
+            self._update(bundle, raw=True, display_id=self._display_id)
+        else:
+            self._display(bundle, raw=True, display_id=self._display_id)
+            self._shown = True
+        self.metadata.cell(self.cell_id, record)
+        self.metadata.notebook(self.notebook_state())
+        self.writes += 1
+
+    def finish(self, record: dict[str, Any]) -> None:
+        """The turn ended: the final record output, a stub in the live one, final metadata."""
+        if not self._shown:
+            self.boundary(record)
+        stub = {
+            "version": 1,
+            "conversation_id": record["conversation_id"],
+            "thread": record.get("thread"),
+            "events": [],
+            "superseded": True,
+        }
+        self._update(
+            {RECORD_MIME: stub, "text/plain": LIVE_TEXT}, raw=True, display_id=self._display_id
+        )
+        self._display(record_bundle(record), raw=True)
+        self.metadata.cell(self.cell_id, record)
+        self.metadata.notebook(self.notebook_state())
+        self.writes += 1

@@ -1,0 +1,175 @@
+"""A real IPython kernel driven through jupyter_client, acting as the frontend would.
+
+``KernelDriver.execute(code)`` sends an execute request; ``pump()`` reads IOPub messages and
+keeps each widget's synced state (``comm_open`` + ``update``), every custom message and every
+display output, so tests can wait on observable state and answer with comm messages
+(``send_custom``) while the cell is still busy.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_client.manager import KernelManager
+
+RECORD_MIME = "application/vnd.jupyter-turns+json"
+
+
+@dataclass
+class Widget:
+    comm_id: str
+    state: dict[str, Any]
+    custom: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class Cell:
+    msg_id: str
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # display / stream / error
+    displays: dict[str, int] = field(default_factory=dict)  # display_id -> output index
+    busy: bool = False
+    done: bool = False
+    reply: dict[str, Any] | None = None
+
+    def stdout(self) -> str:
+        return "".join(o.get("text", "") for o in self.outputs if o["output_type"] == "stream")
+
+    def records(self) -> list[dict[str, Any]]:
+        return [o["data"][RECORD_MIME] for o in self.outputs if RECORD_MIME in o.get("data", {})]
+
+
+class KernelDriver:
+    def __init__(self, env: dict[str, str] | None = None) -> None:
+        self.km = KernelManager(kernel_name="python3")
+        kernel_env = {**os.environ, **(env or {})}
+        kernel_env.pop("JPY_SESSION_NAME", None)
+        kernel_env.update(env or {})
+        self.km.start_kernel(env=kernel_env, extra_arguments=["--HistoryManager.enabled=False"])
+        self.kc = self.km.client()
+        self.kc.start_channels()
+        self.kc.wait_for_ready(timeout=60)
+        self.cells: dict[str, Cell] = {}
+        self.widgets: dict[str, Widget] = {}
+        self.order: list[tuple[str, str]] = []  # (msg_id, "busy"|"idle") in arrival order
+
+    def close(self) -> None:
+        self.kc.stop_channels()
+        self.km.shutdown_kernel(now=True)
+
+    # ---------------------------------------------------------------- sending
+
+    def execute(self, code: str) -> Cell:
+        msg_id = self.kc.execute(code)
+        cell = self.cells[msg_id] = Cell(msg_id)
+        return cell
+
+    def send_custom(self, widget: Widget, content: dict[str, Any]) -> None:
+        msg = self.kc.session.msg(
+            "comm_msg",
+            {"comm_id": widget.comm_id, "data": {"method": "custom", "content": content}},
+        )
+        self.kc.shell_channel.send(msg)
+
+    # ---------------------------------------------------------------- reading
+
+    def pump(self, timeout: float = 0.05) -> bool:
+        """Handle one IOPub message if one arrives within ``timeout``."""
+        try:
+            msg = self.kc.get_iopub_msg(timeout=timeout)
+        except queue.Empty:
+            self._drain_replies()
+            return False
+        self._handle(msg)
+        self._drain_replies()
+        return True
+
+    def _drain_replies(self) -> None:
+        while True:
+            try:
+                reply = self.kc.get_shell_msg(timeout=0)
+            except queue.Empty:
+                return
+            parent = reply["parent_header"].get("msg_id")
+            if parent in self.cells:
+                self.cells[parent].reply = reply["content"]
+
+    def _handle(self, msg: dict[str, Any]) -> None:
+        kind = msg["msg_type"]
+        content = msg["content"]
+        parent = msg["parent_header"].get("msg_id")
+        cell = self.cells.get(parent)
+        if cell is not None:
+            cell.messages.append(msg)
+        if kind == "status" and cell is not None:
+            state = content["execution_state"]
+            self.order.append((parent, state))
+            cell.busy = state == "busy"
+            cell.done = state == "idle"
+        elif kind == "comm_open":
+            state = content.get("data", {}).get("state", {})
+            self.widgets[content["comm_id"]] = Widget(content["comm_id"], dict(state))
+        elif kind == "comm_msg":
+            widget = self.widgets.get(content["comm_id"])
+            data = content.get("data", {})
+            if widget is not None:
+                if data.get("method") == "update":
+                    widget.state.update(data.get("state", {}))
+                elif data.get("method") == "custom":
+                    widget.custom.append(data["content"])
+        elif cell is not None and kind in ("display_data", "stream", "error", "execute_result"):
+            output = {"output_type": kind, **content}
+            display_id = content.get("transient", {}).get("display_id")
+            if display_id:
+                cell.displays[display_id] = len(cell.outputs)
+            cell.outputs.append(output)
+        elif kind == "update_display_data":
+            display_id = content.get("transient", {}).get("display_id")
+            for owner in self.cells.values():
+                if display_id in owner.displays:
+                    index = owner.displays[display_id]
+                    owner.outputs[index] = {**owner.outputs[index], "data": content["data"]}
+
+    def wait(self, condition: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
+        """Pump messages until ``condition()`` is truthy; return its value."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = condition()
+            if value:
+                return value
+            self.pump()
+        value = condition()
+        if value:
+            return value
+        raise AssertionError(f"timed out waiting for {what or condition}")
+
+    def run(self, code: str, timeout: float = 60.0) -> Cell:
+        cell = self.execute(code)
+        self.wait(lambda: cell.done, timeout, f"cell {code[:40]!r} to finish")
+        self.wait(lambda: cell.reply is not None, 5, "execute_reply")
+        return cell
+
+    def chat_widget(self) -> Widget:
+        """The newest ChatWidget."""
+        widgets = [
+            w
+            for w in self.widgets.values()
+            if w.state.get("_anywidget_id") == "jupyter_turns.widget.ChatWidget"
+        ]
+        assert widgets, "no ChatWidget was created"
+        return widgets[-1]
+
+    def prompt(self, widget: Widget, kind: str) -> dict[str, Any] | None:
+        for prompt in widget.state.get("prompts", []):
+            if prompt["type"] == kind:
+                return prompt  # type: ignore[no-any-return]
+        return None
+
+
+PYTHON = sys.executable
