@@ -39,6 +39,7 @@ case "${1:-}" in
         "$VENV/bin/ruff" check jupyter_turns tests
         "$VENV/bin/mypy"
         "$VENV/bin/python" -m pytest tests "${@:2}"
+        "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
         ;;
     *)
         echo "usage: ./dev.sh demo | test [pytest args]" >&2
