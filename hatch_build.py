@@ -28,7 +28,12 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 # Inputs of the JS build, relative to js/. Anything else under js/ (dev harness, node_modules)
 # does not change the outputs.
 SOURCE_GLOBS = ("src/**/*", "labextension/**/*", "package.json", "package-lock.json")
-OUTPUTS = ("jupyter_turns/static/widget.js", "jupyter_turns/labextension/package.json")
+OUTPUTS = (
+    "jupyter_turns/static/widget.js",
+    "jupyter_turns/labextension/package.json",
+    # the same bundle, served by JupyterLab, so widgets need not carry it (see widget.py)
+    "jupyter_turns/labextension/static/jupyter-turns-widget.js",
+)
 STAMP = "jupyter_turns/static/.js-build-stamp"
 LOCK_STAMP = "node_modules/.jupyter-turns-lock-hash"
 

@@ -47,8 +47,10 @@ class CellFront:
         self.magics = magics
         self.thread = thread
         chat = thread.chat
+        namespace = magics.namespace
         self.widget = ChatWidget(
             thread=thread.name,
+            inline=magics.inline_widget or "__vsc_ipynb_file__" in namespace,
             settings={
                 "reasoning": thread.reasoning,
                 "thread": thread.name,

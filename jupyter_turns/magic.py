@@ -21,7 +21,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from traitlets import Enum, Float, Int, Unicode
+from traitlets import Bool, Enum, Float, Int, Unicode
 
 from . import commands
 from .chat import Chat
@@ -84,6 +84,11 @@ class ChatMagics(Magics):
     max_rate = Float(20.0, help="Most draft messages per second sent to the widget.").tag(
         config=True
     )
+    inline_widget = Bool(
+        False,
+        help="Ship the widget's code inside each widget instead of loading it from the lab "
+        "extension (automatic in VS Code).",
+    ).tag(config=True)
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)

@@ -23,5 +23,5 @@ def skip_record_comparison(session: Any, config: Any, items: list[Any]) -> None:
     for item in items:
         notebook = getattr(item, "parent", None)
         skip = getattr(notebook, "skip_compare", None)
-        if isinstance(skip, tuple) and RECORD_MIME not in skip:
+        if notebook is not None and isinstance(skip, tuple) and RECORD_MIME not in skip:
             notebook.skip_compare = (*skip, RECORD_MIME)

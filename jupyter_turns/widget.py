@@ -11,6 +11,7 @@ handed to the turn's loop with ``call_soon_threadsafe``.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import time
 from collections.abc import Awaitable, Callable
@@ -49,20 +50,63 @@ _STATIC = Path(__file__).parent / "static"
 _ids = itertools.count(1)
 
 
-def _esm() -> str | Path:
+_MISSING = (
+    "export default { render({ el }) { el.textContent = "
+    "'jupyter_turns: the widget bundle is missing; reinstall the package (pip install .)'; } }"
+)
+
+# A small module that imports the full bundle from the lab extension's static files, so a
+# widget does not carry the ~120 KB bundle in its comm message and in saved widget state.
+_LOADER = """
+const FILE = "jupyter_turns/static/jupyter-turns-widget.js?v=__VERSION__";
+let loading;
+function base() {
+  const node = document.getElementById("jupyter-config-data");
+  if (!node) return null;
+  const config = JSON.parse(node.textContent || "{}");
+  if (config.fullLabextensionsUrl) return config.fullLabextensionsUrl.replace(/\\/$/, "");
+  return config.baseUrl ? config.baseUrl.replace(/\\/$/, "") + "/lab/extensions" : null;
+}
+function load() {
+  const root = base();
+  if (!root) return Promise.reject(new Error("not in JupyterLab or Notebook 7"));
+  return import(/* @vite-ignore */ `${root}/${FILE}`).then((m) => m.default);
+}
+export default {
+  async initialize(context) {
+    loading ??= load();
+    const widget = await loading.catch(() => null);
+    return widget?.initialize?.(context);
+  },
+  async render(context) {
+    loading ??= load();
+    try {
+      return (await loading).render(context);
+    } catch (error) {
+      context.el.textContent =
+        "jupyter_turns: the chat view needs the jupyter_turns JupyterLab extension " +
+        "(pip install jupyter_turns, then reload the page). The saved transcript is below.";
+    }
+  },
+};
+"""
+
+
+def widget_source(inline: bool) -> str:
+    """The ESM a ChatWidget sends: the full bundle, or the loader of the extension's copy."""
     bundle = _STATIC / "widget.js"
-    if bundle.exists():
-        return bundle
-    return (
-        "export default { render({ el }) { el.textContent = "
-        "'jupyter_turns: the widget bundle is missing; reinstall the package (pip install .)'; } }"
-    )
+    if not bundle.exists():
+        return _MISSING
+    data = bundle.read_bytes()
+    if inline:
+        return data.decode()
+    version = hashlib.sha256(data).hexdigest()[:12]
+    return _LOADER.replace("__VERSION__", version)
 
 
 class ChatWidget(anywidget.AnyWidget):
     """One cell's turn: its events, live tool status, open prompts, status, usage, settings."""
 
-    _esm = _esm()
     events: traitlets.List[Any] = traitlets.List().tag(sync=True)
     tools = traitlets.Dict().tag(sync=True)
     prompts: traitlets.List[Any] = traitlets.List().tag(sync=True)
@@ -72,7 +116,10 @@ class ChatWidget(anywidget.AnyWidget):
     usage = traitlets.Dict().tag(sync=True)
     settings = traitlets.Dict().tag(sync=True)
 
-    def __init__(self, *, thread: str = "main", **kwargs: Any) -> None:
+    def __init__(self, *, thread: str = "main", inline: bool = False, **kwargs: Any) -> None:
+        """``inline`` ships the whole front end in the widget (frontends without the lab
+        extension, e.g. VS Code); otherwise a loader fetches it from the extension."""
+        self._esm = widget_source(inline)
         super().__init__(**kwargs)
         self.thread = thread
         self.ready = False  # a view has rendered and said so

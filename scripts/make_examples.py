@@ -108,7 +108,9 @@ TOOLS = [
         "]"
     ),
     new_code_cell("%%chat --script script\nAverage 1..4 and count down from 3."),
-    new_markdown_cell("With `--tools unattended`, tools without their own mode run without asking."),
+    new_markdown_cell(
+        "With `--tools unattended`, tools without their own mode run without asking."
+    ),
     new_code_cell(
         "script2 = [cycle(tool_call('mean', {'values': [2, 4, 9]})), "
         "cycle(message('The mean is **5**.'))]"
