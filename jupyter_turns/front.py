@@ -118,6 +118,7 @@ class CellFront:
                 "usage": turn.usage.as_dict(),
                 "cost_usd": turn.cost_usd,
             },
+            settings=self.thread.settings(),
         )
 
     def _boundary(self, turn: TurnCoordinator) -> None:

@@ -43,11 +43,13 @@ class _Turn:
     conversation_id: str | None
     events: list[dict[str, Any]]
     cell: int
+    settings: dict[str, Any] = field(default_factory=dict)
 
     @property
-    def newest(self) -> tuple[str, int]:
+    def newest(self) -> tuple[str, int, bool]:
+        """Later last event first, then more events, then a copy that carries settings."""
         last = self.events[-1].get("timestamp", "") if self.events else ""
-        return (str(last), len(self.events))
+        return (str(last), len(self.events), bool(self.settings))
 
     @property
     def started(self) -> str:
@@ -96,11 +98,13 @@ def _turns(notebook: Any) -> list[_Turn]:
             events = record.get("events")
             if not isinstance(events, list) or not events:
                 continue
+            settings = record.get("settings")
             turn = _Turn(
                 str(record.get("thread") or "main"),
                 record.get("conversation_id"),
                 events,
                 index,
+                settings if isinstance(settings, dict) else {},
             )
             if best is None or turn.newest > best.newest:
                 best = turn
@@ -120,7 +124,8 @@ def load_threads(path: str | os.PathLike[str]) -> tuple[dict[str, SavedThread], 
     threads: dict[str, SavedThread] = {}
     for name, turns in by_thread.items():
         turns.sort(key=lambda t: (t.started, t.cell))
-        settings = dict(saved_settings.get(name) or {})
+        newest = max(turns, key=lambda t: t.started)
+        settings = {**newest.settings, **(saved_settings.get(name) or {})}
         conversation_id = settings.get("conversation_id") or next(
             (t.conversation_id for t in reversed(turns) if t.conversation_id), None
         )
@@ -131,6 +136,10 @@ def load_threads(path: str | os.PathLike[str]) -> tuple[dict[str, SavedThread], 
         conversation.answer_orphans()
         threads[name] = saved
     current = state.get("current")
+    if not isinstance(current, str) and by_thread:  # no extension: the newest turn's thread
+        current = max(
+            (t for turns in by_thread.values() for t in turns), key=lambda t: t.started
+        ).thread
     return threads, current if isinstance(current, str) else None
 
 

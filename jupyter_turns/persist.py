@@ -44,6 +44,7 @@ def turn_record(
     events: Sequence[ConversationEvent],
     *,
     turn: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The schema v1 record of one cell's turn."""
     record: dict[str, Any] = {
@@ -54,6 +55,8 @@ def turn_record(
     }
     if turn:
         record["turn"] = turn
+    if settings:
+        record["settings"] = settings  # the thread's, so a restore works without the extension
     return record
 
 

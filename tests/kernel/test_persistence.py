@@ -1,0 +1,232 @@
+"""Saving into the notebook: records per cycle, nbclient runs, loading back, no secrets."""
+
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from jupyter_turns.notebook import export_markdown, load, load_threads
+from tests.support.anthropic_server import AnthropicTestServer, Reply
+from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
+
+from .kernel import RECORD_MIME, KernelDriver
+
+pytestmark = pytest.mark.kernel
+
+ROOT = Path(__file__).resolve().parents[2]
+SECRET = "sk-ant-api03-TESTSECRET-do-not-save-0123456789"
+SECRET_PATTERNS = [
+    re.compile(r"sk-ant-[A-Za-z0-9_-]{8,}"),
+    re.compile(r"x-api-key", re.I),
+    re.compile(r"authorization\W+bearer", re.I),
+    re.compile(re.escape(SECRET)),
+]
+
+
+def _notebook_from(cells: list[tuple[str, list[dict]]]) -> nbformat.NotebookNode:  # type: ignore[type-arg]
+    """What a frontend would save: each cell's source with its final outputs."""
+    notebook = new_notebook()
+    for source, outputs in cells:
+        cell = new_code_cell(source)
+        cell.outputs = [
+            new_output(
+                o["output_type"], **{k: v for k, v in o.items() if k in ("data", "metadata")}
+            )
+            if o["output_type"] == "display_data"
+            else new_output("stream", name=o.get("name", "stdout"), text=o.get("text", ""))
+            for o in outputs
+            if o["output_type"] in ("display_data", "stream")
+        ]
+        notebook.cells.append(cell)
+    return notebook
+
+
+def test_a_kernel_killed_between_cycles_leaves_cycle_one_saved(tmp_path: Path) -> None:
+    kernel = KernelDriver()
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        kernel.run(
+            textwrap.dedent(
+                """
+                import asyncio
+                from jupyter_turns import tool
+                from jupyter_turns.providers.scripted import cycle, message, reasoning, tool_call
+
+                @tool(run="unattended")
+                async def slow_lookup(q: str) -> str:
+                    '''Takes forever.'''
+                    await asyncio.sleep(3600)
+                    return "never"
+
+                script = [
+                    cycle(reasoning("Need a lookup."), message("Looking it up."),
+                          tool_call("slow_lookup", {"q": "x"}, call_id="call_1")),
+                    cycle(message("never reached")),
+                ]
+                """
+            )
+        )
+        source = "%%chat --provider scripted --script script\nFind x"
+        cell = kernel.execute(source)
+
+        def saved_kinds() -> list[str]:
+            records = cell.records()
+            return [e["kind"] for e in records[-1]["events"]] if records else []
+
+        kernel.wait(lambda: "tool_call_request" in saved_kinds(), 30, "cycle 1 in the record")
+        kernel.km.shutdown_kernel(now=True)  # SIGKILL while the tool of cycle 1 runs
+        assert saved_kinds() == ["chat_request", "reasoning", "message", "tool_call_request"]
+        path = tmp_path / "crashed.ipynb"
+        nbformat.write(_notebook_from([(source, cell.outputs)]), path)
+    finally:
+        kernel.kc.stop_channels()
+    conversation = load(path)["main"]
+    kinds = [e.kind for e in conversation.events]
+    assert kinds[:4] == ["chat_request", "reasoning", "message", "tool_call_request"]
+    assert kinds[4] == "tool_call_response" and conversation.events[4].is_error  # type: ignore[union-attr]
+    conversation.check_sendable()
+
+
+NOTEBOOK_CELLS = [
+    "%load_ext jupyter_turns",
+    textwrap.dedent(
+        """
+        from jupyter_turns import tool
+        from jupyter_turns.providers.scripted import cycle, message, reasoning, tool_call
+
+        @tool
+        def square(x: int) -> int:
+            '''x squared'''
+            return x * x
+
+        script = [
+            cycle(reasoning("Square it."), tool_call("square", {"x": 7})),
+            cycle(message("7 squared is **49**.")),
+            cycle(message("You asked about 7.")),
+        ]
+        """
+    ),
+    "%%chat --provider scripted --script script --tools unattended\nWhat is 7 squared?",
+    "%%chat\nWhat number did I ask about?",
+]
+
+
+def _execute(tmp_path: Path, cells: list[str], env: dict[str, str] | None = None) -> Path:
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    client = NotebookClient(
+        notebook,
+        timeout=60,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    if env:
+        client.km = client.create_kernel_manager()
+        client.start_new_kernel(env=env)  # type: ignore[no-untyped-call]
+    client.execute()
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
+    path = _execute(tmp_path, NOTEBOOK_CELLS)
+    notebook = nbformat.read(path, as_version=4)
+    records = [
+        output["data"][RECORD_MIME]
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if RECORD_MIME in output.get("data", {})
+        and not output["data"][RECORD_MIME].get("superseded")
+    ]
+    assert [[e["kind"] for e in r["events"]] for r in records] == [
+        ["chat_request", "reasoning", "tool_call_request", "tool_call_response", "message"],
+        ["chat_request", "message"],
+    ]
+    saved_events = [e for r in records for e in r["events"]]
+    conversation = load(path)["main"]
+    assert [e.model_dump(mode="json") for e in conversation.events] == saved_events
+    # the widget state nbclient saved holds the same events
+    state = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    widget_events = [m["state"]["events"] for m in state.values() if m["state"].get("events")]
+    assert widget_events == [r["events"] for r in records]
+    # without a renderer, the transcript is readable markdown
+    transcripts = [
+        output["data"]["text/markdown"]
+        for cell in notebook.cells
+        for output in cell.get("outputs", [])
+        if "text/markdown" in output.get("data", {})
+    ]
+    assert "7 squared is **49**." in transcripts[0] and "<details>" in transcripts[0]
+    assert "You asked about 7." in export_markdown(path)
+
+
+def test_restore_rebuilds_the_thread_and_the_next_turn_sends_it(tmp_path: Path) -> None:
+    path = _execute(tmp_path, NOTEBOOK_CELLS)
+    threads, current = load_threads(path)
+    assert current == "main" and threads["main"].settings["provider"] == "scripted"
+    kernel = KernelDriver()
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        kernel.run(
+            "from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message\n"
+            "script = ScriptedProvider([cycle(message('Still 7.'))])"
+        )
+        restored = kernel.run(f"%chat restore {path}")
+        assert "Restored thread 'main': 7 events" in restored.stdout()
+        kernel.run("%%chat --script script\nAnd now?")
+        sent = kernel.run("print([e.kind for e in script.requests[0].events])").stdout()
+    finally:
+        kernel.close()
+    assert sent.strip() == str(
+        [
+            "chat_request",
+            "reasoning",
+            "tool_call_request",
+            "tool_call_response",
+            "message",
+            "chat_request",
+            "message",
+            "chat_request",
+        ]
+    )
+
+
+def _scan(text: str) -> list[str]:
+    return [pattern.pattern for pattern in SECRET_PATTERNS if pattern.search(text)]
+
+
+def test_no_secret_reaches_a_saved_notebook(tmp_path: Path) -> None:
+    with AnthropicTestServer() as server:
+        server.enqueue(
+            Reply.sse(
+                sse_message([ToolUse("square", {"x": 3}, id="toolu_1")], stop_reason="tool_use")
+            ),
+            Reply.sse(sse_text_response(["Nine."])),
+        )
+        cells = [
+            "%load_ext jupyter_turns",
+            "from jupyter_turns import tool\n\n@tool\ndef square(x: int) -> int:\n"
+            "    '''x squared'''\n    return x * x",
+            "%%chat --provider anthropic --model claude-haiku-4-5 --tools unattended\nSquare 3",
+            "%chat settings",
+        ]
+        env = {"ANTHROPIC_API_KEY": SECRET, "ANTHROPIC_BASE_URL": server.url}
+        path = _execute(tmp_path, cells, env=env)
+        assert server.requests and SECRET in json.dumps(server.requests[0].headers)  # it was used
+    text = path.read_text()
+    assert "Nine." in text
+    assert _scan(text) == []
+
+
+@pytest.mark.parametrize(
+    "notebook", sorted((ROOT / "examples").glob("*.ipynb")), ids=lambda p: p.name
+)
+def test_no_secret_in_the_committed_examples(notebook: Path) -> None:
+    assert _scan(notebook.read_text()) == []
