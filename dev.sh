@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's two entry points (see README):
-#   ./dev.sh demo   set up .venv and run the offline quickstart
+#   ./dev.sh demo   set up .venv and execute the quickstart notebook offline, printing its chats
 #   ./dev.sh test   set up .venv with the test extras and run the whole test suite
+#   ./dev.sh lab    open the example notebooks in JupyterLab
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -30,8 +31,12 @@ ensure_chromium() {
 
 case "${1:-}" in
     demo)
-        setup ""
+        setup "[lab]"
         "$VENV/bin/python" -m jupyter_turns.demo
+        ;;
+    lab)
+        setup "[lab]"
+        exec "$VENV/bin/jupyter" lab examples/quickstart.ipynb "${@:2}"
         ;;
     test)
         setup "[test]"
@@ -42,7 +47,7 @@ case "${1:-}" in
         "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
         ;;
     *)
-        echo "usage: ./dev.sh demo | test [pytest args]" >&2
+        echo "usage: ./dev.sh demo | test [pytest args] | lab [jupyter lab args]" >&2
         exit 2
         ;;
 esac

@@ -1,13 +1,17 @@
-"""A headless demo: one scripted turn with reasoning, two parallel tools and an answer.
+"""``python -m jupyter_turns.demo``: run the quickstart notebook offline and print its chats.
 
-Run ``python -m jupyter_turns.demo``. It uses ScriptedProvider (no network, no API key) and a
-policy prompter that approves the tool calls, printing the turn as it streams.
+Executes ``examples/quickstart.ipynb`` with nbclient (scripted provider: no network, no API
+key), saves the executed copy to ``test-artifacts/quickstart.ipynb`` and prints every saved
+conversation as markdown, read back from that file. ``--headless-turn`` instead runs one
+scripted turn with two parallel tools in plain Python and prints it as it streams.
 """
 
 from __future__ import annotations
 
 import asyncio
 import statistics
+import sys
+from pathlib import Path
 
 from .chat import Chat
 from .prompter import PolicyPrompter
@@ -16,6 +20,8 @@ from .sink import PrintSink
 from .tools import tool
 
 __all__ = ["main"]
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 @tool
@@ -32,9 +38,9 @@ async def spread(values: list[float]) -> float:
     return statistics.pstdev(values)
 
 
-def _script() -> ScriptedProvider:
+async def headless_turn() -> None:
     data = {"values": [3, 5, 8, 13]}
-    return ScriptedProvider(
+    provider = ScriptedProvider(
         [
             cycle(
                 reasoning("The user wants a summary; I need the mean and the spread."),
@@ -45,21 +51,46 @@ def _script() -> ScriptedProvider:
             cycle(message("The mean is **7.25** and the standard deviation is about **3.77**.")),
         ]
     )
-
-
-async def _run() -> None:
     chat = Chat(
-        provider=_script(),
-        tools=[mean, spread],
-        prompter=PolicyPrompter("allow"),
-        sink=PrintSink(),
+        provider=provider, tools=[mean, spread], prompter=PolicyPrompter("allow"), sink=PrintSink()
     )
     turn = await chat.send("Summarize 3, 5, 8 and 13.")
     print(f"\n--- turn {turn.outcome} after {turn.cycles} cycles: {' → '.join(turn.kinds)}")
 
 
+def run_quickstart() -> None:
+    import nbformat
+    from nbclient import NotebookClient
+
+    from .notebook import load
+
+    source = ROOT / "examples" / "quickstart.ipynb"
+    notebook = nbformat.read(source, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            cell.outputs = []
+    print(f"Executing {source.relative_to(ROOT)} offline (scripted provider)...")
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3",
+        resources={"metadata": {"path": str(source.parent)}},
+    ).execute()
+    target = ROOT / "test-artifacts" / "quickstart.ipynb"
+    target.parent.mkdir(exist_ok=True)
+    nbformat.write(notebook, target)
+    from .transcript import to_markdown
+
+    for name, conversation in load(target).items():
+        print(f"\n===== thread {name!r}: {len(conversation)} events =====\n")
+        print(to_markdown(conversation.events))
+    print(f"Saved the executed notebook to {target.relative_to(ROOT)}.")
+    print("Open it interactively with: ./dev.sh lab")
+
+
 def main() -> None:
-    asyncio.run(_run())
+    if "--headless-turn" in sys.argv[1:]:
+        asyncio.run(headless_turn())
+    else:
+        run_quickstart()
 
 
 if __name__ == "__main__":

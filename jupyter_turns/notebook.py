@@ -69,10 +69,10 @@ def find_notebook(namespace: Mapping[str, Any]) -> Path | None:
 
 
 def _records_of_cell(cell: Any, widget_states: Mapping[str, Any]) -> Iterable[dict[str, Any]]:
-    meta = cell.get("metadata", {}).get(META_KEY)
+    meta = (cell.get("metadata") or {}).get(META_KEY)
     if isinstance(meta, dict):
         yield meta
-    for output in cell.get("outputs", []):
+    for output in cell.get("outputs") or []:
         data = output.get("data", {})
         record = data.get(RECORD_MIME)
         if isinstance(record, dict) and not record.get("superseded"):
@@ -92,7 +92,7 @@ def _turns(notebook: Any) -> list[_Turn]:
         if isinstance(model, dict) and isinstance(model.get("state"), dict):
             widget_states[model_id] = model["state"]
     turns = []
-    for index, cell in enumerate(notebook.get("cells", [])):
+    for index, cell in enumerate(notebook.get("cells") or []):
         best: _Turn | None = None
         for record in _records_of_cell(cell, widget_states):
             events = record.get("events")
