@@ -331,7 +331,7 @@ class WidgetPrompter:
         self.widget = widget
         self.fallback = fallback or PolicyPrompter()
         self.interactive = interactive or _always
-        self._open: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._open: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
         self.ignored: list[dict[str, Any]] = []  # answers that matched no open prompt
         for kind in ("approval", "result", "inquiry", "menu"):
             widget.handle(kind, self._on_answer)
@@ -339,7 +339,8 @@ class WidgetPrompter:
     async def _ask(self, prompt: dict[str, Any]) -> dict[str, Any]:
         prompt_id = f"p{next(_ids)}-{id(self):x}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._open[prompt_id] = future
+        answer_type = "menu" if prompt["type"] == "interrupt" else prompt["type"]
+        self._open[prompt_id] = (answer_type, future)
         self.widget.prompts = [*self.widget.prompts, {**prompt, "id": prompt_id}]
         try:
             return await future
@@ -348,11 +349,14 @@ class WidgetPrompter:
             self.widget.prompts = [p for p in self.widget.prompts if p.get("id") != prompt_id]
 
     def _on_answer(self, message: dict[str, Any]) -> None:
-        future = self._open.pop(str(message.get("prompt_id")), None)
-        if future is None or future.done():
+        """Resolve the open prompt this answer names, if the answer is of the prompt's kind."""
+        prompt_id = str(message.get("prompt_id"))
+        entry = self._open.get(prompt_id)
+        if entry is None or entry[0] != message.get("type") or entry[1].done():
             self.ignored.append(message)
             return
-        future.set_result(message)
+        del self._open[prompt_id]
+        entry[1].set_result(message)
 
     async def approve(self, request: ApprovalRequest) -> Approval:
         if not await self.interactive():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import threading
 import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,6 +34,7 @@ from ..events import (
 from ..interrupt import CancelToken
 from ..prompter import ApprovalRequest, InquiryPrompt, Prompter, ResultReview
 from ..sink import NullSink, Sink, ToolState, ToolUpdate
+from .capture import capturing
 from .context import ToolContext
 from .registry import RunMode, Tool, ToolArgumentError
 
@@ -84,6 +86,9 @@ class ToolExecutor:
         self._edit_note = ""
         self._restart: asyncio.Event | None = None
         self.abandoned = False  # a cancelled attempt outlived the grace period
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._print_buffer = ""
+        self._print_lock = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -119,7 +124,9 @@ class ToolExecutor:
             self.started_at = self.settings.clock()
             self._status("running")
             self._restart = asyncio.Event()
-            attempt = asyncio.create_task(self._invoke(self.tool, dict(self.arguments)))
+            self._loop = asyncio.get_running_loop()
+            with capturing(self._printed):  # the attempt's task inherits the capture
+                attempt = asyncio.create_task(self._invoke(self.tool, dict(self.arguments)))
             restart = asyncio.create_task(self._restart.wait())
             try:
                 await asyncio.wait({attempt, restart}, return_when=asyncio.FIRST_COMPLETED)
@@ -129,6 +136,7 @@ class ToolExecutor:
             if attempt.done():
                 restart.cancel()
                 outcome = attempt.result()
+                self._flush_printed()
                 break
             await self._cancel_attempt(attempt, restart, "restarted")
             self.decisions.append(Decision(action="restarted", by="user"))
@@ -332,6 +340,33 @@ class ToolExecutor:
             )
         )
         return answer.answer
+
+    def _printed(self, stream: str, text: str) -> None:
+        """What the tool printed (from any thread): complete lines become progress lines."""
+        with self._print_lock:
+            self._print_buffer += text
+            *lines, self._print_buffer = self._print_buffer.split("\n")
+        for line in lines:
+            self._from_any_thread(f"[{stream}] {line}" if stream == "stderr" else line)
+
+    def _flush_printed(self) -> None:
+        with self._print_lock:
+            rest, self._print_buffer = self._print_buffer, ""
+        if rest:
+            self._progress(rest)
+
+    def _from_any_thread(self, line: str) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            self._progress(line)
+        else:
+            loop.call_soon_threadsafe(self._progress, line)
 
     def _progress(self, text: str) -> None:
         self.sink.update(
