@@ -56,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
 @magics_class
 class ChatMagics(Magics):
-    """Settings are traitlets: ``%config ChatMagics.model = "claude-sonnet-4-5"``."""
+    """Settings are traitlets: ``%config ChatMagics.model = "claude-sonnet-5-5"``."""
 
     provider = Enum(
         ("anthropic", "scripted"), "anthropic", help="Default provider of new threads."

@@ -19,7 +19,7 @@ HERE = Path(__file__).resolve().parent.parent / "examples"
 SWITCH = (
     "> **Talk to Claude instead:** set `ANTHROPIC_API_KEY` in the environment before starting "
     "Jupyter (or `%env ANTHROPIC_API_KEY=...` in a cell — the key is never saved in the "
-    "notebook), then use `%%chat --provider anthropic` (optionally `--model claude-sonnet-4-5`) "
+    "notebook), then use `%%chat --provider anthropic` (optionally `--model claude-sonnet-5-5`) "
     "or `%config ChatMagics.provider = \"anthropic\"`."
 )
 

@@ -26,7 +26,7 @@ from .models import model_info
 
 __all__ = ["DEFAULT_MODEL", "AnthropicProvider", "build_params", "classify"]
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
+DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_THINKING_BUDGET = 8_000
 _QUOTE_CHARS = 400
 
