@@ -71,7 +71,9 @@ def run_quickstart() -> None:
             cell.outputs = []
     print(f"Executing {source.relative_to(ROOT)} offline (scripted provider)...")
     NotebookClient(
-        notebook, timeout=120, kernel_name="python3",
+        notebook,
+        timeout=120,
+        kernel_name="python3",
         resources={"metadata": {"path": str(source.parent)}},
     ).execute()
     target = ROOT / "test-artifacts" / "quickstart.ipynb"

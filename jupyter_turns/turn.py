@@ -11,10 +11,8 @@ The coordinator does not execute tools, format output or retry: it wires the par
 from __future__ import annotations
 
 import asyncio
-import enum
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Literal, overload
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Literal
 
 from .builder import EventBuilder
 from .conversation import Conversation
@@ -25,7 +23,6 @@ from .events import (
     Decision,
     ErrorEvent,
     Finished,
-    Flush,
     Message,
     MessageDelta,
     Notice,
@@ -38,147 +35,24 @@ from .events import (
 from .interrupt import InterruptAction, InterruptChannel, InterruptChoice, InterruptContext
 from .prompter import Prompter
 from .providers.base import Continuation, Provider, Request
-from .retry import ResilientCycle, RetryPolicy
+from .retry import ResilientCycle
 from .sink import Appended, Discarded, Sink, StateChanged, UsageUpdate
 from .tools.coordinator import ToolCoordinator
-from .tools.executor import ExecutionSettings
-from .tools.registry import Tool
+from .turn_state import (
+    TRANSITIONS,
+    Broken,
+    CycleEnd,
+    Done,
+    Failed,
+    IndexMap,
+    Interrupted,
+    TurnConfig,
+    TurnOutcome,
+    TurnResult,
+    TurnState,
+)
 
 __all__ = ["TRANSITIONS", "TurnConfig", "TurnCoordinator", "TurnOutcome", "TurnResult", "TurnState"]
-
-
-class TurnState(enum.Enum):
-    IDLE = "idle"
-    STREAMING = "streaming"
-    EVALUATING = "evaluating"
-    EXECUTING = "executing"
-    CONTINUING = "continuing"
-    INTERRUPTED_STREAMING = "interrupted_streaming"
-    INTERRUPTED_TOOL = "interrupted_tool"
-    REPLYING = "replying"
-    COMPLETE = "complete"
-    ABORTED = "aborted"
-
-
-S = TurnState
-TRANSITIONS: Mapping[TurnState, frozenset[TurnState]] = {
-    S.IDLE: frozenset({S.STREAMING, S.ABORTED}),
-    S.STREAMING: frozenset({S.EVALUATING, S.INTERRUPTED_STREAMING, S.COMPLETE, S.ABORTED}),
-    S.EVALUATING: frozenset(
-        {S.EXECUTING, S.CONTINUING, S.INTERRUPTED_STREAMING, S.COMPLETE, S.ABORTED}
-    ),
-    S.EXECUTING: frozenset({S.CONTINUING, S.INTERRUPTED_TOOL, S.COMPLETE, S.ABORTED}),
-    S.INTERRUPTED_TOOL: frozenset({S.EXECUTING, S.COMPLETE, S.ABORTED}),
-    S.CONTINUING: frozenset({S.STREAMING, S.ABORTED}),
-    S.INTERRUPTED_STREAMING: frozenset(
-        {S.STREAMING, S.CONTINUING, S.EVALUATING, S.REPLYING, S.COMPLETE, S.ABORTED}
-    ),
-    S.REPLYING: frozenset({S.STREAMING, S.ABORTED}),
-    S.COMPLETE: frozenset(),
-    S.ABORTED: frozenset(),
-}
-
-TurnOutcome = Literal["complete", "stopped", "aborted", "error", "max_cycles"]
-
-
-@dataclass
-class TurnConfig:
-    tools: Mapping[str, Tool] = field(default_factory=dict)
-    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
-    system: str | None = None
-    model: str | None = None
-    max_tokens: int | None = None
-    reasoning: Literal["off", "adaptive"] | int = "adaptive"
-    max_cycles: int = 25
-    sequential_tools: bool = False
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-
-
-class TurnResult(Sequence[ConversationEvent]):
-    """The turn's events (a sequence) plus how it ended, its usage and its cycle count."""
-
-    def __init__(
-        self,
-        events: list[ConversationEvent],
-        outcome: TurnOutcome,
-        usage: Usage,
-        cycles: int,
-        cost_usd: float | None,
-    ) -> None:
-        self.events = events
-        self.outcome = outcome
-        self.usage = usage
-        self.cycles = cycles
-        self.cost_usd = cost_usd
-
-    @overload
-    def __getitem__(self, i: int) -> ConversationEvent: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[ConversationEvent]: ...
-    def __getitem__(self, i: int | slice) -> ConversationEvent | Sequence[ConversationEvent]:
-        return self.events[i]
-
-    def __len__(self) -> int:
-        return len(self.events)
-
-    def __iter__(self) -> Iterator[ConversationEvent]:
-        return iter(self.events)
-
-    @property
-    def kinds(self) -> list[str]:
-        return [event.kind for event in self.events]
-
-    @property
-    def text(self) -> str:
-        """The answer text of the turn (its message events joined)."""
-        return "\n\n".join(e.content for e in self.events if e.kind == "message")
-
-    def __repr__(self) -> str:
-        return f"TurnResult(outcome={self.outcome!r}, cycles={self.cycles}, kinds={self.kinds})"
-
-
-@dataclass(frozen=True, slots=True)
-class _Done:
-    finished: Finished
-
-
-@dataclass(frozen=True, slots=True)
-class _Broken:
-    error: ProviderError  # the stream failed after some of it was shown
-
-
-@dataclass(frozen=True, slots=True)
-class _Failed:
-    error: ProviderError  # nothing of the cycle was shown and it will not be retried
-
-
-@dataclass(frozen=True, slots=True)
-class _Interrupted:
-    choice: InterruptChoice
-    alive: bool
-
-
-_CycleEnd = _Done | _Broken | _Failed | _Interrupted
-
-
-class _IndexMap:
-    """Maps a continuation cycle's block indexes onto the draft it continues."""
-
-    def __init__(self, seed_index: int) -> None:
-        self.seed_index = seed_index
-        self.base = seed_index + 1
-        self.map: dict[int, int] = {}
-
-    def part(self, part: Part) -> Part:
-        index = self.map.get(part.index)
-        if index is None:
-            taken = self.seed_index in self.map.values()
-            merge = isinstance(part.content, MessageDelta) and not taken
-            index = self.map[part.index] = self.seed_index if merge else self.base + part.index
-        return Part(index, part.content)
-
-    def flush(self, flush: Flush) -> Flush:
-        return Flush(self.map.get(flush.index, self.base + flush.index), flush.metadata)
 
 
 class TurnCoordinator:
@@ -211,7 +85,7 @@ class TurnCoordinator:
         self.turn_start = len(conversation)
         self._cycle_start = len(conversation)
         self._builder = EventBuilder()
-        self._index_map: _IndexMap | None = None
+        self._index_map: IndexMap | None = None
         self._pump_gate = asyncio.Event()
         self._outcome: TurnOutcome = "complete"
 
@@ -269,11 +143,11 @@ class TurnCoordinator:
             segment_cycles += 1
             end = await self._stream_cycle(continuation, segment_cycles)
             continuation = None
-            if isinstance(end, _Done):
+            if isinstance(end, Done):
                 self._to(TurnState.EVALUATING)
                 self._boundary()
                 step = await self._evaluate(end.finished, segment_cycles)
-            elif isinstance(end, _Failed):
+            elif isinstance(end, Failed):
                 self._append(ErrorEvent(message=end.error.message, error_type=end.error.kind))
                 self._finish("error")
                 return
@@ -351,7 +225,7 @@ class TurnCoordinator:
 
     async def _stream_cycle(
         self, continuation: Continuation | None, segment_cycles: int
-    ) -> _CycleEnd:
+    ) -> CycleEnd:
         self.conversation.check_sendable()
         self.cycles += 1
         if continuation is None:
@@ -386,12 +260,12 @@ class TurnCoordinator:
                     exc = pump.exception()
                     assert isinstance(exc, ProviderError)
                     self._append(ErrorEvent(message=exc.message, error_type=exc.kind))
-                return _Interrupted(choice, alive)
+                return Interrupted(choice, alive)
         except asyncio.CancelledError:
             pump.cancel()
             raise
 
-    def _cycle_end(self, pump: asyncio.Task[Finished]) -> _CycleEnd:
+    def _cycle_end(self, pump: asyncio.Task[Finished]) -> CycleEnd:
         error = pump.exception()
         if error is None:
             finished = pump.result()
@@ -403,16 +277,16 @@ class TurnCoordinator:
                 text = f"The API sent {len(unknown)} event(s) this version does not know: {types}."
                 self._append(Notice(text=text, data=unknown))
             self._note_usage(finished)
-            return _Done(finished)
+            return Done(finished)
         if isinstance(error, StreamBroken):
-            return _Broken(error)
+            return Broken(error)
         if isinstance(error, ProviderError):
             if self._builder.empty and self._index_map is None:
-                return _Failed(error)
-            return _Broken(error)
+                return Failed(error)
+            return Broken(error)
         message = f"{type(error).__name__}: {error}"
         kind = "protocol" if isinstance(error, ProtocolError) else "internal"
-        return _Broken(ProviderError(f"the response could not be read: {message}", kind=kind))
+        return Broken(ProviderError(f"the response could not be read: {message}", kind=kind))
 
     async def _pump(self, stream: AsyncIterator[StreamEvent]) -> Finished:
         gate, sink, builder = self._pump_gate, self.sink, self._builder
@@ -470,8 +344,8 @@ class TurnCoordinator:
         finally:
             menu.cancel()
 
-    async def _after_interrupt(self, end: _Broken | _Interrupted) -> str | Continuation:
-        if isinstance(end, _Broken):
+    async def _after_interrupt(self, end: Broken | Interrupted) -> str | Continuation:
+        if isinstance(end, Broken):
             self._to(TurnState.INTERRUPTED_STREAMING)
             context = InterruptContext("streaming", False, end.error.message)
             choice = await self._menu(context)
@@ -538,7 +412,7 @@ class TurnCoordinator:
         self._builder = EventBuilder()
         if seed:
             self._builder.seed(seed_index, seed_text)
-            self._index_map = _IndexMap(seed_index)
+            self._index_map = IndexMap(seed_index)
         return seed_text
 
     @staticmethod

@@ -1,0 +1,168 @@
+"""The turn's states and moves, its settings, and what a finished turn returns.
+
+``TRANSITIONS`` is the whole state machine: the coordinator (``turn.py``) may only make the
+moves listed here. The cycle-end types and the index map are the coordinator's vocabulary for
+how one streamed response ended and how a continuation joins the answer it continues.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal, overload
+
+from .errors import ProviderError
+from .events import ConversationEvent, Finished, Flush, MessageDelta, Part, Usage
+from .interrupt import InterruptChoice
+from .retry import RetryPolicy
+from .tools.executor import ExecutionSettings
+from .tools.registry import Tool
+
+__all__ = [
+    "TRANSITIONS",
+    "Broken",
+    "CycleEnd",
+    "Done",
+    "Failed",
+    "IndexMap",
+    "Interrupted",
+    "TurnConfig",
+    "TurnOutcome",
+    "TurnResult",
+    "TurnState",
+]
+
+
+class TurnState(enum.Enum):
+    IDLE = "idle"
+    STREAMING = "streaming"
+    EVALUATING = "evaluating"
+    EXECUTING = "executing"
+    CONTINUING = "continuing"
+    INTERRUPTED_STREAMING = "interrupted_streaming"
+    INTERRUPTED_TOOL = "interrupted_tool"
+    REPLYING = "replying"
+    COMPLETE = "complete"
+    ABORTED = "aborted"
+
+
+S = TurnState
+TRANSITIONS: Mapping[TurnState, frozenset[TurnState]] = {
+    S.IDLE: frozenset({S.STREAMING, S.ABORTED}),
+    S.STREAMING: frozenset({S.EVALUATING, S.INTERRUPTED_STREAMING, S.COMPLETE, S.ABORTED}),
+    S.EVALUATING: frozenset(
+        {S.EXECUTING, S.CONTINUING, S.INTERRUPTED_STREAMING, S.COMPLETE, S.ABORTED}
+    ),
+    S.EXECUTING: frozenset({S.CONTINUING, S.INTERRUPTED_TOOL, S.COMPLETE, S.ABORTED}),
+    S.INTERRUPTED_TOOL: frozenset({S.EXECUTING, S.COMPLETE, S.ABORTED}),
+    S.CONTINUING: frozenset({S.STREAMING, S.ABORTED}),
+    S.INTERRUPTED_STREAMING: frozenset(
+        {S.STREAMING, S.CONTINUING, S.EVALUATING, S.REPLYING, S.COMPLETE, S.ABORTED}
+    ),
+    S.REPLYING: frozenset({S.STREAMING, S.ABORTED}),
+    S.COMPLETE: frozenset(),
+    S.ABORTED: frozenset(),
+}
+
+TurnOutcome = Literal["complete", "stopped", "aborted", "error", "max_cycles"]
+
+
+@dataclass
+class TurnConfig:
+    tools: Mapping[str, Tool] = field(default_factory=dict)
+    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+    system: str | None = None
+    model: str | None = None
+    max_tokens: int | None = None
+    reasoning: Literal["off", "adaptive"] | int = "adaptive"
+    max_cycles: int = 25
+    sequential_tools: bool = False
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+
+class TurnResult(Sequence[ConversationEvent]):
+    """The turn's events (a sequence) plus how it ended, its usage and its cycle count."""
+
+    def __init__(
+        self,
+        events: list[ConversationEvent],
+        outcome: TurnOutcome,
+        usage: Usage,
+        cycles: int,
+        cost_usd: float | None,
+    ) -> None:
+        self.events = events
+        self.outcome = outcome
+        self.usage = usage
+        self.cycles = cycles
+        self.cost_usd = cost_usd
+
+    @overload
+    def __getitem__(self, i: int) -> ConversationEvent: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[ConversationEvent]: ...
+    def __getitem__(self, i: int | slice) -> ConversationEvent | Sequence[ConversationEvent]:
+        return self.events[i]
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __iter__(self) -> Iterator[ConversationEvent]:
+        return iter(self.events)
+
+    @property
+    def kinds(self) -> list[str]:
+        return [event.kind for event in self.events]
+
+    @property
+    def text(self) -> str:
+        """The answer text of the turn (its message events joined)."""
+        return "\n\n".join(e.content for e in self.events if e.kind == "message")
+
+    def __repr__(self) -> str:
+        return f"TurnResult(outcome={self.outcome!r}, cycles={self.cycles}, kinds={self.kinds})"
+
+
+@dataclass(frozen=True, slots=True)
+class Done:
+    finished: Finished
+
+
+@dataclass(frozen=True, slots=True)
+class Broken:
+    error: ProviderError  # the stream failed after some of it was shown
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    error: ProviderError  # nothing of the cycle was shown and it will not be retried
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted:
+    choice: InterruptChoice
+    alive: bool
+
+
+CycleEnd = Done | Broken | Failed | Interrupted
+
+
+class IndexMap:
+    """Maps a continuation cycle's block indexes onto the draft it continues."""
+
+    def __init__(self, seed_index: int) -> None:
+        self.seed_index = seed_index
+        self.base = seed_index + 1
+        self.map: dict[int, int] = {}
+
+    def part(self, part: Part) -> Part:
+        index = self.map.get(part.index)
+        if index is None:
+            taken = self.seed_index in self.map.values()
+            merge = isinstance(part.content, MessageDelta) and not taken
+            index = self.map[part.index] = self.seed_index if merge else self.base + part.index
+        return Part(index, part.content)
+
+    def flush(self, flush: Flush) -> Flush:
+        return Flush(self.map.get(flush.index, self.base + flush.index), flush.metadata)
