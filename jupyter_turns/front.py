@@ -60,7 +60,9 @@ class CellFront:
         self.widget.bind(loop)
         self.sink = WidgetSink(self.widget, max_rate=magics.max_rate)
         fallback = PolicyPrompter("allow" if magics.headless_allows(thread) else "deny")
-        self.prompter = WidgetPrompter(self.widget, fallback, interactive=self._interactive)
+        self.prompter = WidgetPrompter(
+            self.widget, fallback, interactive=self._interactive, before_prompt=self.sink.flush
+        )
         self.widget.handle("interrupt", self._on_interrupt)
         self.recorder = Recorder(
             thread=thread.name,
@@ -123,7 +125,7 @@ class CellFront:
 
     def _boundary(self, turn: TurnCoordinator) -> None:
         self._last = turn
-        self.recorder.boundary(self._record(turn))
+        self.recorder.boundary(lambda: self._record(turn))
 
     def _notebook_state(self) -> dict[str, Any]:
         threads = self.magics.threads

@@ -2,8 +2,9 @@
 
 Three stores, all written by the kernel through the messaging protocol (never the .ipynb file):
 
-* the *live record*: a display output (mime ``application/vnd.jupyter-turns+json``) updated at
-  every cycle boundary, so a kernel that dies mid-turn leaves its finished cycles saved;
+* the *live record*: a display output (mime ``application/vnd.jupyter-turns+json``) written
+  within a second of every cycle boundary of a turn that goes on, so a kernel that dies
+  mid-turn leaves its finished cycles saved;
 * the *final record*: at the end of the turn, a new display output with the whole record and a
   ``<details>``-folded markdown transcript (readable without a kernel or the extension); the
   live record then shrinks to a stub, so the record is not stored twice;
@@ -20,7 +21,9 @@ from __future__ import annotations
 import html
 import itertools
 import logging
+import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -104,7 +107,14 @@ def _default_comm() -> Any:
 
 
 class Recorder:
-    """Writes one cell's turn at every cycle boundary and once more at its end."""
+    """Writes one cell's turn at its cycle boundaries and once more at its end.
+
+    A boundary writes the live record and the metadata at once, unless the last write was less
+    than ``min_interval`` seconds ago: then one deferred write, with the newest record, follows
+    when the interval is up. So every finished cycle is saved within ``min_interval``, and a
+    long, fast tool loop does not resend its growing record hundreds of times. The record is
+    built only when it is written.
+    """
 
     def __init__(
         self,
@@ -113,6 +123,9 @@ class Recorder:
         cell_id: str | None,
         metadata: MetadataWriter,
         notebook_state: Callable[[], dict[str, Any]],
+        min_interval: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        call_later: Callable[[float, Callable[[], None]], Any] | None = None,
         display: Callable[..., Any] | None = None,
         update_display: Callable[..., Any] | None = None,
     ) -> None:
@@ -125,14 +138,33 @@ class Recorder:
         self.cell_id = cell_id
         self.metadata = metadata
         self.notebook_state = notebook_state
+        self.min_interval = min_interval
+        self._clock = clock
+        self._call_later = call_later or _loop_call_later
         self._display = display
         self._update = update_display
         self._display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
         self._shown = False
+        self._pending: Callable[[], dict[str, Any]] | None = None
+        self._timer: Any = None
+        self._last_write = -math.inf
         self.writes = 0
 
-    def boundary(self, record: dict[str, Any]) -> None:
-        """A cycle ended: save the turn so far (live record and metadata)."""
+    def boundary(self, build: Callable[[], dict[str, Any]]) -> None:
+        """A cycle ended: save the turn so far, now or within ``min_interval``."""
+        self._pending = build
+        wait = self._last_write + self.min_interval - self._clock()
+        if wait <= 0:
+            self._write_pending()
+        elif self._timer is None:
+            self._timer = self._call_later(wait, self._write_pending)
+
+    def _write_pending(self) -> None:
+        self._timer = None
+        build, self._pending = self._pending, None
+        if build is None:
+            return
+        record = build()
         bundle = {RECORD_MIME: record, "text/plain": LIVE_TEXT}
         if self._shown:
             self._update(bundle, raw=True, display_id=self._display_id)
@@ -141,23 +173,33 @@ class Recorder:
             self._shown = True
         self.metadata.cell(self.cell_id, record)
         self.metadata.notebook(self.notebook_state())
+        self._last_write = self._clock()
         self.writes += 1
 
     def finish(self, record: dict[str, Any]) -> None:
         """The turn ended: the final record output, a stub in the live one, final metadata."""
-        if not self._shown:
-            self.boundary(record)
-        stub = {
-            "version": 1,
-            "conversation_id": record["conversation_id"],
-            "thread": record.get("thread"),
-            "events": [],
-            "superseded": True,
-        }
-        self._update(
-            {RECORD_MIME: stub, "text/plain": LIVE_TEXT}, raw=True, display_id=self._display_id
-        )
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._pending = None
+        if self._shown:
+            stub = {
+                "version": 1,
+                "conversation_id": record["conversation_id"],
+                "thread": record.get("thread"),
+                "events": [],
+                "superseded": True,
+            }
+            self._update(
+                {RECORD_MIME: stub, "text/plain": LIVE_TEXT}, raw=True, display_id=self._display_id
+            )
         self._display(record_bundle(record), raw=True)
         self.metadata.cell(self.cell_id, record)
         self.metadata.notebook(self.notebook_state())
         self.writes += 1
+
+
+def _loop_call_later(delay: float, callback: Callable[[], None]) -> Any:
+    import asyncio
+
+    return asyncio.get_running_loop().call_later(delay, callback)

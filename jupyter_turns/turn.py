@@ -145,7 +145,6 @@ class TurnCoordinator:
             continuation = None
             if isinstance(end, Done):
                 self._to(TurnState.EVALUATING)
-                self._boundary()
                 step = await self._evaluate(end.finished, segment_cycles)
             elif isinstance(end, Failed):
                 self._append(ErrorEvent(message=end.error.message, error_type=end.error.kind))
@@ -159,6 +158,7 @@ class TurnCoordinator:
                 segment_cycles = 0
             elif isinstance(step, Continuation):
                 continuation = step
+            self._boundary()  # a cycle ended and the turn goes on (the last one: see run())
             self._to(TurnState.STREAMING)
 
     async def _evaluate(self, finished: Finished, segment_cycles: int) -> str | Continuation:
@@ -379,7 +379,6 @@ class TurnCoordinator:
         if action is InterruptAction.REPLY:
             self._answer_unrun("Not run: the user interrupted with a reply.")
             self._to(TurnState.REPLYING)
-            self._boundary()
             self._append(ChatRequest(content=choice.text))
             return "reply"
         self._answer_unrun("Not run: the user stopped the turn.")
@@ -447,8 +446,8 @@ class TurnCoordinator:
 
     async def _tools_then_continue(self, segment_cycles: int) -> str:
         self._to(TurnState.EXECUTING)
+        self._boundary()  # the response is in; tools may take long
         stopped = await self._run_tools()
-        self._boundary()
         if stopped:
             self._append(Notice(text="Stopped by the user while tools were running."))
             return self._finish("stopped")

@@ -70,7 +70,9 @@ function base() {
 function load() {
   const root = base();
   if (!root) return Promise.reject(new Error("not in JupyterLab or Notebook 7"));
-  return import(/* @vite-ignore */ `${root}/${FILE}`).then((m) => m.default);
+  // the ESM runs from a blob: URL, so the path must be made absolute against the page
+  const url = new URL(`${root}/${FILE}`, document.baseURI).href;
+  return import(/* @vite-ignore */ url).then((m) => m.default);
 }
 export default {
   async initialize(context) {
@@ -190,6 +192,9 @@ class WidgetSink:
         self.messages_sent = 0
         self._pending: dict[int, tuple[str, list[str]]] = {}
         self._draft: dict[int, tuple[str, list[str]]] = {}
+        self._events: list[dict[str, Any]] = list(widget.events)
+        self._events_dirty = False
+        self._released: list[int] = []
         self._scheduled: asyncio.TimerHandle | None = None
         self._last_send = 0.0
         widget.handle("ready", self._on_ready)
@@ -218,10 +223,29 @@ class WidgetSink:
         self._scheduled = loop.call_later(delay, self.flush)
 
     def flush(self) -> None:
-        """Send what is pending as one ``delta`` message."""
+        """Send what is pending: one ``delta`` message, then the events, then the draft change.
+
+        Events are synced at most ``max_rate`` times a second too (the trait is sent whole),
+        after the deltas of the same blocks; a released draft block is dropped only after the
+        event that replaces it.
+        """
         if self._scheduled is not None:
             self._scheduled.cancel()
             self._scheduled = None
+        self._send_deltas()
+        if self._events_dirty:
+            self._events_dirty = False
+            self.widget.events = list(self._events)
+        if self._released:
+            for index in self._released:
+                self._draft.pop(index, None)
+            self._released = []
+            if self._draft:
+                self._send({"type": "draft", "blocks": self.draft_blocks()})
+            else:
+                self._send({"type": "draft_clear"})
+
+    def _send_deltas(self) -> None:
         if not self._pending:
             return
         parts = []
@@ -264,20 +288,19 @@ class WidgetSink:
         widget = self.widget
         match update:
             case Appended(events=events, released=released):
-                self.flush()
-                widget.events = [*widget.events, *(_event_json(e) for e in events)]
-                if released:
-                    for index in released:
-                        self._draft.pop(index, None)
-                    if self._draft:
-                        self._send({"type": "draft", "blocks": self.draft_blocks()})
-                    else:
-                        self._send({"type": "draft_clear"})
+                self._events.extend(_event_json(e) for e in events)
+                self._released.extend(released)
+                self._events_dirty = True
+                if self._scheduled is None:
+                    self._schedule()
             case Discarded(event_ids=ids):
                 self._pending = {}
                 self._draft = {}
+                self._released = []
                 gone = set(ids)
-                widget.events = [e for e in widget.events if e.get("id") not in gone]
+                self._events = [e for e in self._events if e.get("id") not in gone]
+                self._events_dirty = False
+                widget.events = list(self._events)
                 self._send({"type": "draft_clear"})
             case StateChanged(state=state):
                 widget.status = {**widget.status, "state": state}
@@ -327,10 +350,12 @@ class WidgetPrompter:
         fallback: Prompter | None = None,
         *,
         interactive: Callable[[], Awaitable[bool]] | None = None,
+        before_prompt: Callable[[], None] | None = None,
     ) -> None:
         self.widget = widget
         self.fallback = fallback or PolicyPrompter()
         self.interactive = interactive or _always
+        self.before_prompt = before_prompt  # e.g. the sink's flush: show the call before asking
         self._open: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
         self.ignored: list[dict[str, Any]] = []  # answers that matched no open prompt
         for kind in ("approval", "result", "inquiry", "menu"):
@@ -339,6 +364,8 @@ class WidgetPrompter:
     async def _ask(self, prompt: dict[str, Any]) -> dict[str, Any]:
         prompt_id = f"p{next(_ids)}-{id(self):x}"
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        if self.before_prompt is not None:
+            self.before_prompt()
         answer_type = "menu" if prompt["type"] == "interrupt" else prompt["type"]
         self._open[prompt_id] = (answer_type, future)
         self.widget.prompts = [*self.widget.prompts, {**prompt, "id": prompt_id}]

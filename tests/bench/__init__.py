@@ -1,0 +1,14 @@
+"""Benchmarks B1-B6 (DESIGN §8): ratios and distributions measured in the same run, never asserted.
+
+Run everything from the repo root with the venv active:
+
+    python -m tests.bench               # full suite (~9 min): a table, and the figures in
+                                        # test-artifacts/bench/results.json
+    python -m tests.bench --quick       # smoke mode: smaller inputs, fewer repeats (~4.5 min)
+    python -m tests.bench --only B1,B5  # a subset
+
+Not collected by pytest (``norecursedirs`` has ``bench``; no file here starts with ``test_``).
+Each module measures one benchmark and returns :class:`tests.bench.common.Figure` rows; rows
+marked ``what-if`` measure a proposed package change by monkeypatching inside the benchmark
+process only — the package files are never edited.
+"""

@@ -1,0 +1,160 @@
+"""Helpers for the chat browser tests: notebook code for scripted turns, waits on the widget.
+
+A chat test writes a notebook whose first cells are `LOAD` and `SETUP` (ScriptedProvider, the
+`add` tool, `slow()` to stretch a stream), runs a `%%chat --provider scripted --script VAR`
+cell and waits on the widget's DOM (`.jt-root`, see js/README.md for its counters):
+
+    lab.write_notebook("t.ipynb", [LOAD, SETUP, "script = [slow(cycle(message('hi')))]",
+                                   chat_cell("say hi")])
+    lab.open("t.ipynb")
+    run_setup(lab, 3)                    # cells 0..2
+    root = start_chat(lab, 3)            # the .jt-root of cell 3's widget, once it rendered
+    lab.wait_cell_idle(3)
+    record = final_record(lab.read_notebook("t.ipynb").cells[3])   # after lab.save()
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from nbformat import NotebookNode
+from playwright.sync_api import Locator
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from .lab import Lab
+from .server import LabError
+
+__all__ = [
+    "LOAD",
+    "RECORD_MIME",
+    "SETUP",
+    "WIDGET_FAILED",
+    "chat_cell",
+    "final_record",
+    "message_text",
+    "print_cell",
+    "run_setup",
+    "start_chat",
+    "wait_widget",
+]
+
+RECORD_MIME = "application/vnd.jupyter-turns+json"
+
+# What the widget's loader shows when it cannot import the front end (jupyter_turns/widget.py).
+WIDGET_FAILED = "jupyter_turns: the chat view needs"
+
+LOAD = "%load_ext jupyter_turns"
+import os  # DEV-ONLY
+if os.environ.get("JT_DEV_INLINE"):  # DEV-ONLY
+    LOAD += "\n%config ChatMagics.inline_widget = True\n_JT_INLINE = True"  # DEV-ONLY
+
+SETUP = textwrap.dedent(
+    '''\
+    import asyncio
+    from jupyter_turns import ToolContext, tool
+    from jupyter_turns.events import Usage
+    from jupyter_turns.providers.scripted import (
+        Delay, ScriptedProvider, cycle, message, reasoning, tool_call,
+    )
+
+    ran = []
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        ran.append((a, b))
+        return a + b
+
+    def slow(items, pause=0.05, every=1):
+        """The cycle's items with a Delay after every `every`-th streamed part."""
+        out, parts = [], 0
+        for item in items:
+            out.append(item)
+            if getattr(item, "kind", "") == "part":
+                parts += 1
+                if parts % every == 0:
+                    out.append(Delay(pause))
+        return out
+    '''
+)
+
+
+def chat_cell(body: str, *, script: str = "script", options: str = "") -> str:
+    """A `%%chat` cell playing the notebook variable `script`."""
+    line = f"%%chat --provider scripted --script {script} {options}".rstrip()
+    return f"{line}\n{body}"
+
+
+def run_setup(lab: Lab, count: int, timeout: float = 60) -> None:
+    """Run cells 0..count-1 one after the other; each must end without an error."""
+    for index in range(count):
+        out = lab.run_cell(index, timeout=timeout)
+        text = out.inner_text()
+        if "Traceback" in text or "Error" in text:
+            raise AssertionError(f"setup cell {index} failed:\n{text}")
+
+
+_WIDGET_STATE = """
+({ index, failed }) => {
+  const cell = window.__jt.panel.content.widgets[index];
+  if (!cell) return null;
+  if (cell.node.querySelector(".jt-root")) return "rendered";
+  const text = cell.node.querySelector(".jp-OutputArea")?.textContent ?? "";
+  if (text.includes(failed)) return "failed: " + text.slice(0, 300);
+  if (text.includes("Traceback")) return "error: " + text.slice(0, 2000);
+  return null;
+}
+"""
+
+
+def wait_widget(lab: Lab, index: int, timeout: float = 30) -> Locator:
+    """The `.jt-root` of cell `index`'s chat widget once it rendered; fails fast if the
+    widget's loader gave up or the cell raised."""
+    try:
+        handle = lab.page.wait_for_function(
+            _WIDGET_STATE,
+            arg={"index": index, "failed": WIDGET_FAILED},
+            timeout=timeout * 1000,
+            polling=50,
+        )
+    except PlaywrightTimeoutError:
+        raise LabError(f"no chat widget in cell {index} after {timeout} s") from None
+    state = handle.json_value()
+    if state != "rendered":
+        raise LabError(f"the chat widget of cell {index} did not render: {state}")
+    return lab.cell_output(index).locator(".jt-root").first
+
+
+def start_chat(lab: Lab, index: int, timeout: float = 30) -> Locator:
+    """Run a `%%chat` cell without waiting for the turn; return its widget's `.jt-root`."""
+    lab.run_cell(index, wait=False)
+    return wait_widget(lab, index, timeout)
+
+
+def print_cell(lab: Lab, index: int, timeout: float = 30) -> str:
+    """Run a cell that prints and return its output text (fails on a traceback)."""
+    text = lab.run_cell(index, timeout=timeout).inner_text().strip()
+    if "Traceback" in text:
+        raise AssertionError(f"cell {index} failed:\n{text}")
+    return text
+
+
+def message_text(root: Locator) -> str:
+    """The text of every assistant message in a widget, saved or streaming, in page order."""
+    texts: list[str] = root.locator(".jt-message .jt-md").all_text_contents()
+    return "".join(texts)
+
+
+def final_record(cell: NotebookNode) -> dict[str, Any]:
+    """The turn record of a saved cell: its final output record (not the superseded stub)."""
+    records = [
+        output["data"][RECORD_MIME]
+        for output in cell.get("outputs", [])
+        if RECORD_MIME in output.get("data", {})
+        and not output["data"][RECORD_MIME].get("superseded")
+    ]
+    if not records:
+        raise AssertionError(f"no record output in the saved cell: {cell.get('outputs')}")
+    record: dict[str, Any] = records[-1]
+    return record

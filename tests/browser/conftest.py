@@ -1,0 +1,119 @@
+"""Browser-test fixtures: a JupyterLab server and Chromium for this package, a `Lab` per test.
+
+The server and the browser live as long as the tests of this package (scope "package"), not the
+whole session: Playwright's sync API keeps its asyncio loop marked as running in the main thread
+while it is started, so any later `asyncio.run()` — pytest-asyncio's tests in tests/unit and
+tests/kernel — would fail with "cannot be called from a running event loop". For the same
+reason browser tests are plain (sync) functions.
+
+Every test collected under tests/browser/ is marked `browser` (deselect with `-m "not browser"`).
+On failure the test's page is saved to test-artifacts/browser/<test>.png, with the browser
+console, page errors and the server log's tail in <test>.log next to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
+
+from . import server
+from .lab import Lab, browser_context
+from .server import ARTIFACTS, LabServer, launch_chromium, safe_name, start_lab_server
+
+_HERE = Path(__file__).parent
+
+# Playwright's assertions wait 5 s by default; a first widget render on a loaded two-core CI
+# machine can take longer. Assertions still return as soon as they hold.
+expect.set_options(timeout=15_000)
+
+_REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if _HERE in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.browser)
+            if (
+                config.pluginmanager.hasplugin("timeout")
+                and item.get_closest_marker("timeout") is None
+            ):
+                # Generous: the first test also pays for starting the server and the browser.
+                item.add_marker(pytest.mark.timeout(180))
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report: pytest.TestReport = yield
+    item.stash.setdefault(_REPORTS, {})[report.when] = report
+    return report
+
+
+@pytest.fixture(scope="package")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """A JupyterLab server for the browser tests, isolated from the user's Jupyter setup."""
+    started = start_lab_server(tmp_path_factory.mktemp("jupyterlab"))
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="package")
+def browser() -> Iterator[Browser]:
+    """Debian's headless Chromium, shared by the browser tests."""
+    if not server.CHROMIUM.exists():
+        pytest.skip(
+            f"browser tests need Debian's Chromium at {server.CHROMIUM}: "
+            "run `apt-get install chromium` "
+            "(./dev.sh test installs it when run as root)"
+        )
+    with sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def lab(browser: Browser, lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[Lab]:
+    """A fresh browser context on the shared server; notebooks go in the test's own folder.
+
+    `browser` comes first so that a missing Chromium skips before the server starts.
+    """
+    name = safe_name(request.node.nodeid.split("::", 1)[-1])
+    folder = safe_name(request.node.nodeid.replace("tests/browser/", ""))
+    with browser_context(browser) as page:
+        lab = Lab(lab_server, page, folder)
+        try:
+            yield lab
+        finally:
+            reports = request.node.stash.get(_REPORTS, {})
+            if any(report.failed for report in reports.values()):
+                _save_failure_evidence(lab, name)
+            lab.close()
+
+
+def _save_failure_evidence(lab: Lab, name: str) -> None:
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        lab.screenshot(ARTIFACTS / f"{name}.png")
+    except PlaywrightError as exc:  # the page may be gone; the log below still helps
+        lab.console.append(f"[screenshot failed] {exc}")
+    (ARTIFACTS / f"{name}.log").write_text(
+        "== console\n"
+        + "\n".join(lab.console)
+        + "\n== page errors\n"
+        + "\n".join(lab.page_errors)
+        + "\n== failed requests\n"
+        + "\n".join(lab.failed_requests)
+        + "\n== server log (tail)\n"
+        + lab.server.log_tail(80)
+        + "\n"
+    )

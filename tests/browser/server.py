@@ -1,0 +1,268 @@
+"""Start an isolated JupyterLab server and Debian's Chromium for the browser tests.
+
+The server is isolated from the user's Jupyter setup (config, data, runtime, settings,
+workspaces and IPython dirs are temporary; ANTHROPIC_* variables are removed), has no token,
+XSRF check, news, update check or extension manager, and kernels are the `python3` kernelspec of
+this virtualenv. The jupyter_turns lab extension comes from the package's build output
+(`jupyter_turns/labextension`, what `npm run build` / the hatch hook wrote) when it exists —
+so an editable checkout tests its current build, not the copy `pip install -e` made — and
+otherwise from the installed `share/jupyter/labextensions/jupyter_turns`. In the browser no
+host name resolves, so nothing on a page can reach past 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import importlib.util
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import Browser
+
+__all__ = [
+    "ARTIFACTS",
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "LAB_SETTINGS",
+    "NO_NETWORK_ARGS",
+    "LabError",
+    "LabServer",
+    "launch_chromium",
+    "safe_name",
+    "start_lab_server",
+]
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+)
+
+# User settings of the test server (JUPYTERLAB_SETTINGS_DIR): nothing that reaches the network,
+# no toasts over the notebook, no autosave behind the test's back, every cell in the DOM.
+LAB_SETTINGS: dict[str, dict[str, Any]] = {
+    "@jupyterlab/apputils-extension:notification": {
+        "fetchNews": "false",
+        "checkForUpdates": False,
+        "doNotDisturbMode": True,
+    },
+    "@jupyterlab/extensionmanager-extension:plugin": {"enabled": False},
+    "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
+    "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
+}
+
+
+class LabError(AssertionError):
+    """JupyterLab did not reach the state a helper waits for; the message says what it saw."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _labextension_source() -> Path | None:
+    """The package's own build of the lab extension, if this is a checkout that has one."""
+    spec = importlib.util.find_spec("jupyter_turns")
+    if spec is None or spec.origin is None:
+        return None
+    built = Path(spec.origin).parent / "labextension"
+    return built if (built / "package.json").is_file() else None
+
+
+@dataclass
+class LabServer:
+    """A running `jupyter lab` process and the directories that isolate it."""
+
+    process: subprocess.Popen[bytes]
+    url: str
+    workdir: Path
+    root: Path
+    env: dict[str, str]
+    labextension: Path | None
+
+    @property
+    def data_dir(self) -> Path:
+        return Path(self.env["JUPYTER_DATA_DIR"])
+
+    @property
+    def log_path(self) -> Path:
+        return self.workdir / "server.log"
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def api(self, method: str, path: str, body: object = None, timeout: float = 10) -> Any:
+        """Call the server's REST API (no token, no XSRF on this server); returns parsed JSON."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            payload = response.read()
+        return json.loads(payload) if payload else None
+
+    def shutdown_sessions(self, under: str = "") -> None:
+        """Shut down the kernels of every session whose notebook path starts with `under`."""
+        for session in self.api("GET", "/api/sessions"):
+            if session["path"].startswith(under):
+                with contextlib.suppress(urllib.error.HTTPError):
+                    self.api("DELETE", f"/api/sessions/{session['id']}", timeout=30)
+
+    def stop(self) -> None:
+        """Shut down all kernels, then the server; kill its process group if it lingers."""
+        if self.process.poll() is None:
+            with contextlib.suppress(OSError, urllib.error.URLError, TimeoutError):
+                self.shutdown_sessions()
+                for kernel in self.api("GET", "/api/kernels"):
+                    self.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=30)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=15)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=15)
+
+
+def _server_environment(workdir: Path) -> dict[str, str]:
+    dirs = {
+        "JUPYTER_CONFIG_DIR": workdir / "config",
+        "JUPYTER_DATA_DIR": workdir / "data",
+        "JUPYTER_RUNTIME_DIR": workdir / "runtime",
+        "JUPYTERLAB_SETTINGS_DIR": workdir / "settings",
+        "JUPYTERLAB_WORKSPACES_DIR": workdir / "workspaces",
+        "IPYTHONDIR": workdir / "ipython",
+    }
+    for path in dirs.values():
+        path.mkdir(parents=True, exist_ok=True)
+    dropped = ("JUPYTER", "JPY_", "IPYTHON", "ANTHROPIC_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
+    env.update({k: str(v) for k, v in dirs.items()})
+    # jupyter_core puts the virtualenv's paths before the user's inside a venv; the temporary
+    # data dir must come first so that the package's own lab extension build wins.
+    env["JUPYTER_PREFER_ENV_PATH"] = "0"
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    # The venv's bin first: kernels and `jupyter` subcommands resolve to this environment.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def _write_server_config(env: Mapping[str, str], root: Path) -> None:
+    config = {
+        "ServerApp": {
+            "ip": "127.0.0.1",
+            "port_retries": 0,
+            "open_browser": False,
+            "root_dir": str(root),
+            "disable_check_xsrf": True,
+            "terminals_enabled": False,
+            "allow_root": os.getuid() == 0,
+        },
+        "IdentityProvider": {"token": ""},
+        "LabApp": {
+            "news_url": None,
+            "check_for_updates_class": "jupyterlab.NeverCheckForUpdate",
+            "expose_app_in_browser": True,
+            "extension_manager": "readonly",
+        },
+        "MappingKernelManager": {"default_kernel_name": "python3"},
+    }
+    Path(env["JUPYTER_CONFIG_DIR"], "jupyter_server_config.json").write_text(json.dumps(config))
+    for plugin, values in LAB_SETTINGS.items():
+        package, name = plugin.split(":")
+        target = Path(env["JUPYTERLAB_SETTINGS_DIR"], package, f"{name}.jupyterlab-settings")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(values))
+
+
+def _die_with_parent() -> None:  # pragma: no cover - runs in the child before exec
+    """If pytest is killed outright, the server gets SIGTERM instead of living on (Linux)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+def start_lab_server(workdir: Path, timeout: float = 90) -> LabServer:
+    """Start `jupyter lab` from this Python on a free 127.0.0.1 port; return once it answers."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    root = workdir / "root"
+    root.mkdir(exist_ok=True)
+    env = _server_environment(workdir)
+    _write_server_config(env, root)
+    labextension = _labextension_source()
+    if labextension is not None:
+        link = Path(env["JUPYTER_DATA_DIR"], "labextensions", "jupyter_turns")
+        link.parent.mkdir(parents=True, exist_ok=True)
+        if not link.exists():
+            link.symlink_to(labextension, target_is_directory=True)
+    last_error = ""
+    for _attempt in range(3):  # a free port can be taken between probing and binding
+        port = _free_port()
+        with open(workdir / "server.log", "ab") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "jupyterlab", f"--ServerApp.port={port}"],
+                cwd=root,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+            )
+        server = LabServer(process, f"http://127.0.0.1:{port}", workdir, root, env, labextension)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                with urllib.request.urlopen(f"{server.url}/lab", timeout=2) as response:
+                    if response.status == 200:
+                        return server
+            except (OSError, urllib.error.URLError):
+                time.sleep(0.1)  # poll until the server listens
+        last_error = server.log_tail()
+        server.stop()
+    raise RuntimeError(f"JupyterLab did not start; server log:\n{last_error}")
+
+
+# No host name resolves in the test browser: a page that reaches for the network (a CDN import
+# in a widget, a news feed) fails visibly (net::ERR_NAME_NOT_RESOLVED in the console) instead
+# of depending on the machine's connectivity. The server is addressed as 127.0.0.1.
+NO_NETWORK_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",)
+
+
+def launch_chromium(playwright: Any) -> Browser:
+    """Debian's chromium, headless, with the project's flags (never a downloaded browser)."""
+    browser: Browser = playwright.chromium.launch(
+        executable_path=str(CHROMIUM),
+        args=[*CHROMIUM_ARGS, *NO_NETWORK_ARGS],
+        headless=True,
+    )
+    return browser
+
+
+def safe_name(text: str) -> str:
+    """A file-name-safe version of a test id."""
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_")[:120]
