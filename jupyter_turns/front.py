@@ -125,7 +125,8 @@ class CellFront:
 
     def _boundary(self, turn: TurnCoordinator) -> None:
         self._last = turn
-        self.recorder.boundary(lambda: self._record(turn))
+        if turn.outcome == "running":  # the end of the turn is written once, by close()
+            self.recorder.boundary(lambda: self._record(turn))
 
     def _notebook_state(self) -> dict[str, Any]:
         threads = self.magics.threads

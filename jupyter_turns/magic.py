@@ -81,7 +81,7 @@ class ChatMagics(Magics):
     view_timeout = Float(
         5.0, help="Seconds to wait for the widget to render before treating the run as headless."
     ).tag(config=True)
-    max_rate = Float(20.0, help="Most draft messages per second sent to the widget.").tag(
+    max_rate = Float(10.0, help="Most draft messages per second sent to the widget.").tag(
         config=True
     )
     inline_widget = Bool(

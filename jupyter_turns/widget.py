@@ -183,7 +183,7 @@ class WidgetSink:
         self,
         widget: ChatWidget,
         *,
-        max_rate: float = 20.0,
+        max_rate: float = 10.0,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.widget = widget
