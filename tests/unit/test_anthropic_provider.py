@@ -312,6 +312,7 @@ async def test_stop_during_a_slow_stream_keeps_what_arrived(
     )
     chat = _chat(server, clock)
     task = asyncio.create_task(chat.send("go"))
+
     def arrived() -> str:
         drafts = chat.turn._builder.drafts() if chat.turn is not None else []
         return "".join(d.text for d in drafts)
