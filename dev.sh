@@ -41,8 +41,9 @@ case "${1:-}" in
     test)
         setup "[test]"
         ensure_chromium
-        "$VENV/bin/ruff" check jupyter_turns tests
+        "$VENV/bin/ruff" check jupyter_turns tests scripts
         "$VENV/bin/mypy"
+        (cd js && npm run --silent lint && npm test --silent)
         "$VENV/bin/python" -m pytest tests "${@:2}"
         "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
         ;;
