@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.display import Markdown, display
+from IPython.display import HTML, display
 
 from .notebook import find_notebook, load_threads
-from .transcript import to_markdown
+from .transcript import to_html, to_markdown
 
 if TYPE_CHECKING:
     from .magic import ChatMagics
@@ -47,7 +47,7 @@ def run(magics: ChatMagics, line: str) -> Any:
         shown = threads.by_name.get(args[0] if args else threads.current)
         if shown is None:
             raise UsageError("no such thread; see %chat threads")
-        display(Markdown(to_markdown(shown.chat.conversation.events)))
+        display(HTML(to_html(shown.chat.conversation.events)))
         return None
     if command == "settings":
         for name in sorted(magics.trait_names(config=True)):

@@ -18,7 +18,6 @@ record is displayed once, with a deterministic transcript.
 
 from __future__ import annotations
 
-import html
 import itertools
 import logging
 import math
@@ -28,7 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .events import ConversationEvent
-from .transcript import to_markdown
+from .transcript import to_html
 
 __all__ = ["RECORD_MIME", "MetadataWriter", "Recorder", "record_bundle", "turn_record"]
 
@@ -64,13 +63,18 @@ def turn_record(
 
 
 def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
-    """The final output: the record plus a folded transcript for readers without a renderer."""
+    """The final output: the record plus a folded, sanitized transcript for readers without
+    a renderer (HTML, because a session's own markdown outputs render raw HTML as trusted)."""
     from .conversation import parse_events
 
-    transcript = to_markdown(parse_events(record))
-    summary = html.escape(f"Conversation record · thread {record.get('thread', 'main')}")
-    markdown = f"<details>\n<summary>{summary}</summary>\n\n{transcript}\n</details>\n"
-    return {RECORD_MIME: record, "text/markdown": markdown}
+    events = parse_events(record)
+    thread = record.get("thread", "main")
+    summary = f"Conversation record · thread {thread} · {len(events)} events"
+    return {
+        RECORD_MIME: record,
+        "text/html": to_html(events, summary=summary),
+        "text/plain": summary,
+    }
 
 
 class MetadataWriter:

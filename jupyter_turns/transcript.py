@@ -1,19 +1,57 @@
-"""Markdown transcripts of conversation events, for reading without a kernel and for export.
+"""Transcripts of conversation events: markdown (export) and safe HTML (the notebook's view).
 
-Deterministic by design: no ids, timestamps or timings, so a transcript of the same scripted
-conversation is the same text on every run (nbval compares it).
+Model and tool text is untrusted. A frontend renders outputs of the running session as trusted
+(raw HTML and scripts included), so the HTML transcript is rendered here with CommonMark and
+raw HTML disabled (markdown-it-py: tags become text, ``javascript:`` links are refused) and then
+cleaned with nh3 as a second line of defence; no images are kept (no remote loads).
+Deterministic by design: no ids, timestamps or timings (nbval compares it).
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from collections.abc import Iterable
+
+import nh3
+from markdown_it import MarkdownIt
 
 from .events import ConversationEvent
 
-__all__ = ["to_markdown"]
+__all__ = ["to_html", "to_markdown"]
 
-_FENCE = "````"
+_BACKTICKS = re.compile(r"`+")
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+_ALLOWED_TAGS = {
+    "a",
+    "p",
+    "br",
+    "hr",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "details",
+    "summary",
+    "del",
+}
 
 
 def _quote(text: str) -> str:
@@ -21,7 +59,10 @@ def _quote(text: str) -> str:
 
 
 def _fenced(text: str, lang: str = "") -> str:
-    return f"{_FENCE}{lang}\n{text}\n{_FENCE}"
+    """A code fence longer than any backtick run inside, so the text cannot close it."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(4, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
 
 
 def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) -> str:
@@ -42,7 +83,8 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
                 parts.append(f"*({kind})*")
             case "tool_call_request":
                 arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
-                parts.append(f"**Tool call** `{event.name}`\n\n{_fenced(arguments, 'json')}")
+                name = event.name.replace("`", "'")
+                parts.append(f"**Tool call** `{name}`\n\n{_fenced(arguments, 'json')}")
             case "tool_call_response":
                 decisions = ", ".join(f"{d.action} by {d.by}" for d in event.decisions)
                 head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
@@ -57,3 +99,15 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
             case "error":
                 parts.append(f"**Error** ({event.error_type}): {event.message}")
     return "\n\n".join(parts) + "\n"
+
+
+def to_html(events: Iterable[ConversationEvent], *, summary: str | None = None) -> str:
+    """The transcript as sanitized HTML, folded in ``<details>`` when ``summary`` is given."""
+    body = nh3.clean(
+        _MARKDOWN.render(to_markdown(events)),
+        tags=_ALLOWED_TAGS,
+        url_schemes={"http", "https", "mailto"},
+    )
+    if summary is None:
+        return body
+    return f"<details><summary>{html.escape(summary)}</summary>\n{body}</details>\n"

@@ -246,7 +246,13 @@ def run(settings: Settings) -> list[Figure]:
         empty = _ipynb_bytes([])
         final = _ipynb_bytes([_output(bundle)]) - empty
         record_only = (
-            _ipynb_bytes([_output({k: v for k, v in bundle.items() if k != "text/markdown"})])
+            _ipynb_bytes(
+                [
+                    _output(
+                        {k: v for k, v in bundle.items() if k not in ("text/html", "text/markdown")}
+                    )
+                ]
+            )
             - empty
         )
         stub = got["fakes"].last[0]

@@ -118,7 +118,7 @@ class IOPubTap:
             data = content.get("data", {})
             if RECORD_MIME in data:
                 record = data[RECORD_MIME]
-                if "text/markdown" in data:
+                if "text/html" in data or "text/markdown" in data:
                     return "record output: final (record + transcript)"
                 if record.get("superseded"):
                     return "record output: live stub"

@@ -45,9 +45,6 @@ RECORD_MIME = "application/vnd.jupyter-turns+json"
 WIDGET_FAILED = "jupyter_turns: the chat view needs"
 
 LOAD = "%load_ext jupyter_turns"
-import os  # DEV-ONLY
-if os.environ.get("JT_DEV_INLINE"):  # DEV-ONLY
-    LOAD += "\n%config ChatMagics.inline_widget = True\n_JT_INLINE = True"  # DEV-ONLY
 
 SETUP = textwrap.dedent(
     '''\

@@ -7,11 +7,13 @@ watches the widget's DOM; the kernel side of the same scenarios is tests/kernel/
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import FloatRect, expect
 
 from .chat import (
     LOAD,
@@ -32,7 +34,7 @@ pytestmark = pytest.mark.browser
 WORDS = " ".join(f"w{i:02d}" for i in range(60))
 
 
-def _kinds(record: dict) -> list[str]:  # type: ignore[type-arg]
+def _kinds(record: dict[str, Any]) -> list[str]:
     return [event["kind"] for event in record["events"]]
 
 
@@ -95,6 +97,7 @@ def test_the_answer_grows_in_the_widget_while_the_cell_is_busy(lab: Lab) -> None
     assert _words(message_text(root)) == WORDS
     assert re.fullmatch(r"\[\d+\]:", lab.cell_prompt(3))
     expect(root).to_have_attribute("data-state", "complete")
+    assert lab.unexpected_page_errors() == []
 
 
 def test_approve_click_runs_the_tool_and_the_card_shows_its_result(lab: Lab) -> None:
@@ -123,6 +126,7 @@ def test_approve_click_runs_the_tool_and_the_card_shows_its_result(lab: Lab) -> 
     expect(root.locator(".jt-message").last).to_have_text("2 + 3 = 5.")
     lab.wait_cell_idle(3)
     assert print_cell(lab, 4) == "[(2, 3)]"  # ran once, in the kernel, because of the click
+    assert lab.unexpected_page_errors() == []
 
 
 def test_stop_then_abort_discards_the_streaming_cycle(lab: Lab) -> None:
@@ -243,14 +247,14 @@ def run_sql(query: str) -> str:
         "Central  |   961,442 |  -4%"
     )
 
-QUERY = "SELECT region, SUM(revenue) FROM sales WHERE quarter = 'Q3' GROUP BY region"
+QUERY = "SELECT region, SUM(revenue) FROM sales WHERE quarter = 'Q3' GROUP BY 1"
 ANSWER = """**West** had the highest revenue in Q3, ahead of East; Central fell slightly.
 
 | Region | Q3 revenue | vs Q2 |
 | --- | ---: | ---: |
 | West | $1.42M | +12% |
 | East | $1.18M | +3% |
-| Central | $0.96M | −4% |
+| Central | $0.96M | -4% |
 
 To reproduce it with pandas:
 
@@ -276,7 +280,12 @@ def test_screenshot_of_a_finished_turn_for_the_readme(lab: Lab) -> None:
     lab.page.set_viewport_size({"width": 900, "height": 1200})
     lab.write_notebook(
         "showcase.ipynb",
-        [LOAD, SETUP, SHOWCASE, "%%chat --script script\nWhich region had the highest revenue in Q3?"],
+        [
+            LOAD,
+            SETUP,
+            SHOWCASE,
+            "%%chat --script script\nWhich region had the highest revenue in Q3?",
+        ],
     )
     lab.open("showcase.ipynb")
     run_setup(lab, 3)
@@ -297,7 +306,7 @@ def test_screenshot_of_a_finished_turn_for_the_readme(lab: Lab) -> None:
     box = lab.cell(3).bounding_box()
     widget = root.bounding_box()
     assert box is not None and widget is not None
-    clip = {
+    clip: FloatRect = {
         "x": box["x"],
         "y": box["y"],
         "width": box["width"],
@@ -307,7 +316,8 @@ def test_screenshot_of_a_finished_turn_for_the_readme(lab: Lab) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     lab.page.screenshot(path=str(target), clip=clip)
     assert target.stat().st_size > 10_000
-    shutil.copyfile(target, REPO / "docs" / "widget.png")
+    if os.environ.get("JUPYTER_TURNS_UPDATE_DOCS") == "1":  # refresh the README's picture
+        shutil.copyfile(target, REPO / "docs" / "widget.png")
     assert lab.unexpected_page_errors() == []
 
 
@@ -411,3 +421,4 @@ def test_a_100kb_streamed_answer_parses_each_finished_block_once(lab: Lab) -> No
     assert live["tailRenders"] <= live["deltas"] + 1, figures
     longest = max(len(block) for block in blocks) + 2
     assert live["charsLexed"] <= len(text) + live["tailRenders"] * 2 * longest, figures
+    assert lab.unexpected_page_errors() == []

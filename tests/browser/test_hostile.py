@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import base64
 import json
+from collections import Counter
 from typing import Any
 
 import pytest
-from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import Locator, Page, expect
 
 from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat, wait_widget
@@ -82,6 +82,21 @@ CLOSE = (
     "</style></noscript></template></textarea></title></xmp></noembed></noframes>"
     "</iframe></select></table></math></svg></form>"
 )
+# The transcripts: markdown or HTML outputs (not the widget, not text/plain).
+RENDERED = (
+    '.jp-OutputArea-output:is([data-mime-type="text/markdown"], [data-mime-type="text/html"])'
+)
+
+# Where each placement is drawn: the checks below look at all of them.
+RENDERINGS = [
+    "live widget (streamed)",
+    "live folded transcript",
+    "saved transcript, reopened with a kernel",
+    "%chat history, reopened with a kernel",
+    "widget redrawn from the saved file",
+    "saved transcript without a kernel",
+    "saved %chat history without a kernel",
+]
 PLACES = {1: "reasoning", 2: "message", 3: "tool arguments", 4: "tool result", 5: "tool name",
           6: "inquiry question"}  # fmt: skip
 
@@ -107,7 +122,9 @@ def payload_file() -> dict[str, Any]:
         "message": block_text(2),
         "arguments": block_text(3),
         "result": block_text(4),
-        "names": [f"cnry{pid} {p}" for pid, p in (placed(5, n) for n in range(1, len(PAYLOADS) + 1))],
+        "names": [
+            f"cnry{pid} {p}" for pid, p in (placed(5, n) for n in range(1, len(PAYLOADS) + 1))
+        ],
         "question": block_text(6),
     }
 
@@ -146,7 +163,7 @@ REDRAW = """\
 from jupyter_turns.notebook import find_notebook, load
 from jupyter_turns.widget import ChatWidget
 saved = load(find_notebook(globals()))["main"]
-redraw = ChatWidget(thread="main", inline=globals().get("_JT_INLINE", False), settings={"reasoning": "full", "thread": "main"})
+redraw = ChatWidget(thread="main", settings={"reasoning": "full", "thread": "main"})
 redraw.events = [event.model_dump(mode="json") for event in saved.events]
 redraw
 """
@@ -160,9 +177,9 @@ _LIVE_TEXT = """
   for (const root of roots) {
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      let el = node.parentElement, hidden = false;
-      while (el && el !== root) { if (skip.has(el.tagName)) { hidden = true; break; } el = el.parentElement; }
-      if (!hidden) out.push(node.data);
+      let el = node.parentElement;
+      while (el && el !== root && !skip.has(el.tagName)) el = el.parentElement;
+      if (!el || el === root) out.push(node.data);
     }
   }
   return out.join(" ");
@@ -187,20 +204,54 @@ _SETTLED = """
 """
 
 
+# `pwn(id)` in every frame: finds the element that ran the payload (the event's target, the
+# running script, or the frame's element in its parent) and reports where it sits.
+_PWN = """
+window.pwn = (id) => {
+  let el = null;
+  try {
+    const ev = window.event;
+    el = (ev && ev.target instanceof Element && ev.target) || document.currentScript || null;
+  } catch (e) {}
+  let win = window;
+  while (!el && win !== win.parent) {
+    try { el = win.frameElement; } catch (e) { break; }
+    win = win.parent;
+  }
+  while (el && el.ownerDocument.defaultView !== window.top) {
+    el = el.ownerDocument.defaultView.frameElement;
+  }
+  let where = "unknown element";
+  const cell = el && el.closest(".jp-Cell");
+  if (cell) {
+    const index = [...cell.parentElement.children].filter((c) => c.classList.contains("jp-Cell"))
+      .indexOf(cell);
+    const surface = el.closest(".jt-root") ? "widget"
+      : el.closest("[data-mime-type]")?.getAttribute("data-mime-type") ?? "cell";
+    where = `cell ${index} ${surface}`;
+  } else if (el) {
+    where = el.tagName.toLowerCase();
+  }
+  return window.__pwnRecord(id, where);
+};
+"""
+
+
 class Sentinel:
     """Records every `pwn(id)` call from any page or frame, with the phase it happened in."""
 
     def __init__(self, page: Page) -> None:
         self.phase = "setup"
-        self.hits: list[tuple[str, int]] = []
+        self.hits: list[tuple[str, int, str]] = []
         self.popups: list[str] = []
         self._open: list[Page] = []
         self.links = 0
-        page.context.expose_function("pwn", self._hit)
+        page.context.expose_function("__pwnRecord", self._hit)
+        page.context.add_init_script(_PWN)
         page.context.on("page", self._popup)
 
-    def _hit(self, pid: Any) -> None:
-        self.hits.append((self.phase, int(pid)))
+    def _hit(self, pid: Any, where: Any) -> None:
+        self.hits.append((self.phase, int(pid), str(where)))
 
     def _popup(self, popup: Page) -> None:
         self._open.append(popup)
@@ -217,30 +268,49 @@ class Sentinel:
         target = page.evaluate(_CONTROL)
         page.wait_for_function(_SETTLED, arg=target, timeout=15_000, polling=50)
 
-    def real_hits(self) -> list[tuple[str, int]]:
+    def real_hits(self) -> list[tuple[str, int, str]]:
         return [h for h in self.hits if h[1] != 0]
+
+
+def reopen(lab: Lab, name: str, *, kernel: bool) -> None:
+    """Open the notebook again; the page's address then loses `?reset`, which would otherwise
+    reset the workspace (close the notebook) when a clicked `#fragment` link re-routes."""
+    lab.close_and_reopen(name, kernel=kernel)
+    lab.page.evaluate("() => history.replaceState(null, '', location.pathname)")
 
 
 def open_folds_and_click_links(lab: Lab, sentinel: Sentinel, where: Locator) -> None:
     """Open every <details> and click every link inside `where`."""
     page = lab.page
-    where.locator("details:not([open])").evaluate_all("(ds) => ds.forEach((d) => { d.open = true; })")
+    where.locator("details:not([open])").evaluate_all(
+        "(ds) => ds.forEach((d) => { d.open = true; })"
+    )
     links = where.locator("a[href]")
-    for index in range(links.count()):
-        link = links.nth(index)
-        sentinel.links += 1
-        try:
-            link.click(timeout=3_000, no_wait_after=True)
-        except PlaywrightError:  # hidden, covered or moving (a marquee): click it from script
-            link.evaluate("(a) => a.click()")
-        if page.locator(".jp-Dialog").count():
-            page.keyboard.press("Escape")
+    sentinel.links += links.count()
+    # From script, so that hidden, covered or moving (marquee) links are clicked too: the same
+    # events a user's pointer sends (handlers run, javascript: URLs run, _blank opens a popup).
+    links.evaluate_all(_CLICK_ALL)
+    if page.locator(".jp-Dialog").count():
+        page.keyboard.press("Escape")
     sentinel.close_popups()
+    expect(lab.cell(3)).to_be_attached()  # no click took the notebook away
+
+
+_CLICK_ALL = """
+(links) => {
+  for (const a of links) {
+    for (const type of ["mouseover", "mouseenter", "mousedown", "focus", "mouseup"]) {
+      a.dispatchEvent(new MouseEvent(type, { bubbles: true, cancelable: true, view: window }));
+    }
+    a.click();
+  }
+}
+"""
 
 
 def canaries_missing(where: Locator) -> list[int]:
     """Placements whose canary is not text in the rendered element(s) `where`."""
-    text = " ".join(where.evaluate_all(_LIVE_TEXT))
+    text = where.evaluate_all(_LIVE_TEXT)
     return [
         pid
         for place in PLACES
@@ -258,9 +328,10 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
          REDRAW],
     )  # fmt: skip
     lab.open("hostile.ipynb")
+    lab.page.evaluate("() => history.replaceState(null, '', location.pathname)")
     run_setup(lab, 3)
     sentinel.settle(lab.page)
-    assert sentinel.hits == [("setup", 0)]  # the sentinel sees a payload that runs
+    assert sentinel.hits == [("setup", 0, "img")]  # the sentinel sees a payload that runs
     problems: list[str] = []
 
     def check(what: str, where: Locator) -> None:
@@ -277,15 +348,17 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
     lab.wait_cell_idle(3, timeout=60)
     expect(root).to_have_attribute("data-state", "complete")
     expect(root.locator(".jt-tool")).to_have_count(2 + len(PAYLOADS))
+    streamed = int(root.get_attribute("data-deltas") or 0)
+    assert streamed >= 20, f"the payloads arrived in {streamed} draft parts, not streamed"
     open_folds_and_click_links(lab, sentinel, lab.cell_output(3))
     sentinel.settle(lab.page)
     check("widget", root)
-    check("transcript", lab.cell_output(3).locator(".jp-RenderedMarkdown"))
+    check("transcript", lab.cell_output(3).locator(RENDERED))
     lab.save()
 
     # 2. saved record, new kernel: the saved transcript, %chat history, the widget redrawn
     sentinel.phase = "reopened with a kernel"
-    lab.close_and_reopen("hostile.ipynb", kernel=True)
+    reopen(lab, "hostile.ipynb", kernel=True)
     run_setup(lab, 1)
     expect(lab.run_cell(4)).to_contain_text("Restored thread 'main'")
     lab.run_cell(5)
@@ -295,35 +368,46 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
     for index in (3, 5, 6):
         open_folds_and_click_links(lab, sentinel, lab.cell_output(index))
     sentinel.settle(lab.page)
-    check("saved transcript", lab.cell_output(3).locator(".jp-RenderedMarkdown"))
-    check("%chat history", lab.cell_output(5).locator(".jp-RenderedMarkdown"))
+    check("saved transcript", lab.cell_output(3).locator(RENDERED))
+    check("%chat history", lab.cell_output(5).locator(RENDERED))
     check("widget redrawn from the file", redraw)
     lab.save()
 
     # 3. no kernel: what a reader of the file sees
     sentinel.phase = "reopened without a kernel"
-    lab.close_and_reopen("hostile.ipynb", kernel=False)
+    reopen(lab, "hostile.ipynb", kernel=False)
     for index in (3, 5):
         open_folds_and_click_links(lab, sentinel, lab.cell_output(index))
     sentinel.settle(lab.page)
-    check("saved transcript", lab.cell_output(3).locator(".jp-RenderedMarkdown"))
-    check("%chat history", lab.cell_output(5).locator(".jp-RenderedMarkdown"))
+    check("saved transcript", lab.cell_output(3).locator(RENDERED))
+    check("%chat history", lab.cell_output(5).locator(RENDERED))
 
     hits = sentinel.real_hits()
     figures = {
         "payloads": len(PAYLOADS),
         "places": list(PLACES.values()),
         "placements": len(PAYLOADS) * len(PLACES),
+        "renderings": RENDERINGS,
+        "draft_parts_streamed_live": streamed,
         "links_clicked": sentinel.links,
-        "popups": sentinel.popups,
+        "popups": len(sentinel.popups),
         "hits": [
-            {"phase": phase, "place": PLACES[pid // 100], "payload": PAYLOADS[pid % 100 - 1]}
-            for phase, pid in hits
+            {
+                "phase": phase,
+                "rendered in": where,
+                "place": PLACES[pid // 100],
+                "payload": PAYLOADS[pid % 100 - 1],
+            }
+            for phase, pid, where in hits
         ],
         "problems": problems,
     }
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     (ARTIFACTS / "hostile.json").write_text(json.dumps(figures, indent=1))
-    assert not [u for u in sentinel.popups if not u.startswith(("https://example.org", "about:"))]
-    assert hits == [], json.dumps(figures["hits"], indent=1)
     assert problems == []
+    where = Counter(f"{phase}: {rendered}" for phase, _, rendered in hits)
+    ran = sorted({PAYLOADS[pid % 100 - 1] for _, pid, _ in hits})
+    assert not hits, (
+        f"{len(hits)} payload executions (all in test-artifacts/browser/hostile.json) in "
+        f"{json.dumps(where, indent=1)}\nof these payloads:\n" + "\n".join(ran)
+    )

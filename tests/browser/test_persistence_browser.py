@@ -3,6 +3,9 @@ continues the thread by itself, and the transcript a reader sees without a kerne
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import pytest
 from playwright.sync_api import expect
 
@@ -35,7 +38,7 @@ SEEN = (
 )
 
 
-def _kinds(events: list[dict]) -> list[str]:  # type: ignore[type-arg]
+def _kinds(events: list[dict[str, Any]]) -> list[str]:
     return [event["kind"] for event in events]
 
 
@@ -111,7 +114,7 @@ def test_without_a_kernel_the_reopened_notebook_shows_the_folded_transcript(lab:
     record = lab.cell_output(3).locator("details").filter(has_text="Conversation record")
     expect(record).to_have_count(1)
     summary = record.locator("summary")
-    expect(summary).to_have_text("Conversation record · thread main")
+    expect(summary).to_have_text(re.compile(r"^Conversation record · thread main · \d+ events$"))
     assert record.get_attribute("open") is None  # folded until the reader opens it
     expect(record.get_by_text("The sum is")).to_be_hidden()
     summary.click()

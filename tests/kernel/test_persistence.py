@@ -161,12 +161,13 @@ def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
     assert sorted(widget_events, key=first_time) == [r["events"] for r in records]
     # without a renderer, the transcript is readable markdown
     transcripts = [
-        output["data"]["text/markdown"]
+        output["data"]["text/html"]
         for cell in notebook.cells
         for output in cell.get("outputs", [])
-        if "text/markdown" in output.get("data", {})
+        if "text/html" in output.get("data", {})
     ]
-    assert "7 squared is **49**." in transcripts[0] and "<details>" in transcripts[0]
+    assert "7 squared is <strong>49</strong>." in transcripts[0]
+    assert transcripts[0].startswith("<details><summary>Conversation record")
     assert "You asked about 7." in export_markdown(path)
 
 
