@@ -140,6 +140,8 @@ class ChatMagics(Magics):
 
     def _turn(self, line: str, body: str) -> Coroutine[Any, Any, None]:
         options = self._options(line)
+        if not body.strip():
+            raise UsageError("%%chat: the cell is empty; write your request below the %%chat line")
         if not self._restore_tried:
             self._restore_tried = True
             if not self.threads.by_name:  # a restarted kernel picks up the saved threads

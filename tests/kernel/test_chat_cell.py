@@ -250,6 +250,12 @@ def test_builtin_python_tool_runs_in_the_user_namespace(kernel: KernelDriver) ->
     assert "hi" not in cell.stdout()  # captured into the tool, not the cell
 
 
+def test_an_empty_chat_cell_says_what_to_do(kernel: KernelDriver) -> None:
+    cell = kernel.run("%%chat --provider scripted\n   \n")
+    assert cell.reply is not None and cell.reply["status"] == "error"
+    assert "write your request" in "".join(o.get("text", "") for o in cell.outputs)
+
+
 def test_missing_key_is_one_clear_message(kernel: KernelDriver) -> None:
     kernel.run("import os; os.environ.pop('ANTHROPIC_API_KEY', None)")
     cell = kernel.run("%%chat --provider anthropic\nhello")
