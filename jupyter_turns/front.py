@@ -119,6 +119,9 @@ class CellFront:
                 "outcome": turn.outcome,
                 "usage": turn.usage.as_dict(),
                 "cost_usd": turn.cost_usd,
+                "cycles": [
+                    {**usage.as_dict(), "cost_usd": cost} for usage, cost in turn.cycle_usage
+                ],
             },
             settings=self.thread.settings(),
         )

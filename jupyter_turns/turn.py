@@ -81,6 +81,7 @@ class TurnCoordinator:
         self.state = TurnState.IDLE
         self.usage = Usage()
         self.cost_usd: float | None = None
+        self.cycle_usage: list[tuple[Usage, float | None]] = []  # (usage, cost) per cycle
         self.cycles = 0
         self.turn_start = len(conversation)
         self._cycle_start = len(conversation)
@@ -134,7 +135,14 @@ class TurnCoordinator:
             raise
         finally:
             self._boundary()
-        return TurnResult(list(self.events), self._outcome, self.usage, self.cycles, self.cost_usd)
+        return TurnResult(
+            list(self.events),
+            self._outcome,
+            self.usage,
+            self.cycles,
+            self.cost_usd,
+            list(self.cycle_usage),
+        )
 
     async def _drive(self) -> None:
         segment_cycles = 0
@@ -317,8 +325,10 @@ class TurnCoordinator:
     def _note_usage(self, finished: Finished) -> None:
         if finished.usage is None:
             return
+        model = finished.model or self.config.model
+        self.cycle_usage.append((finished.usage, self.provider.cost(finished.usage, model)))
         self.usage = self.usage + finished.usage
-        self.cost_usd = self.provider.cost(self.usage, finished.model or self.config.model)
+        self.cost_usd = self.provider.cost(self.usage, model)
         self.sink.update(UsageUpdate(self.usage, self.cost_usd))
 
     # ------------------------------------------------------------------ interrupts

@@ -91,12 +91,14 @@ class TurnResult(Sequence[ConversationEvent]):
         usage: Usage,
         cycles: int,
         cost_usd: float | None,
+        cycle_usage: list[tuple[Usage, float | None]] | None = None,
     ) -> None:
         self.events = events
         self.outcome = outcome
         self.usage = usage
         self.cycles = cycles
         self.cost_usd = cost_usd
+        self.cycle_usage = cycle_usage or []  # (usage, estimated cost) of each cycle
 
     @overload
     def __getitem__(self, i: int) -> ConversationEvent: ...

@@ -151,13 +151,24 @@ async def test_multi_turn_recording_sends_the_growing_conversation(
     assert len(exchanges) == 5
     server.enqueue_recording(exchanges)
     chat = _chat(server, clock, tools=[_run_me("The secret code is: 42")])
-    await chat.send("Test message")
+    chat_turns = [await chat.send("Test message")]
     chat.reasoning = 12800
-    await chat.send("Repeat my previous message")
+    chat_turns.append(await chat.send("Repeat my previous message"))
     chat.reasoning = "off"
-    await chat.send("Please run the tool, providing whatever arguments you want.")
+    chat_turns.append(
+        await chat.send("Please run the tool, providing whatever arguments you want.")
+    )
     chat.reasoning = 12800
-    await chat.send("What was the result of the previous tool call?")
+    chat_turns.append(await chat.send("What was the result of the previous tool call?"))
+    tool_turn = chat_turns[2]
+    assert len(tool_turn.cycle_usage) == 2  # the tool call, then the answer to its result
+    recorded = [
+        next(d["usage"] for d in _data(e.body) if d["type"] == "message_delta")["output_tokens"]
+        for e in exchanges[2:4]
+    ]
+    assert [usage.output_tokens for usage, _ in tool_turn.cycle_usage] == recorded
+    assert tool_turn.usage.output_tokens == sum(recorded)
+    assert tool_turn.cost_usd == pytest.approx(sum(cost for _, cost in tool_turn.cycle_usage))
     for number in range(1, 5):
         ours = _content(server.requests[number].body["messages"])
         assert ours == _content(exchanges[number].request_body["messages"]), number
