@@ -8,7 +8,6 @@ Run everything from the repo root with the venv active:
     python -m tests.bench --only B1,B5  # a subset
 
 Not collected by pytest (``norecursedirs`` has ``bench``; no file here starts with ``test_``).
-Each module measures one benchmark and returns :class:`tests.bench.common.Figure` rows; rows
-marked ``what-if`` measure a proposed package change by monkeypatching inside the benchmark
-process only — the package files are never edited.
+Each module measures one benchmark, with the package as installed and its default settings,
+and returns :class:`tests.bench.common.Figure` rows.
 """

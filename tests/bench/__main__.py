@@ -46,8 +46,6 @@ def _row(f: Figure) -> list[str]:
     elif f.dist is not None:
         spread = "n=1"
     met = {True: "MET", False: "MISSED", None: ""}[f.met]
-    if f.kind == "what-if" and f.met is not None:
-        met = f"what-if {met.lower()}"
     return [f.bench, f.name, f"{_fmt(f.value)} {f.unit}", spread, f.goal, met, f.margin]
 
 

@@ -7,7 +7,8 @@ view's ``ready`` is sent once the widget opens. A raw ZMQ subscriber on the kern
 (:mod:`tests.bench.wire`) counts every frame of every message from the execute request to the
 cell's idle status — identities, signature, header, parent header, metadata, content — plus the
 execute_reply on the shell channel (re-serialized with the kernel's Session: same key and HMAC
-scheme). Baseline, same kernel, same pace: one ``update_display(Markdown(text_so_far))`` per delta.
+scheme). The package runs with its defaults (draft messages at most ``ChatMagics.max_rate`` =
+10/s). Baseline, same kernel, same pace: one ``update_display(Markdown(text_so_far))`` per delta.
 """
 
 from __future__ import annotations
@@ -46,19 +47,6 @@ for _delta in BENCH_DELTAS:
     update_display(Markdown(_text), display_id="bench-baseline")
     await _sleep({pause})
 """
-
-
-# Proposed changes, applied in this kernel only (see tests/bench/whatif.py), cumulatively.
-_WHATIFS = [
-    (
-        "coalesced live record, metadata at the end only (persist.Recorder)",
-        "from tests.bench.whatif import apply_in_kernel; apply_in_kernel()",
-    ),
-    (
-        "… and max_rate 10 draft messages/s (ChatMagics.max_rate)",
-        "%config ChatMagics.max_rate = 10",
-    ),
-]
 
 
 class _Bench:
@@ -158,12 +146,6 @@ def run(settings: Settings) -> list[Figure]:
             bench.driver.run(f"{name} = paced_provider(BENCH_DELTAS, {rate})")
             ours.append(bench.cell(_OURS.format(name=name), ready=True))
         baseline = bench.cell(_BASELINE.format(pause=1.0 / rate))
-        whatifs: list[tuple[str, dict[str, Any]]] = []
-        for label, setup in _WHATIFS:
-            bench.driver.run(setup)
-            name = f"BENCH_WHATIF_{len(whatifs)}"
-            bench.driver.run(f"{name} = paced_provider(BENCH_DELTAS, {rate})")
-            whatifs.append((label, bench.cell(_OURS.format(name=name), ready=True)))
     finally:
         bench.close()
 
@@ -214,25 +196,4 @@ def run(settings: Settings) -> list[Figure]:
             },
         )
     )
-    for label, got in whatifs:
-        total = _total(got)
-        met, margin = judge_max(total / answer_bytes, SIZE_GOAL)
-        figures.append(
-            Figure(
-                "B2",
-                f"what-if: {label}",
-                total / answer_bytes,
-                "x answer",
-                None,
-                f"≤ {SIZE_GOAL:g}x",
-                met,
-                margin,
-                kind="what-if",
-                details={
-                    "bytes": total,
-                    "baseline_ratio": base_total / total,
-                    "breakdown": _rows(got["messages"], got["reply_bytes"]),
-                },
-            )
-        )
     return figures

@@ -74,7 +74,7 @@ class Figure:
     """One row of the results table.
 
     ``value`` is what the goal is judged on (a median, or a single ratio); ``met`` is None for
-    informational rows. ``kind`` is ``goal``, ``info`` or ``what-if``.
+    informational rows. ``kind`` is ``goal`` or ``info``.
     """
 
     bench: str
@@ -186,7 +186,7 @@ class CountingComm(BaseComm):
     """A comm whose messages are counted (and JSON-serialized, as the kernel would) — not sent."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.log: list[tuple[str, str, int]] = []  # (msg_type, method/"custom type", json bytes)
+        self.log: list[tuple[str, str, int]] = []  # (msg_type, method[:detail], json bytes)
         self.serialize = True
         super().__init__(*args, **kwargs)
 
@@ -202,6 +202,8 @@ class CountingComm(BaseComm):
         method = str(data.get("method", "")) if isinstance(data, dict) else ""
         if method == "custom":
             method = f"custom:{data.get('content', {}).get('type', '?')}"
+        elif method == "update":  # which traits: "update:events", "update:status", ...
+            method = f"update:{','.join(sorted(data.get('state', {})))}"
         size = len(json.dumps(data, ensure_ascii=False)) if self.serialize else 0
         self.log.append((msg_type, method, size))
 

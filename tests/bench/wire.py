@@ -117,10 +117,9 @@ class IOPubTap:
         if kind in ("display_data", "update_display_data", "execute_result"):
             data = content.get("data", {})
             if RECORD_MIME in data:
-                record = data[RECORD_MIME]
-                if "text/html" in data or "text/markdown" in data:
-                    return "record output: final (record + transcript)"
-                if record.get("superseded"):
+                if "text/html" in data:
+                    return "record output: final (record + HTML transcript)"
+                if data[RECORD_MIME].get("superseded"):
                     return "record output: live stub"
                 return f"record output: live ({kind})"
             if "application/vnd.jupyter.widget-view+json" in data:
