@@ -155,6 +155,7 @@ def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
     # the widget state nbclient saved holds the same events
     state = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     widget_events = [m["state"]["events"] for m in state.values() if m["state"].get("events")]
+
     def first_time(events: list[dict]) -> str:  # type: ignore[type-arg]
         return str(events[0]["timestamp"])
 
