@@ -8,10 +8,10 @@ policy at once; with a session it waits briefly for the view to render.
 from __future__ import annotations
 
 import asyncio
-import os
 from typing import TYPE_CHECKING, Any
 
 from .interrupt import InterruptAction, InterruptChoice
+from .notebook import session_paths
 from .persist import MetadataWriter, Recorder, turn_record
 from .prompter import PolicyPrompter
 from .widget import ChatWidget, WidgetPrompter, WidgetSink
@@ -35,11 +35,7 @@ def _metadata() -> MetadataWriter:
 
 def has_frontend(namespace: dict[str, Any]) -> bool:
     """Whether a notebook frontend (JupyterLab, Notebook 7, VS Code) owns this kernel."""
-    return bool(
-        namespace.get("__session__")
-        or os.environ.get("JPY_SESSION_NAME")
-        or namespace.get("__vsc_ipynb_file__")
-    )
+    return bool(session_paths(namespace))
 
 
 class CellFront:

@@ -24,6 +24,7 @@ __all__ = [
     "InterruptChannel",
     "InterruptChoice",
     "InterruptContext",
+    "ThreadSafeFlag",
 ]
 
 
@@ -70,14 +71,44 @@ class InterruptChoice:
         return self.action in context.actions
 
 
+class ThreadSafeFlag:
+    """A one-way flag: ``set()`` from any thread wakes every ``await wait()`` on any loop."""
+
+    def __init__(self) -> None:
+        self._flag = threading.Event()
+        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
+        self._lock = threading.Lock()
+
+    def is_set(self) -> bool:
+        return self._flag.is_set()
+
+    def set(self) -> bool:
+        """Set the flag; False if it was already set."""
+        with self._lock:
+            if self._flag.is_set():
+                return False
+            self._flag.set()
+            waiters, self._waiters = self._waiters, []
+        for loop, event in waiters:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(event.set)
+        return True
+
+    async def wait(self) -> None:
+        event = asyncio.Event()
+        with self._lock:
+            if self._flag.is_set():
+                return
+            self._waiters.append((asyncio.get_running_loop(), event))
+        await event.wait()
+
+
 class CancelToken:
     """Idempotent, thread-safe cancellation flag a tool can poll or await."""
 
     def __init__(self) -> None:
-        self._flag = threading.Event()
+        self._flag = ThreadSafeFlag()
         self._reason = ""
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-        self._lock = threading.Lock()
 
     @property
     def cancelled(self) -> bool:
@@ -88,24 +119,13 @@ class CancelToken:
         return self._reason
 
     def cancel(self, reason: str = "cancelled by user") -> None:
-        with self._lock:
-            if self._flag.is_set():
-                return
+        if not self._flag.is_set():
             self._reason = reason
-            self._flag.set()
-            waiters, self._waiters = self._waiters, []
-        for loop, event in waiters:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(event.set)
+        self._flag.set()
 
     async def wait(self) -> None:
         """Return once the token is cancelled."""
-        event = asyncio.Event()
-        with self._lock:
-            if self._flag.is_set():
-                return
-            self._waiters.append((asyncio.get_running_loop(), event))
-        await event.wait()
+        await self._flag.wait()
 
 
 @dataclass(frozen=True, slots=True)

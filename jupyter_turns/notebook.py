@@ -23,7 +23,14 @@ from .events import ChatRequest, ConversationEvent, event_adapter
 from .persist import META_KEY, RECORD_MIME
 from .transcript import to_markdown
 
-__all__ = ["SavedThread", "export_markdown", "find_notebook", "load", "load_threads"]
+__all__ = [
+    "SavedThread",
+    "export_markdown",
+    "find_notebook",
+    "load",
+    "load_threads",
+    "session_paths",
+]
 
 _WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -56,13 +63,20 @@ class _Turn:
         return str(self.events[0].get("timestamp", "")) if self.events else ""
 
 
-def find_notebook(namespace: Mapping[str, Any]) -> Path | None:
-    """The notebook file this kernel belongs to, if the frontend said so."""
-    for candidate in (
+def session_paths(namespace: Mapping[str, Any]) -> list[str]:
+    """What the frontend told this kernel about its notebook: JupyterLab's ``__session__`` and
+    ``JPY_SESSION_NAME``, VS Code's ``__vsc_ipynb_file__`` (empty under nbclient)."""
+    candidates = (
         namespace.get("__session__"),
         os.environ.get("JPY_SESSION_NAME"),
         namespace.get("__vsc_ipynb_file__"),
-    ):
+    )
+    return [str(c) for c in candidates if c]
+
+
+def find_notebook(namespace: Mapping[str, Any]) -> Path | None:
+    """The notebook file this kernel belongs to, if the frontend said so."""
+    for candidate in session_paths(namespace):
         if candidate and str(candidate).endswith(".ipynb") and Path(str(candidate)).exists():
             return Path(str(candidate))
     return None

@@ -29,6 +29,7 @@ from ..events import (
     ToolCall,
     Usage,
 )
+from ..interrupt import ThreadSafeFlag
 from .base import Request
 
 __all__ = [
@@ -60,31 +61,19 @@ class Gate:
     """Holds the stream at this point until :meth:`open` is called (from any thread)."""
 
     def __init__(self) -> None:
-        self._opened = threading.Event()
+        self._opened = ThreadSafeFlag()
         self._reached = threading.Event()
-        self._waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Event]] = []
-        self._lock = threading.Lock()
 
     @property
     def reached(self) -> bool:
         return self._reached.is_set()
 
     def open(self) -> None:
-        with self._lock:
-            self._opened.set()
-            waiters, self._waiters = self._waiters, []
-        for loop, event in waiters:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(event.set)
+        self._opened.set()
 
     async def wait(self) -> None:
         self._reached.set()
-        event = asyncio.Event()
-        with self._lock:
-            if self._opened.is_set():
-                return
-            self._waiters.append((asyncio.get_running_loop(), event))
-        await event.wait()
+        await self._opened.wait()
 
 
 ScriptItem: TypeAlias = Part | Flush | Finished | Fail | Delay | Gate
