@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import shlex
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.display import HTML, display
 
-from .notebook import find_notebook, load_threads
+from .notebook import find_notebook, read_notebook
+from .thread_settings import describe_guarded
+from .threads import apply_settings
 from .transcript import to_html, to_markdown
 
 if TYPE_CHECKING:
     from .magic import ChatMagics
 
-__all__ = ["restore", "run"]
+__all__ = ["plural", "restore", "run", "trust"]
+
+
+def plural(count: int, word: str) -> str:
+    """``1 event``, ``2 events``."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def run(magics: ChatMagics, line: str) -> Any:
@@ -30,9 +38,9 @@ def run(magics: ChatMagics, line: str) -> Any:
             print("No threads yet: run a %%chat cell.")
         for name, thread in threads.by_name.items():
             mark = "*" if name == threads.current else " "
-            events = len(thread.chat.conversation)
+            events = plural(len(thread.chat.conversation), "event")
             model = thread.model or ""
-            print(f"{mark} {name}: {events} events, {thread.provider} {model}".rstrip())
+            print(f"{mark} {name}: {events}, {thread.provider} {model}".rstrip())
         return None
     if command == "new":
         thread = threads.get(args[0] if args else None, new=True)
@@ -64,6 +72,9 @@ def run(magics: ChatMagics, line: str) -> Any:
             allowed.discard(args[0])
         print(f"Always allowed in {threads.current!r}: {sorted(allowed) or 'nothing'}")
         return None
+    if command == "trust":
+        trust(magics, args)
+        return None
     if command == "restore":
         restore(magics, args[0] if args else None, verbose=True)
         return None
@@ -87,22 +98,67 @@ def _need(args: list[str], usage: str) -> None:
 
 
 def restore(magics: ChatMagics, path: str | None, *, verbose: bool) -> int:
-    """Rebuild the threads saved in the notebook; how many were restored."""
+    """Rebuild the threads saved in the notebook; how many were restored.
+
+    Conversations always restore; settings that grant a permission only from a notebook the
+    user's own Jupyter trusts (otherwise they wait for ``%chat trust --apply``).
+    """
     notebook = Path(path) if path else find_notebook(magics.namespace)
     if notebook is None:
         if verbose:
             print("No notebook file known to this kernel; give one: %chat restore PATH")
         return 0
-    if not notebook.exists():
-        raise UsageError(f"{notebook} does not exist")
-    saved, current = load_threads(notebook)
-    for name, thread in saved.items():
-        magics.threads.adopt(name, thread.conversation, thread.settings)
-        note = f" (skipped: {'; '.join(thread.problems)})" if thread.problems else ""
-        count = len(thread.conversation)
-        print(f"Restored thread {name!r}: {count} events from {notebook.name}{note}")
-    if current in magics.threads.by_name:
-        magics.threads.current = current
-    elif saved:
-        magics.threads.current = next(iter(saved))
-    return len(saved)
+    try:
+        saved = read_notebook(notebook)
+    except OSError as exc:
+        raise UsageError(f"cannot read {notebook}: {exc.strerror or exc}") from None
+    withheld: dict[str, str] = {}
+    for name, thread in saved.threads.items():
+        adopted = magics.threads.adopt(
+            thread, trusted=saved.trusted, max_cycles_default=magics.max_cycles
+        )
+        count = plural(len(thread.conversation), "event")
+        print(f"Restored thread {name!r}: {count} from {notebook.name}")
+        for problem in [*thread.problems, *thread.settings.problems]:
+            print(f"  skipped: {problem}")
+        if adopted.withheld:
+            withheld[name] = describe_guarded(adopted.withheld)
+    for problem in saved.problems:
+        print(f"Skipped in {notebook.name}: {problem}")
+    if withheld:
+        asks = "; ".join(f"thread {name!r}: {text}" for name, text in withheld.items())
+        print(
+            f"This notebook asks for {asks} — not applied: the notebook is not trusted "
+            "(it was not saved by you). `%chat trust` shows exactly what it asks for; "
+            "`%chat trust --apply` applies it."
+        )
+    magics.cell_records.update(saved.cell_records)
+    if saved.current in magics.threads.by_name:
+        magics.threads.current = saved.current
+    elif saved.threads:
+        magics.threads.current = next(iter(saved.threads))
+    return len(saved.threads)
+
+
+def trust(magics: ChatMagics, args: list[str]) -> None:
+    """``%chat trust``: what restored threads asked for and did not get; ``--apply`` grants it."""
+    apply = "--apply" in args
+    waiting = {n: t for n, t in magics.threads.by_name.items() if t.withheld}
+    if not waiting:
+        print("Nothing waits for trust: no restored thread asked for a permission.")
+        return
+    for name, thread in waiting.items():
+        asked = thread.withheld
+        if apply:
+            apply_settings(thread, asked)
+            thread.withheld = {}
+            print(f"Applied to thread {name!r}: {describe_guarded(asked)}.")
+            continue
+        print(f"Thread {name!r} asks for: {describe_guarded(asked)}.")
+        for key, value in asked.items():
+            if key == "system":
+                print("  system prompt:\n" + textwrap.indent(str(value), "    | "))
+            else:
+                print(f"  {key}: {value!r}")
+    if not apply:
+        print("Run `%chat trust --apply` to apply all of this, or leave it: nothing is applied.")

@@ -197,18 +197,21 @@ def parse_events(record: Any) -> list[ConversationEvent]:
     if not isinstance(record, dict):
         raise SchemaError(f"a conversation record is a JSON object, not {type(record).__name__}")
     version = record.get("version")
-    if version != SCHEMA_VERSION:
-        if isinstance(version, int) and version > SCHEMA_VERSION:
+    if type(version) is not int or version != SCHEMA_VERSION:  # True == 1, "1" is not 1
+        if type(version) is int and version > SCHEMA_VERSION:
             raise SchemaError(
                 f"record schema version {version} is newer than this jupyter_turns reads "
                 f"(up to {SCHEMA_VERSION}); upgrade jupyter_turns"
             )
         raise SchemaError(f"unknown record schema version {version!r}")
-    if not isinstance(record.get("conversation_id"), str):
-        raise SchemaError("record has no string 'conversation_id'")
+    conversation_id = record.get("conversation_id")
+    if not isinstance(conversation_id, str) or not 0 < len(conversation_id) <= 200:
+        raise SchemaError("record has no 'conversation_id' string (1 to 200 characters)")
     raw_events = record.get("events")
     if not isinstance(raw_events, list):
         raise SchemaError("record has no 'events' list")
+    if _depth(raw_events) > MAX_DEPTH:
+        raise SchemaError(f"record is nested deeper than {MAX_DEPTH} levels")
     events = []
     for position, raw in enumerate(raw_events):
         try:
@@ -216,6 +219,24 @@ def parse_events(record: Any) -> list[ConversationEvent]:
         except ValidationError as exc:
             raise SchemaError(f"saved event #{position} is not valid: {exc}") from exc
     return events
+
+
+MAX_DEPTH = 64  # deeper JSON is not something this package writes; it could not be sent back
+
+
+def _depth(value: Any) -> int:
+    """How deeply ``value``'s lists and dicts nest (iterative: a crafted file can be deep)."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if deepest > MAX_DEPTH:
+                return deepest
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return deepest
 
 
 def _anthropic_block(event: ConversationEvent) -> dict[str, Any] | None:

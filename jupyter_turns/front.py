@@ -70,6 +70,7 @@ class CellFront:
         chat.prompter = self.prompter
         chat.on_boundary = self._boundary
         self._last: TurnCoordinator | None = None
+        self._displaced = list(magics.cell_records.get(magics.cell_id or "", ()))
 
     def show(self) -> None:
         from IPython.display import display
@@ -82,6 +83,12 @@ class CellFront:
         turn = self._last
         if turn is not None:
             self.recorder.finish(self._record(turn))
+            cell_id = self.magics.cell_id
+            if cell_id:
+                this_run = turn_record(
+                    turn.conversation.conversation_id, self.thread.name, turn.events
+                )
+                self.magics.cell_records[cell_id] = [*self._displaced, this_run]
         self.widget.prompts = []
 
     async def _interactive(self) -> bool:
@@ -120,6 +127,7 @@ class CellFront:
                 ],
             },
             settings=self.thread.settings(),
+            displaced=self._displaced,
         )
 
     def _boundary(self, turn: TurnCoordinator) -> None:

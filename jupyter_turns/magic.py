@@ -27,13 +27,14 @@ from . import commands
 from .chat import Chat
 from .errors import ProviderConfigError
 from .sink import PrintSink
-from .threads import Thread, Threads, namespace_tools
+from .thread_settings import DISPLAY_PATTERN
+from .threads import ProviderKey, Thread, Threads, namespace_tools
 from .tools.builtin import BUILTINS
 from .turn import TurnState
 
 __all__ = ["ChatMagics", "await_chat_cells", "load_ipython_extension"]
 
-_REASONING = re.compile(r"^(full|hidden|progress|static|truncate:\d+)$")
+_REASONING = re.compile(DISPLAY_PATTERN)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -94,6 +95,8 @@ class ChatMagics(Magics):
         super().__init__(shell)
         self.threads = Threads(self._new_chat)
         self.cell_id: str | None = None
+        # per cell id, the records of the turns it showed before: a re-run carries them on
+        self.cell_records: dict[str, list[dict[str, Any]]] = {}
         self._restore_tried = False
         shell.events.register("pre_run_cell", self._pre_run_cell)
 
@@ -139,6 +142,7 @@ class ChatMagics(Magics):
     # ------------------------------------------------------------------ one turn
 
     def _turn(self, line: str, body: str) -> Coroutine[Any, Any, None]:
+        """Check every option first, then change the session: a failed cell changes nothing."""
         options = self._options(line)
         if not body.strip():
             raise UsageError("%%chat: the cell is empty; write your request below the %%chat line")
@@ -146,15 +150,25 @@ class ChatMagics(Magics):
             self._restore_tried = True
             if not self.threads.by_name:  # a restarted kernel picks up the saved threads
                 commands.restore(self, None, verbose=False)
-        thread = self.threads.get(options.thread, new=options.new)
-        self._apply(thread, options)
-        namespace = self.namespace
+        threads, namespace = self.threads, self.namespace
+        name = options.thread or (threads.fresh_name() if options.new else threads.current)
+        existing = None if options.new else threads.by_name.get(name)
+        key = self._provider_key(existing, options)
         try:
-            self.threads.provider_for(thread, namespace)
+            provider = threads.provider_for(name, key, namespace)
         except ProviderConfigError as exc:
             raise UsageError(str(exc)) from None
+        builtins = (existing.builtins if existing else set()) | options.builtins
         only = [n.strip() for n in options.use.split(",")] if options.use else None
-        thread.chat.tools = {t.name: t for t in namespace_tools(namespace, only, thread.builtins)}
+        tools = namespace_tools(namespace, only, builtins)
+        if only is not None:
+            missing = sorted(set(only) - {t.name for t in tools})
+            if missing:
+                raise UsageError(f"--use: no @tool named {', '.join(missing)} in the notebook")
+        thread = threads.get(name, new=options.new)
+        self._apply(thread, options, key)
+        threads.use_provider(thread, provider)
+        thread.chat.tools = {t.name: t for t in tools}
         return self._run(thread, body.strip())
 
     async def _run(self, thread: Thread, body: str) -> None:
@@ -175,6 +189,7 @@ class ChatMagics(Magics):
                 front.close()
 
     def _options(self, line: str) -> argparse.Namespace:
+        """Parse and check the cell's options; values come back normalized."""
         try:
             options = _parser().parse_args(shlex.split(line))
         except (argparse.ArgumentError, ValueError) as exc:
@@ -183,39 +198,50 @@ class ChatMagics(Magics):
             raise UsageError("%%chat: bad options. See %chat? for the options.") from None
         if options.reasoning and not _REASONING.match(options.reasoning):
             raise UsageError("--reasoning must be full, hidden, truncate:N, progress or static")
-        if options.builtins:
-            unknown = set(options.builtins.split(",")) - set(BUILTINS)
-            if unknown:
-                raise UsageError(f"--builtins: unknown {', '.join(sorted(unknown))}")
+        if options.thinking is not None:
+            options.thinking = _thinking(options.thinking)
+        if options.max_cycles is not None and options.max_cycles < 1:
+            raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
+        names = {n.strip() for n in (options.builtins or "").split(",") if n.strip()}
+        unknown = names - set(BUILTINS)
+        if unknown:
+            raise UsageError(
+                f"--builtins: unknown {', '.join(sorted(unknown))} "
+                f"(built-in tools: {', '.join(sorted(BUILTINS))})"
+            )
+        options.builtins = names
         return options
 
-    def _apply(self, thread: Thread, options: argparse.Namespace) -> None:
+    def _provider_key(self, thread: Thread | None, options: argparse.Namespace) -> ProviderKey:
+        """Which provider the cell asks for: the thread's, or the defaults, with the options."""
+        if thread is not None and thread.configured:
+            kind, model, script = thread.provider_key
+        else:
+            kind, model, script = self.provider, self.model or None, None
+        if options.script:
+            kind, script = options.provider or "scripted", options.script
+        elif options.provider:
+            kind = options.provider
+        return (kind, options.model or model, script)
+
+    def _apply(self, thread: Thread, options: argparse.Namespace, key: ProviderKey) -> None:
         """Cell options stick to the thread; a new thread starts from the configured defaults."""
         if not thread.configured:
-            thread.provider = self.provider
-            thread.model = self.model or None
             thread.reasoning = self.reasoning
             thread.configured = True
+        thread.provider, thread.model, thread.script = key
         chat = thread.chat
-        if options.provider:
-            thread.provider = options.provider
-        if options.model:
-            thread.model = options.model
-        if options.script:
-            thread.script = options.script
-            thread.provider = options.provider or "scripted"
         if options.tools:
             chat.execution.default_run = None if options.tools == "deny" else options.tools
         if options.reasoning:
             thread.reasoning = options.reasoning
-        if options.thinking:
-            chat.reasoning = _thinking(options.thinking)
-        if options.max_cycles:
-            chat.max_cycles = max(1, options.max_cycles)
+        if options.thinking is not None:
+            chat.reasoning = options.thinking
+        if options.max_cycles is not None:
+            chat.max_cycles = options.max_cycles
         if options.system is not None:
             chat.system = options.system or None
-        if options.builtins:
-            thread.builtins |= set(options.builtins.split(","))
+        thread.builtins |= options.builtins
         chat.sequential_tools = options.sequential
         chat.model = thread.model
 

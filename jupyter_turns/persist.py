@@ -47,8 +47,10 @@ def turn_record(
     *,
     turn: dict[str, Any] | None = None,
     settings: dict[str, Any] | None = None,
+    displaced: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The schema v1 record of one cell's turn."""
+    """The schema v1 record of one cell's turn; ``displaced`` are the records of the cell's
+    earlier runs (a re-run cell replaces its outputs, and its history must not go with them)."""
     record: dict[str, Any] = {
         "version": 1,
         "conversation_id": conversation_id,
@@ -59,6 +61,8 @@ def turn_record(
         record["turn"] = turn
     if settings:
         record["settings"] = settings  # the thread's, so a restore works without the extension
+    if displaced:
+        record["displaced"] = list(displaced)
     return record
 
 

@@ -1,8 +1,10 @@
 """Threads of a notebook session: named Chat objects that later %%chat cells continue.
 
 A thread keeps its Chat (conversation, "always allow" decisions), its provider settings and the
-built-in tools it enabled. Settings given on a cell stick to the thread. Nothing here knows about
-widgets; the magic wires a thread to a cell's widget for each turn.
+built-in tools it enabled. Settings given on a cell stick to the thread. A thread restored from
+a notebook file gets its conversation and harmless settings at once; what would grant a
+permission waits in ``withheld`` unless the file is trusted (see :mod:`jupyter_turns.trust`).
+Nothing here knows about widgets; the magic wires a thread to a cell's widget for each turn.
 """
 
 from __future__ import annotations
@@ -10,17 +12,22 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .chat import Chat
-from .conversation import Conversation
 from .errors import ProviderConfigError
 from .providers.base import Provider
 from .providers.scripted import ScriptedProvider
+from .thread_settings import split_settings
 from .tools.builtin import BUILTINS
 from .tools.registry import Tool
 
-__all__ = ["Thread", "Threads", "build_provider"]
+__all__ = ["ProviderKey", "Thread", "Threads", "apply_settings", "build_provider"]
+
+ProviderKey = tuple[str, str | None, str | None]  # provider kind, model, script variable
+
+if TYPE_CHECKING:
+    from .notebook import SavedThread
 
 
 @dataclass
@@ -33,6 +40,11 @@ class Thread:
     builtins: set[str] = field(default_factory=set)
     reasoning: str = "full"  # how the widget shows reasoning
     configured: bool = False  # defaults from the magic's settings applied
+    withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an untrusted file
+
+    @property
+    def provider_key(self) -> ProviderKey:
+        return (self.provider, self.model, self.script)
 
     def settings(self) -> dict[str, Any]:
         """What is saved for this thread in the notebook's metadata (never a secret)."""
@@ -46,6 +58,7 @@ class Thread:
             if self.chat.execution.default_run is None
             else self.chat.execution.default_run,
             "max_cycles": self.chat.max_cycles,
+            "thinking": self.chat.reasoning,
             "system": self.chat.system,
             "always_allow": sorted(self.chat.allowed_tools),
             "conversation_id": self.chat.conversation.conversation_id,
@@ -91,8 +104,9 @@ class Threads:
     def get(self, name: str | None = None, *, new: bool = False) -> Thread:
         """The named (or current) thread, created on first use; ``new`` starts a fresh one."""
         if new:
-            name = name or self._fresh_name()
+            name = name or self.fresh_name()
             self.by_name.pop(name, None)
+            self._provider_key.pop(name, None)
         name = name or self.current
         thread = self.by_name.get(name)
         if thread is None:
@@ -100,42 +114,66 @@ class Threads:
         self.current = name
         return thread
 
-    def adopt(self, name: str, conversation: Conversation, settings: dict[str, Any]) -> Thread:
-        """Recreate a thread from a saved conversation and its saved settings."""
-        thread = self.get(name, new=True)
-        thread.chat.conversation = conversation
-        thread.provider = str(settings.get("provider") or thread.provider)
-        thread.model = settings.get("model") or thread.model
-        thread.script = settings.get("script")
-        thread.builtins = set(settings.get("builtins") or ())
-        thread.reasoning = str(settings.get("reasoning") or thread.reasoning)
-        thread.configured = True
-        chat = thread.chat
-        run_mode = settings.get("run_mode")
-        if run_mode in ("ask", "unattended", "edit", "skip", "deny"):
-            chat.execution.default_run = None if run_mode == "deny" else run_mode
-        if isinstance(settings.get("max_cycles"), int):
-            chat.max_cycles = max(1, settings["max_cycles"])
-        if "system" in settings:
-            chat.system = settings.get("system") or None
-        thread.chat.allowed_tools.update(settings.get("always_allow") or ())
-        return thread
-
-    def _fresh_name(self) -> str:
-        n = 2
+    def fresh_name(self) -> str:
+        """The name ``--new`` gives: ``main`` for a first thread, then ``thread-2``, ..."""
+        if not self.by_name:
+            return "main"
+        n = len(self.by_name) + 1
         while f"thread-{n}" in self.by_name:
             n += 1
         return f"thread-{n}"
 
-    def provider_for(self, thread: Thread, namespace: MutableMapping[str, Any]) -> Provider:
-        key = (thread.provider, thread.model, thread.script)
-        if self._provider_key.get(thread.name) != key:
-            thread.chat.provider = build_provider(*key, namespace)
-            self._provider_key[thread.name] = key
-        return thread.chat.provider
+    def adopt(self, saved: SavedThread, *, trusted: bool, max_cycles_default: int) -> Thread:
+        """Recreate a thread from a saved one: its conversation and harmless settings always,
+        what grants a permission only from a ``trusted`` file (else it waits in ``withheld``)."""
+        harmless, guarded = split_settings(saved.settings, max_cycles_default=max_cycles_default)
+        thread = self.get(saved.name, new=True)
+        thread.chat.conversation = saved.conversation
+        thread.configured = True
+        apply_settings(thread, harmless)
+        if trusted:
+            apply_settings(thread, guarded)
+        else:
+            thread.withheld = guarded
+        return thread
+
+    def provider_for(
+        self, thread_name: str, key: ProviderKey, namespace: MutableMapping[str, Any]
+    ) -> Provider:
+        """The provider for ``key``: the thread's own while its key is unchanged, else a new
+        one (raises ProviderConfigError). Changes nothing; :meth:`use_provider` commits it."""
+        existing = self.by_name.get(thread_name)
+        if existing is not None and self._provider_key.get(thread_name) == key:
+            return existing.chat.provider
+        return build_provider(*key, namespace)
+
+    def use_provider(self, thread: Thread, provider: Provider) -> None:
+        thread.chat.provider = provider
+        self._provider_key[thread.name] = thread.provider_key
 
     def names(self) -> Iterable[str]:
         return self.by_name.keys()
+
+
+def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
+    """Set a thread's settings from checked values (see :class:`ThreadSettings`)."""
+    chat = thread.chat
+    for name, value in values.items():
+        if name in ("provider", "model", "script", "reasoning"):
+            setattr(thread, name, value)
+        elif name == "thinking":
+            chat.reasoning = value
+        elif name == "max_cycles":
+            chat.max_cycles = value
+        elif name == "run_mode":
+            chat.execution.default_run = None if value == "deny" else value
+        elif name == "system":
+            chat.system = value or None
+        elif name == "builtins":
+            thread.builtins = {n for n in value if n in BUILTINS}
+        elif name == "always_allow":
+            chat.allowed_tools.update(value)
+    chat.model = thread.model
 
 
 _USER_TOOL = re.compile(r"^[A-Za-z_]\w*$")

@@ -175,7 +175,7 @@ def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
 def test_restore_rebuilds_the_thread_and_the_next_turn_sends_it(tmp_path: Path) -> None:
     path = _execute(tmp_path, NOTEBOOK_CELLS)
     threads, current = load_threads(path)
-    assert current == "main" and threads["main"].settings["provider"] == "scripted"
+    assert current == "main" and threads["main"].settings.values["provider"] == "scripted"
     kernel = KernelDriver()
     try:
         kernel.run("%load_ext jupyter_turns")
