@@ -217,7 +217,11 @@ def parse_events(record: Any) -> list[ConversationEvent]:
         try:
             events.append(event_adapter.validate_python(raw))
         except ValidationError as exc:
-            raise SchemaError(f"saved event #{position} is not valid: {exc}") from exc
+            error = exc.errors()[0]
+            where = ".".join(str(p) for p in error["loc"][1:]) or "the event"
+            raise SchemaError(
+                f"saved event #{position} is not valid: {where}: {error['msg']}"
+            ) from exc
     return events
 
 

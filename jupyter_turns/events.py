@@ -248,7 +248,7 @@ class InquiryResponse(_Event):
     kind: Literal["inquiry_response"] = "inquiry_response"
     inquiry_id: str
     call_id: str
-    answer: str
+    answer: str | None  # None: nobody could answer (a headless run)
     by: Literal["user", "policy"] = "user"
 
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from .interrupt import InterruptAction, InterruptChoice
 from .notebook import session_paths
 from .persist import MetadataWriter, Recorder, turn_record
-from .prompter import PolicyPrompter
+from .prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
 from .widget import ChatWidget, WidgetPrompter, WidgetSink
 
 if TYPE_CHECKING:
@@ -55,7 +55,11 @@ class CellFront:
         )
         self.widget.bind(loop)
         self.sink = WidgetSink(self.widget, max_rate=magics.max_rate)
-        fallback = PolicyPrompter("allow" if magics.headless_allows(thread) else "deny")
+        fallback = PolicyPrompter(
+            "allow" if magics.headless_allows(thread) else "deny",
+            results="withhold" if magics.headless_results == "withhold" else "deliver",
+            withhold_reason=HEADLESS_WITHHOLD_REASON,
+        )
         self.prompter = WidgetPrompter(
             self.widget, fallback, interactive=self._interactive, before_prompt=self.sink.flush
         )

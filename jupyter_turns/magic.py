@@ -79,6 +79,12 @@ class ChatMagics(Magics):
         "auto",
         help="Prompts with nobody to click: auto (deny unless --tools unattended), deny, allow.",
     ).tag(config=True)
+    headless_results = Enum(
+        ("withhold", "deliver"),
+        "withhold",
+        help='Results of result="ask" tools with nobody to review them: withhold (the model is '
+        "told why) or deliver. Set by you only: a notebook's saved settings never change it.",
+    ).tag(config=True)
     view_timeout = Float(
         5.0, help="Seconds to wait for the widget to render before treating the run as headless."
     ).tag(config=True)

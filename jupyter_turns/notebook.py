@@ -14,14 +14,13 @@ Whether the settings may be applied is decided by the caller (:mod:`jupyter_turn
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-
-import nbformat
 
 from .conversation import Conversation, parse_events
 from .errors import ConversationError, SchemaError
@@ -96,6 +95,14 @@ class _Turn:
         return (0, when.timestamp(), self.cell)
 
 
+@dataclass
+class _WidgetCopy:
+    """The events a saved widget state holds: a spare copy of a turn, without its record."""
+
+    thread: str
+    events: list[Any]
+
+
 def session_paths(namespace: Mapping[str, Any]) -> list[str]:
     """What the frontend told this kernel about its notebook: JupyterLab's ``__session__`` and
     ``JPY_SESSION_NAME``, VS Code's ``__vsc_ipynb_file__`` (empty under nbclient)."""
@@ -120,15 +127,18 @@ def read_notebook(path: str | os.PathLike[str]) -> SavedNotebook:
 
     Raises ``OSError`` only when the file itself cannot be opened.
     """
-    with open(os.fspath(path), encoding="utf-8") as handle:
+    with open(os.fspath(path), encoding="utf-8", errors="replace") as handle:
         text = handle.read()
     try:
-        notebook = nbformat.reads(text, as_version=4)
-    except (ValueError, RecursionError, TypeError, KeyError, AttributeError) as exc:
-        # not JSON, nested too deep, or not a notebook at all (nbformat raises many kinds)
-        return SavedNotebook(problems=[f"the file is not a readable notebook ({_first(exc)})"])
+        notebook = json.loads(text)  # read raw: one malformed cell must not hide the others
+    except (ValueError, RecursionError) as exc:
+        return SavedNotebook(problems=[f"the file is not readable JSON ({_first(exc)})"])
+    if not isinstance(notebook, dict):
+        return SavedNotebook(
+            problems=[f"the file is a JSON {type(notebook).__name__}, not a notebook"]
+        )
     saved = _read(notebook)
-    saved.trusted = is_trusted(notebook)
+    saved.trusted = is_trusted(text)
     return saved
 
 
@@ -180,8 +190,8 @@ def _turns(notebook: Any, saved: SavedNotebook) -> list[_Turn]:
         cell_id = cell.get("id") if isinstance(cell.get("id"), str) else None
         read_any, failures = False, []
         for record in _records_of_cell(cell, widget_states):
-            if "conversation_id" not in record and isinstance(record.get("events"), list):
-                orphans.append((index, cell_id, _thread_name(record), record["events"]))
+            if isinstance(record, _WidgetCopy):
+                orphans.append((index, cell_id, record.thread, record.events))
                 continue
             for copy in _with_displaced(record):
                 try:
@@ -243,7 +253,7 @@ def _records_of_cell(cell: dict[str, Any], widget_states: Mapping[str, Any]) -> 
             if isinstance(state, dict) and isinstance(state.get("events"), list):
                 settings = state.get("settings")
                 thread = settings.get("thread") if isinstance(settings, dict) else None
-                yield {"thread": thread, "events": state["events"]}
+                yield _WidgetCopy(_thread_name({"thread": thread}), state["events"])
 
 
 def _with_displaced(record: Any) -> Iterator[Any]:

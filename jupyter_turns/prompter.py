@@ -17,6 +17,7 @@ from .interrupt import InterruptAction, InterruptChoice, InterruptContext
 
 __all__ = [
     "HEADLESS_DENY_REASON",
+    "HEADLESS_WITHHOLD_REASON",
     "Approval",
     "ApprovalRequest",
     "InquiryAnswer",
@@ -31,6 +32,10 @@ HEADLESS_DENY_REASON = (
     "not run: this is a headless run and nobody can approve tool calls "
     "(use `--tools unattended` to let tools run without approval)"
 )
+HEADLESS_WITHHOLD_REASON = (
+    "this tool's results are reviewed by the user before the model sees them, "
+    "and nobody can review them in this headless run"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +47,7 @@ class ApprovalRequest:
     description: str = ""
     edit_first: bool = False  # the tool's run mode is "edit": open the editor at once
     error: str | None = None  # why the previous edit was rejected
+    always_ask: bool = False  # only a person may approve: a policy's approval is refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +85,7 @@ class InquiryPrompt:
 
 @dataclass(frozen=True, slots=True)
 class InquiryAnswer:
-    answer: str
+    answer: str | None  # None: nobody could answer
     by: Literal["user", "policy"] = "user"
 
 
@@ -95,7 +101,7 @@ class Prompter(Protocol):
 
 ApprovalRule = Callable[[ApprovalRequest], Approval | Awaitable[Approval]]
 ResultRule = Callable[[ResultReview], ResultDecision | Awaitable[ResultDecision]]
-InquiryRule = Callable[[InquiryPrompt], str | Awaitable[str]]
+InquiryRule = Callable[[InquiryPrompt], str | Awaitable[str | None] | None]
 InterruptRule = Callable[[InterruptContext], InterruptChoice | Awaitable[InterruptChoice]]
 
 
@@ -111,7 +117,8 @@ class PolicyPrompter:
 
     ``approve``: "deny" (the default: skip with an explanation), "allow", or a callable returning
     an :class:`Approval`. ``results``: "deliver" (default), "withhold", or a callable returning a
-    :class:`ResultDecision`. ``inquiry``: a fixed answer string or a callable. ``interrupt``: an
+    :class:`ResultDecision`. ``inquiry``: a fixed answer string, ``None`` (the default: "no
+    answer", what :meth:`ToolContext.ask` then returns) or a callable. ``interrupt``: an
     :class:`InterruptAction` (default STOP) or a callable returning an :class:`InterruptChoice`.
     ``on_dead_stream`` is the choice when a stream broke off (default STOP: keep the partial text).
     """
@@ -121,10 +128,11 @@ class PolicyPrompter:
         approve: Literal["deny", "allow"] | ApprovalRule = "deny",
         *,
         results: Literal["deliver", "withhold"] | ResultRule = "deliver",
-        inquiry: str | InquiryRule = "",
+        inquiry: str | InquiryRule | None = None,
         interrupt: InterruptAction | InterruptRule = InterruptAction.STOP,
         on_dead_stream: InterruptAction = InterruptAction.STOP,
         deny_reason: str = HEADLESS_DENY_REASON,
+        withhold_reason: str = "withheld by policy",
     ) -> None:
         self._approve = approve
         self._results = results
@@ -132,6 +140,7 @@ class PolicyPrompter:
         self._interrupt = interrupt
         self._on_dead_stream = on_dead_stream
         self._deny_reason = deny_reason
+        self._withhold_reason = withhold_reason
 
     async def approve(self, request: ApprovalRequest) -> Approval:
         if self._approve == "deny":
@@ -145,13 +154,13 @@ class PolicyPrompter:
         if self._results == "deliver":
             return ResultDecision("deliver", by="policy")
         if self._results == "withhold":
-            return ResultDecision("skip", by="policy", reason="withheld by policy")
+            return ResultDecision("skip", by="policy", reason=self._withhold_reason)
         answer: ResultDecision = await _apply(self._results, review)
         return answer
 
     async def inquire(self, inquiry: InquiryPrompt) -> InquiryAnswer:
         answer = await _apply(self._inquiry, inquiry)
-        return InquiryAnswer(str(answer), by="policy")
+        return InquiryAnswer(None if answer is None else str(answer), by="policy")
 
     async def interrupt_menu(self, context: InterruptContext) -> InterruptChoice:
         if not context.stream_alive and context.where == "streaming":

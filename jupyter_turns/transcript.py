@@ -93,7 +93,8 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
                 parts.append(f"**Tool asks:** {event.question}{choices}")
             case "inquiry_response":
-                parts.append(f"**Answer** ({event.by}): {event.answer}")
+                answer = "no answer (nobody could answer)" if event.answer is None else event.answer
+                parts.append(f"**Answer** ({event.by}): {answer}")
             case "notice":
                 parts.append(f"*{event.text}*")
             case "error":

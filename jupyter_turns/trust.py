@@ -10,21 +10,26 @@ grant a permission until the user trusts it (``jupyter trust FILE`` or ``%chat t
 from __future__ import annotations
 
 import logging
-import sqlite3
-from typing import Any
 
 __all__ = ["is_trusted"]
 
 log = logging.getLogger(__name__)
 
 
-def is_trusted(notebook: Any) -> bool:
-    """Whether ``notebook`` (as ``nbformat.read`` returns it) carries this user's signature."""
+def is_trusted(text: str) -> bool:
+    """Whether the notebook file's ``text`` carries this user's signature.
+
+    It is read the way Jupyter's server reads it (``nbformat.reads``, version 4) so the
+    signature is computed over the same content that was signed.
+    """
+    import nbformat
     from nbformat.sign import NotebookNotary
 
     try:
+        invalid: dict[str, object] = {}  # a schema problem is kept here instead of logged
+        notebook = nbformat.reads(text, as_version=4, capture_validation_error=invalid)
         return bool(NotebookNotary().check_signature(notebook))
-    except (OSError, sqlite3.Error, ValueError, TypeError, KeyError, AttributeError) as exc:
-        # an unreadable signature store or a malformed notebook is simply not trusted
+    except Exception as exc:  # nbformat raises half a dozen unrelated types for a bad file
+        # a notebook nbformat cannot read, or an unreadable signature store, is not trusted
         log.debug("jupyter_turns: signature not checked: %s", exc)
         return False

@@ -79,7 +79,7 @@ def run_code(code: str, namespace: dict[str, Any]) -> str:
 
 
 def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
-    @tool(name="python", run="ask", sequential=True)
+    @tool(name="python", run="ask", sequential=True, always_ask=True)
     async def python(code: str) -> str:
         """Run Python code in the user's notebook kernel and namespace.
 

@@ -20,7 +20,7 @@ class ToolContext:
         call_id: str,
         name: str,
         token: CancelToken,
-        ask: Callable[[str, Sequence[str] | None], Awaitable[str]],
+        ask: Callable[[str, Sequence[str] | None], Awaitable[str | None]],
         progress: Callable[[str], None],
     ) -> None:
         self.call_id = call_id
@@ -33,8 +33,13 @@ class ToolContext:
     def cancelled(self) -> bool:
         return self.token.cancelled
 
-    async def ask(self, question: str, choices: Sequence[str] | None = None) -> str:
-        """Ask the user a question and wait for the answer (a policy answers in headless runs)."""
+    async def ask(self, question: str, choices: Sequence[str] | None = None) -> str | None:
+        """Ask the user a question and wait for the answer.
+
+        Returns ``None`` when nobody can answer (a headless run: nbclient, nbval, ``jupyter
+        execute``, or a script whose prompter has no answer), so a tool can tell "no answer"
+        from an empty one and choose its safe path.
+        """
         return await self._ask(question, choices)
 
     def progress(self, text: str) -> None:

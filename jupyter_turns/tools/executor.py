@@ -207,7 +207,7 @@ class ToolExecutor:
         if mode == "skip":
             self.decisions.append(Decision(action="skipped", by="policy", detail="run mode skip"))
             return _Outcome(f"Not run: {tool.name} is set to skip.", True, "skipped")
-        if mode == "unattended":
+        if mode == "unattended" and not tool.always_ask:
             self.decisions.append(Decision(action="approved", by="policy", detail="unattended"))
             return None
         if tool.name in settings.allowed:
@@ -227,8 +227,13 @@ class ToolExecutor:
                     description=tool.description,
                     edit_first=mode == "edit",
                     error=error,
+                    always_ask=tool.always_ask,
                 )
             )
+            if tool.always_ask and approval.by == "policy" and approval.action != "skip":
+                reason = f"not run: {tool.name} runs only when a person approves the call"
+                self.decisions.append(Decision(action="denied", by="policy", detail=reason))
+                return _Outcome(reason[0].upper() + reason[1:] + ".", True, "skipped")
             if approval.action == "approve":
                 self.decisions.append(Decision(action="approved", by=approval.by))
                 return None
@@ -308,11 +313,14 @@ class ToolExecutor:
             self.decisions.append(Decision(action="result_edited", by=decision.by))
             return _Outcome(decision.content, outcome.is_error, outcome.status)
         self.decisions.append(Decision(action="withheld", by=decision.by, detail=decision.reason))
+        if decision.by == "policy":
+            reason = decision.reason or "withheld by policy"
+            return _Outcome(f"The result was not shared: {reason}.", False, "done")
         return _Outcome("The user chose not to share this tool's result.", False, "done")
 
     # ------------------------------------------------------------------ helpers
 
-    async def _ask(self, question: str, choices: Sequence[str] | None) -> str:
+    async def _ask(self, question: str, choices: Sequence[str] | None) -> str | None:
         inquiry_id = new_id()
         choice_list = [str(c) for c in choices] if choices else None
         self.record(

@@ -8,6 +8,7 @@ of the schema: it receives the call's context (cancellation token, progress, que
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 from collections.abc import Callable, Iterable
@@ -44,6 +45,7 @@ class Tool:
     result: ResultMode = "deliver"
     timeout: float | None = None
     sequential: bool = False
+    always_ask: bool = False  # only a person approves a call: no run mode or policy does
     context_param: str | None = None
     flavor: Literal["sync", "async", "asyncgen"] = "sync"
     schema: dict[str, Any] = field(default_factory=dict)
@@ -85,6 +87,7 @@ def tool(
     result: ResultMode = "deliver",
     timeout: float | None = None,
     sequential: bool = False,
+    always_ask: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -98,12 +101,15 @@ def tool(
     result: ResultMode = "deliver",
     timeout: float | None = None,
     sequential: bool = False,
+    always_ask: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a tool of ``fn``; usable bare (``@tool``) or with options (``@tool(run="ask")``).
 
     ``run``: ask (default of most threads) / unattended / edit (open the argument editor first) /
     skip. ``result``: deliver / ask (the user reviews the result) / edit / skip. ``timeout`` in
     seconds. ``sequential``: run alone, after earlier calls of the same response finish.
+    ``always_ask``: every call waits for a person's Approve (or the user's own "always allow"):
+    neither ``--tools unattended`` nor a headless policy approves it.
     """
 
     # names local to the defining scope (a class defined in a function) resolve in the hints
@@ -111,7 +117,8 @@ def tool(
     localns = dict(caller.f_back.f_locals) if caller and caller.f_back else {}
 
     def make(func: Callable[..., Any]) -> Tool:
-        return _build(func, name, description, run, result, timeout, sequential, localns)
+        built = _build(func, name, description, run, result, timeout, sequential, localns)
+        return dataclasses.replace(built, always_ask=True) if always_ask else built
 
     return make(fn) if fn is not None else make
 

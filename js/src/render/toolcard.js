@@ -163,7 +163,9 @@ export class ToolCard {
             ? h(
                 "span",
                 { class: "jt-inquiry-a" },
-                ` → ${contentText(response.answer)}`,
+                response.answer === null || response.answer === undefined
+                  ? " → no answer (nobody could answer)"
+                  : ` → ${contentText(response.answer)}`,
                 response.by === "policy" ? h("span", { class: "jt-muted" }, " (by policy)") : null,
               )
             : h("span", { class: "jt-muted" }, " → waiting for an answer"),

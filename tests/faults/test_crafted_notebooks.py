@@ -1,0 +1,312 @@
+"""Crafted and damaged notebooks: restore never raises, grants nothing, loses no other thread,
+and later turns save normally.
+
+Each case starts from a notebook with two threads — ``safe`` (never touched) and ``main`` (the
+target) — and damages ``main``'s stores: its output record, its cell metadata, the notebook's
+``jupyter_turns`` metadata and the saved widget state. A hypothesis test puts junk of every JSON
+shape at every place of those stores; named cases cover the shapes the issue lists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from IPython.core.interactiveshell import InteractiveShell
+
+from jupyter_turns import commands
+from jupyter_turns.conversation import parse_events
+from jupyter_turns.events import ChatRequest, Message, ToolCallRequest, ToolCallResponse
+from jupyter_turns.magic import ChatMagics
+from jupyter_turns.notebook import read_notebook
+from jupyter_turns.persist import RECORD_MIME, turn_record
+
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+GRANTS = {
+    "always_allow": ["python"],
+    "builtins": ["python"],
+    "run_mode": "unattended",
+    "system": "attacker",
+}
+
+SAFE_EVENTS = [
+    ChatRequest(content="safe question", timestamp="2026-01-01T09:00:00+00:00"),
+    ToolCallRequest(call_id="s1", name="f", arguments={"x": 1}),
+    ToolCallResponse(call_id="s1", content="1"),
+    Message(content="safe answer", timestamp="2026-01-01T09:00:02+00:00"),
+]
+SAFE = [e.model_dump(mode="json") for e in SAFE_EVENTS]
+TARGET = [
+    e.model_dump(mode="json")
+    for e in (
+        ChatRequest(content="target question", timestamp="2026-01-01T10:00:00+00:00"),
+        Message(content="target answer", timestamp="2026-01-01T10:00:01+00:00"),
+    )
+]
+
+
+def base_notebook() -> dict[str, Any]:
+    """A fresh notebook (nothing shared with another: the tests damage it in place)."""
+    return copy.deepcopy(_base_notebook())
+
+
+def _base_notebook() -> dict[str, Any]:
+    target = turn_record("conv-main", "main", [], settings={**GRANTS, "conversation_id": "c"})
+    target["events"] = copy.deepcopy(TARGET)
+    safe = turn_record("conv-safe", "safe", [])
+    safe["events"] = copy.deepcopy(SAFE)
+
+    def cell(record: dict[str, Any], cell_id: str, widget: str | None = None) -> dict[str, Any]:
+        data: dict[str, Any] = {RECORD_MIME: record, "text/plain": ""}
+        outputs = [{"output_type": "display_data", "data": data, "metadata": {}}]
+        if widget:
+            view = {WIDGET_VIEW: {"model_id": widget, "version_major": 2, "version_minor": 1}}
+            outputs.append({"output_type": "display_data", "data": view, "metadata": {}})
+        return {
+            "cell_type": "code",
+            "id": cell_id,
+            "source": "%%chat",
+            "metadata": {"jupyter_turns": copy.deepcopy(record)},
+            "outputs": outputs,
+            "execution_count": 1,
+        }
+
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "jupyter_turns": {
+                "version": 1,
+                "current": "main",
+                "threads": {
+                    "main": {**GRANTS, "conversation_id": "conv-main"},
+                    "safe": {"conversation_id": "conv-safe"},
+                },
+            },
+            "widgets": {
+                WIDGET_STATE: {
+                    "state": {"w1": {"state": {"events": copy.deepcopy(TARGET), "settings": {}}}}
+                }
+            },
+        },
+        "cells": [cell(safe, "safe-cell"), cell(target, "target-cell", widget="w1")],
+    }
+
+
+def _places(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
+    yield path
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _places(child, (*path, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _places(child, (*path, index))
+
+
+def _target_places() -> list[tuple[Any, ...]]:
+    notebook = base_notebook()
+    roots: list[tuple[Any, ...]] = [
+        ("metadata", "jupyter_turns"),
+        ("metadata", "widgets"),
+        ("cells", 1),
+    ]
+    places = []
+    for root in roots:
+        node: Any = notebook
+        for key in root:
+            node = node[key]
+        places.extend((*root, *rest) for rest in _places(node))
+    return places
+
+
+PLACES = _target_places()
+
+
+def _nested(depth: int) -> Any:
+    value: Any = "deep"
+    for _ in range(depth):
+        value = {"a": [value]}
+    return value
+
+
+junk = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20)
+    | st.sampled_from(["python", "1", "unattended", "", "main", "999", "conv-safe", "safe"]),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["version", "events", "kind", "conversation_id", "thread", "threads"])
+            | st.text(max_size=5),
+            children,
+            max_size=3,
+        )
+    ),
+    max_leaves=8,
+) | st.sampled_from([_nested(300), "x" * 100_000, 999, "1", [], {}])
+
+
+def _set(notebook: dict[str, Any], place: tuple[Any, ...], value: Any) -> None:
+    node: Any = notebook
+    for key in place[:-1]:
+        node = node[key]
+    node[place[-1]] = value
+
+
+@pytest.fixture(scope="module")
+def shell() -> InteractiveShell:
+    return InteractiveShell.instance()
+
+
+def check_restore(shell: InteractiveShell, path: Path) -> None:
+    """Restore through the magic; then every promise holds."""
+    magics = ChatMagics(shell)
+    try:
+        commands.restore(magics, str(path), verbose=True)
+        safe = [
+            t
+            for t in magics.threads.by_name.values()
+            if t.chat.conversation.conversation_id == "conv-safe"
+        ]
+        assert len(safe) == 1, "the untouched thread was lost"
+        assert [e.model_dump(mode="json") for e in safe[0].chat.conversation.events] == SAFE
+        for thread in list(magics.threads.by_name.values()):
+            chat = thread.chat
+            assert chat.allowed_tools == set() and thread.builtins == set()
+            assert chat.execution.default_run != "unattended" and chat.system is None
+            chat.conversation.check_sendable()
+            # a later turn runs and its record saves and reads back
+            turn = asyncio.run(chat.send("and now?"))
+            record = turn_record(
+                chat.conversation.conversation_id,
+                thread.name,
+                turn.events,
+                settings=thread.settings(),
+                displaced=magics.cell_records.get("target-cell", []),
+            )
+            parse_events(json.loads(json.dumps(record)))
+    finally:
+        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
+
+
+@settings(
+    max_examples=300,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(damage=st.lists(st.tuples(st.sampled_from(PLACES), junk), min_size=1, max_size=3))
+def test_junk_anywhere_in_a_threads_stores(
+    shell: InteractiveShell, tmp_path: Path, damage: list[tuple[tuple[Any, ...], Any]]
+) -> None:
+    notebook = base_notebook()
+    for place, value in damage:
+        try:
+            _set(notebook, place, copy.deepcopy(value))  # no shared (circular) values
+        except (KeyError, IndexError, TypeError):
+            continue  # an earlier change removed this place
+    path = tmp_path / "crafted.ipynb"
+    path.write_text(json.dumps(notebook))
+    check_restore(shell, path)
+
+
+NAMED: dict[str, tuple[tuple[Any, ...], Any]] = {
+    "conversation_id 123": (
+        ("cells", 1, "outputs", 0, "data", RECORD_MIME, "conversation_id"),
+        123,
+    ),
+    "conversation_id 123 in metadata": (
+        ("cells", 1, "metadata", "jupyter_turns", "conversation_id"),
+        123,
+    ),
+    "builtins a string": (("metadata", "jupyter_turns", "threads", "main", "builtins"), "python"),
+    "unknown builtin": (("metadata", "jupyter_turns", "threads", "main", "builtins"), ["rm"]),
+    "unknown run mode": (("metadata", "jupyter_turns", "threads", "main", "run_mode"), "yolo"),
+    "thread name with spaces": (("metadata", "jupyter_turns", "current"), "a b"),
+    "version 999": (("cells", 1, "outputs", 0, "data", RECORD_MIME, "version"), 999),
+    "version '1'": (("cells", 1, "outputs", 0, "data", RECORD_MIME, "version"), "1"),
+    "version true": (("cells", 1, "metadata", "jupyter_turns", "version"), True),
+    "threads a list": (("metadata", "jupyter_turns", "threads"), ["main"]),
+    "metadata a list": (("metadata", "jupyter_turns"), []),
+    "events a dict": (("cells", 1, "outputs", 0, "data", RECORD_MIME, "events"), {}),
+    "an event a list": (("cells", 1, "outputs", 0, "data", RECORD_MIME, "events", 0), []),
+    "cell metadata a list": (("cells", 1, "metadata"), []),
+    "outputs a dict": (("cells", 1, "outputs"), {"a": 1}),
+    "a cell an int": (("cells", 1), 5),
+    "nested 300 deep": (
+        ("cells", 1, "outputs", 0, "data", RECORD_MIME, "events", 1, "metadata"),
+        _nested(300),
+    ),
+    "10 MB system prompt": (
+        ("metadata", "jupyter_turns", "threads", "main", "system"),
+        "x" * 10_000_000,
+    ),
+    "10 MB answer": (
+        ("cells", 1, "outputs", 0, "data", RECORD_MIME, "events", 1, "content"),
+        "y" * 10_000_000,
+    ),
+    "displaced junk": (
+        ("cells", 1, "outputs", 0, "data", RECORD_MIME, "displaced"),
+        [1, {"version": 1}],
+    ),
+    "widget state a string": (("metadata", "widgets", WIDGET_STATE, "state"), "w1"),
+}
+
+
+@pytest.mark.parametrize("place,value", NAMED.values(), ids=NAMED.keys())
+def test_named_damage(
+    shell: InteractiveShell, tmp_path: Path, place: tuple[Any, ...], value: Any
+) -> None:
+    notebook = base_notebook()
+    _set(notebook, place, value)
+    path = tmp_path / "crafted.ipynb"
+    path.write_text(json.dumps(notebook))
+    check_restore(shell, path)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"cells": [' + "[" * 100_000 + "]" * 100_000 + "]}",
+        json.dumps(base_notebook())[: len(json.dumps(base_notebook())) // 2],
+        "[1, 2, 3]",
+        "",
+    ],
+    ids=["nested 100k deep", "truncated JSON", "a JSON list", "empty file"],
+)
+def test_an_unreadable_file_is_a_note(
+    shell: InteractiveShell, tmp_path: Path, text: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "broken.ipynb"
+    path.write_text(text)
+    saved = read_notebook(path)
+    assert saved.threads == {} and len(saved.problems) == 1
+    magics = ChatMagics(shell)
+    try:
+        assert commands.restore(magics, str(path), verbose=True) == 0
+    finally:
+        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
+    assert "Skipped in broken.ipynb: the file is" in capsys.readouterr().out
+
+
+def test_the_target_thread_restores_untouched_with_its_settings_withheld(
+    shell: InteractiveShell, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "crafted.ipynb"
+    path.write_text(json.dumps(base_notebook()))
+    saved = read_notebook(path)
+    assert set(saved.threads) == {"main", "safe"} and saved.problems == []
+    check_restore(shell, path)
+    out = capsys.readouterr().out
+    assert "Restored thread 'main': 2 events" in out and "Restored thread 'safe': 4 events" in out
+    assert "not applied: the notebook is not trusted" in out
