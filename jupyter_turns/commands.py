@@ -11,6 +11,7 @@ from IPython.core.error import UsageError
 from IPython.display import HTML, display
 
 from .notebook import find_notebook, read_notebook
+from .text import plural
 from .thread_settings import describe_guarded
 from .threads import apply_settings
 from .transcript import to_html, to_markdown
@@ -18,12 +19,7 @@ from .transcript import to_html, to_markdown
 if TYPE_CHECKING:
     from .magic import ChatMagics
 
-__all__ = ["plural", "restore", "run", "trust"]
-
-
-def plural(count: int, word: str) -> str:
-    """``1 event``, ``2 events``."""
-    return f"{count:,} {word}{'' if count == 1 else 's'}"
+__all__ = ["restore", "run", "trust"]
 
 
 def run(magics: ChatMagics, line: str) -> Any:

@@ -17,6 +17,7 @@ from .chat import Chat
 from .prompter import PolicyPrompter
 from .providers.scripted import ScriptedProvider, cycle, message, reasoning, tool_call
 from .sink import PrintSink
+from .text import plural
 from .tools import tool
 
 __all__ = ["main"]
@@ -82,7 +83,7 @@ def run_quickstart() -> None:
     from .transcript import to_markdown
 
     for name, conversation in load(target).items():
-        print(f"\n===== thread {name!r}: {len(conversation)} events =====\n")
+        print(f"\n===== thread {name!r}: {plural(len(conversation), 'event')} =====\n")
         print(to_markdown(conversation.events))
     print(f"Saved the executed notebook to {target.relative_to(ROOT)}.")
     print("Open it interactively with: ./dev.sh lab")

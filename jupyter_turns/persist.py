@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .events import ConversationEvent
+from .text import plural
 from .transcript import to_html
 
 __all__ = ["RECORD_MIME", "MetadataWriter", "Recorder", "record_bundle", "turn_record"]
@@ -73,7 +74,7 @@ def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
 
     events = parse_events(record)
     thread = record.get("thread", "main")
-    summary = f"Conversation record · thread {thread} · {len(events)} events"
+    summary = f"Conversation record · thread {thread} · {plural(len(events), 'event')}"
     return {
         RECORD_MIME: record,
         "text/html": to_html(events, summary=summary),

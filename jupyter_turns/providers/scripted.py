@@ -30,6 +30,7 @@ from ..events import (
     Usage,
 )
 from ..interrupt import ThreadSafeFlag
+from ..text import plural
 from .base import Request
 
 __all__ = [
@@ -222,7 +223,8 @@ def _echo(request: Request) -> list[ScriptItem]:
     answer = (
         "**Scripted echo** — no model was called.\n\n"
         f"{quoted}\n\n"
-        f"This is cycle {request.cycle} of the turn; {len(request.events)} events in the thread. "
+        f"This is cycle {request.cycle} of the turn; "
+        f"{plural(len(request.events), 'event')} in the thread. "
         "Use `--provider anthropic` with `ANTHROPIC_API_KEY` set to talk to Claude."
     )
     return cycle(message(answer))

@@ -1,0 +1,75 @@
+"""A ``%%chat`` cell whose options fail changes nothing: every option is checked first."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+from jupyter_turns.magic import ChatMagics
+
+
+@pytest.fixture
+def magics() -> Iterator[ChatMagics]:
+    shell = InteractiveShell.instance()
+    magics = ChatMagics(shell)
+    magics._restore_tried = True  # no notebook file here
+    try:
+        yield magics
+    finally:
+        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
+
+
+def run(magics: ChatMagics, line: str, body: str = "hello") -> None:
+    asyncio.run(magics.chat(line, body))
+
+
+def state(magics: ChatMagics) -> tuple[str, dict[str, int]]:
+    threads = magics.threads
+    return threads.current, {n: len(t.chat.conversation) for n, t in threads.by_name.items()}
+
+
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("--new --thread main --script nosuch", "no variable named 'nosuch'"),
+        ("--thread other --thinking bad", "--thinking must be off, adaptive or a token budget"),
+        ("--thread other --max-cycles 0", "--max-cycles must be 1 or more, not 0"),
+        ("--max-cycles -1", "--max-cycles must be 1 or more, not -1"),
+        ("--thread other --reasoning loud", "--reasoning must be"),
+        ("--new --builtins python,rm", "--builtins: unknown rm"),
+        (
+            "--thread x --provider scripted --use nosuch_tool",
+            "--use: no @tool named nosuch_tool",
+        ),
+        ("--thread other --provider openai", "invalid choice"),
+    ],
+)
+def test_a_failed_option_changes_nothing(magics: ChatMagics, line: str, message: str) -> None:
+    run(magics, "--provider scripted")
+    run(magics, "")
+    before = state(magics)
+    assert before == ("main", {"main": 4})
+    settings = magics.threads.by_name["main"].settings()
+    with pytest.raises(UsageError, match=message):
+        run(magics, line)
+    assert state(magics) == before
+    assert magics.threads.by_name["main"].settings() == settings
+
+
+def test_valid_options_apply_and_stick(magics: ChatMagics) -> None:
+    run(magics, "--provider scripted --max-cycles 3 --thinking 2048 --reasoning hidden")
+    thread = magics.threads.by_name["main"]
+    assert (thread.chat.max_cycles, thread.chat.reasoning, thread.reasoning) == (3, 2048, "hidden")
+    run(magics, "")
+    assert thread.chat.max_cycles == 3 and len(thread.chat.conversation) == 4
+
+
+def test_the_first_new_thread_is_main_and_numbering_follows(magics: ChatMagics) -> None:
+    run(magics, "--new --provider scripted")
+    run(magics, "--new --provider scripted")
+    run(magics, "--new --provider scripted")
+    assert list(magics.threads.by_name) == ["main", "thread-2", "thread-3"]
