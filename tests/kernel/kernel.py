@@ -58,6 +58,7 @@ class KernelDriver:
         self.cells: dict[str, Cell] = {}
         self.widgets: dict[str, Widget] = {}
         self.order: list[tuple[str, str]] = []  # (msg_id, "busy"|"idle") in arrival order
+        self.comm_data: list[dict[str, Any]] = []  # comm messages that are not widget updates
 
     def close(self) -> None:
         self.kc.stop_channels()
@@ -65,8 +66,22 @@ class KernelDriver:
 
     # ---------------------------------------------------------------- sending
 
-    def execute(self, code: str) -> Cell:
-        msg_id = self.kc.execute(code)
+    def execute(self, code: str, cell_id: str | None = None) -> Cell:
+        """Run ``code``; ``cell_id`` is sent as JupyterLab sends it (the cell's notebook id)."""
+        if cell_id is None:
+            msg_id = self.kc.execute(code)
+        else:
+            content = {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": False,
+                "stop_on_error": True,
+            }
+            msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         cell = self.cells[msg_id] = Cell(msg_id)
         return cell
 
@@ -123,6 +138,8 @@ class KernelDriver:
                     widget.state.update(data.get("state", {}))
                 elif data.get("method") == "custom":
                     widget.custom.append(data["content"])
+                elif "method" not in data:
+                    self.comm_data.append(data)
         elif cell is not None and kind in ("display_data", "stream", "error", "execute_result"):
             output = {"output_type": kind, **content}
             display_id = content.get("transient", {}).get("display_id")
@@ -149,8 +166,8 @@ class KernelDriver:
             return value
         raise AssertionError(f"timed out waiting for {what or condition}")
 
-    def run(self, code: str, timeout: float = 60.0) -> Cell:
-        cell = self.execute(code)
+    def run(self, code: str, timeout: float = 60.0, cell_id: str | None = None) -> Cell:
+        cell = self.execute(code, cell_id)
         self.wait(lambda: cell.done, timeout, f"cell {code[:40]!r} to finish")
         self.wait(lambda: cell.reply is not None, 5, "execute_reply")
         return cell
