@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
-from IPython.display import HTML, display
+from IPython.display import display
 
 from .notebook import find_notebook, read_notebook
 from .text import plural
@@ -51,7 +51,8 @@ def run(magics: ChatMagics, line: str) -> Any:
         shown = threads.by_name.get(args[0] if args else threads.current)
         if shown is None:
             raise UsageError("no such thread; see %chat threads")
-        display(HTML(to_html(shown.chat.conversation.events)))
+        history = shown.chat.conversation.events
+        display({"text/html": to_html(history), "text/plain": to_markdown(history)}, raw=True)
         return None
     if command == "settings":
         for name in sorted(magics.trait_names(config=True)):

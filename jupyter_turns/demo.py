@@ -56,7 +56,9 @@ async def headless_turn() -> None:
         provider=provider, tools=[mean, spread], prompter=PolicyPrompter("allow"), sink=PrintSink()
     )
     turn = await chat.send("Summarize 3, 5, 8 and 13.")
-    print(f"\n--- turn {turn.outcome} after {turn.cycles} cycles: {' → '.join(turn.kinds)}")
+    print(
+        f"\n--- turn {turn.outcome} after {plural(turn.cycles, 'cycle')}: {' → '.join(turn.kinds)}"
+    )
 
 
 def run_quickstart() -> None:

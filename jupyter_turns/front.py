@@ -67,7 +67,8 @@ class CellFront:
         self.recorder = Recorder(
             thread=thread.name,
             cell_id=magics.cell_id,
-            metadata=_metadata(),
+            # no frontend (nbclient, `jupyter execute`): nobody listens on the metadata comm
+            metadata=_metadata() if has_frontend(namespace) else MetadataWriter(lambda: None),
             notebook_state=self._notebook_state,
         )
         chat.sink = self.sink

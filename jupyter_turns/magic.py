@@ -32,7 +32,7 @@ from .threads import ProviderKey, Thread, Threads, namespace_tools
 from .tools.builtin import BUILTINS
 from .turn import TurnState
 
-__all__ = ["ChatMagics", "await_chat_cells", "load_ipython_extension"]
+__all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
 
 _REASONING = re.compile(DISPLAY_PATTERN)
 
@@ -308,6 +308,21 @@ def await_chat_cells(lines: list[str]) -> list[str]:
     return lines
 
 
+_CHAT_HELP = re.compile(
+    r"""^\s*get_ipython\(\)\.run_line_magic\((['"])pinfo2?\1, (['"])%%?chat\2\)\s*$"""
+)
+
+
+def chat_help_as_output(lines: list[str]) -> list[str]:
+    """Input transformer: ``%chat?`` and ``%%chat?`` print the help as a cell output.
+
+    IPython sends ``?`` help to the pager, which nbclient and ``jupyter execute`` drop.
+    """
+    if len(lines) == 1 and _CHAT_HELP.match(lines[0]):
+        return ["get_ipython().run_line_magic('chat', 'help')\n"]
+    return lines
+
+
 def _check_ipykernel() -> None:
     kernel_module = sys.modules.get("ipykernel")
     if kernel_module is None:
@@ -324,6 +339,7 @@ def _check_ipykernel() -> None:
 
 def load_ipython_extension(ipython: Any) -> None:
     _check_ipykernel()
-    if await_chat_cells not in ipython.input_transformers_post:
-        ipython.input_transformers_post.append(await_chat_cells)
+    for transformer in (await_chat_cells, chat_help_as_output):
+        if transformer not in ipython.input_transformers_post:
+            ipython.input_transformers_post.append(transformer)
     ipython.register_magics(ChatMagics)

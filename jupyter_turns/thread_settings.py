@@ -15,6 +15,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from .text import plural
+
 __all__ = [
     "DISPLAY_PATTERN",
     "GUARDED_FIELDS",
@@ -132,5 +134,5 @@ def describe_guarded(guarded: dict[str, Any]) -> str:
     if guarded.get("system"):
         parts.append(f"a system prompt ({len(guarded['system']):,} characters)")
     if "max_cycles" in guarded:
-        parts.append(f"up to {guarded['max_cycles']:,} cycles a turn")
+        parts.append(f"up to {plural(guarded['max_cycles'], 'cycle')} a turn")
     return ", ".join(parts)

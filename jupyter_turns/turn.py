@@ -37,6 +37,7 @@ from .prompter import Prompter
 from .providers.base import Continuation, Provider, Request
 from .retry import ResilientCycle
 from .sink import Appended, Discarded, Sink, StateChanged, UsageUpdate
+from .text import plural
 from .tools.coordinator import ToolCoordinator
 from .turn_state import (
     TRANSITIONS,
@@ -210,7 +211,7 @@ class TurnCoordinator:
         self._append(
             Notice(
                 level="warning",
-                text=f"Stopped after {self.config.max_cycles} cycles (max-cycles). "
+                text=f"Stopped after {plural(self.config.max_cycles, 'cycle')} (max-cycles). "
                 "Run another %%chat cell to let the model go on.",
             )
         )
