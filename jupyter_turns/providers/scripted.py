@@ -10,7 +10,6 @@ cycles it answers every request with a short markdown echo, so the pipeline runs
 from __future__ import annotations
 
 import asyncio
-import itertools
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -28,6 +27,7 @@ from ..events import (
     StreamEvent,
     ToolCall,
     Usage,
+    new_id,
 )
 from ..interrupt import ThreadSafeFlag
 from ..text import plural
@@ -108,9 +108,6 @@ def reasoning(text: str, *, signature: str | None = None, chunks: int | None = N
     return ScriptBlock(tuple(ReasoningDelta(t) for t in _chunks(text, chunks)), metadata)
 
 
-_call_ids = itertools.count(1)
-
-
 def tool_call(
     name: str,
     arguments: dict[str, Any] | None = None,
@@ -119,7 +116,8 @@ def tool_call(
     raw_arguments: str | None = None,
 ) -> ScriptBlock:
     """A complete tool call; ``raw_arguments`` instead scripts unparseable argument text."""
-    call_id = call_id or f"toolu_scripted_{next(_call_ids):04d}"
+    # unique across kernels: a restored conversation already holds the ids of earlier runs
+    call_id = call_id or f"toolu_scripted_{new_id()}"
     if raw_arguments is not None:
         call = ToolCall(call_id, name, {}, raw_arguments, "arguments are not a JSON object")
     else:
