@@ -277,6 +277,11 @@ class WidgetSink:
             blocks.append([index, kind, text])
         return blocks
 
+    def live_drafts(self) -> list[list[Any]]:
+        """The draft blocks shown that no event has replaced yet (what a crash would lose)."""
+        released = set(self._released)
+        return [block for block in self.draft_blocks() if block[0] not in released]
+
     def _on_ready(self, _message: dict[str, Any]) -> None:
         self.flush()
         if self._draft:
