@@ -109,7 +109,7 @@ class WidgetSink:
                 self._send({"type": "draft", "blocks": self.draft_blocks()})
             else:
                 self._send({"type": "draft_clear"})
-        self._send_progress(self._progress)
+        self._send_progress(list(self._progress))
         if self.messages_sent > sent:
             try:
                 self._last_send = asyncio.get_running_loop().time()
