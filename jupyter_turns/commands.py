@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
+from . import keys
 from .notebook import find_notebook, read_notebook
 from .text import plural
 from .thread_settings import describe_guarded
@@ -29,6 +30,8 @@ def run(magics: ChatMagics, line: str) -> Any:
     if command in ("help", "?"):
         print(type(magics).chat.__doc__)
         return None
+    if command == "key":
+        return keys.key_command(args)
     if command == "threads":
         if not threads.by_name:
             print("No threads yet: run a %%chat cell.")

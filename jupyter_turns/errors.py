@@ -12,9 +12,13 @@
     └── TurnAborted              the user aborted a turn hard (second kernel interrupt)
 
 A tool's failure is never an exception for the user: it becomes an ``is_error`` tool response.
+A ProviderError's message is redacted (:func:`jupyter_turns.keys.redact`) when it is made: every
+provider failure passes here, and a server may echo the key it was sent.
 """
 
 from __future__ import annotations
+
+from .keys import redact
 
 __all__ = [
     "ConversationError",
@@ -69,7 +73,8 @@ class ProviderError(JupyterTurnsError):
     ``kind`` is a short machine name (``rate_limit``, ``overloaded``, ``auth``...), ``retryable``
     tells ResilientCycle whether another attempt may succeed, ``retry_after`` is the server's hint
     in seconds (uncapped; the retry policy caps it), ``status`` the HTTP status if there was one.
-    The message is the text shown to the user, including the server's own explanation.
+    The message is the text shown to the user, including the server's own explanation, with
+    any API key taken out.
     """
 
     def __init__(
@@ -81,6 +86,7 @@ class ProviderError(JupyterTurnsError):
         retry_after: float | None = None,
         status: int | None = None,
     ) -> None:
+        message = redact(message)
         super().__init__(message)
         self.message = message
         self.kind = kind

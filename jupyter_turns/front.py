@@ -3,6 +3,12 @@
 It decides whether anyone can click: a rendered view means yes; a kernel with no frontend
 session (nbclient, nbval, ``jupyter execute``) means no, and prompts resolve by the headless
 policy at once; with a session it waits briefly for the view to render.
+
+The turn's live record is written as soon as the turn starts (the request), at every cycle
+boundary (within a second: the Recorder throttles) and, while text streams, with what the page
+shows: after 1 s, then 2, 4, 8 s... (at most ``_MAX_BACKOFF`` apart) while only the text grows,
+since every rewrite resends the whole record. A kernel killed at any point leaves the request,
+the finished blocks, and the shown text up to the last rewrite.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from .events import ConversationEvent, Message, Reasoning
 from .interrupt import InterruptAction, InterruptChoice
 from .notebook import session_paths
 from .persist import MetadataWriter, Recorder, turn_record
@@ -24,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["CellFront", "has_frontend"]
 
 _metadata_writer: MetadataWriter | None = None
+_MAX_BACKOFF = 16.0  # seconds between rewrites of the live record while only text grows
 
 
 def _metadata() -> MetadataWriter:
@@ -74,16 +82,25 @@ class CellFront:
         chat.sink = self.sink
         chat.prompter = self.prompter
         chat.on_boundary = self._boundary
+        self._loop = loop
         self._last: TurnCoordinator | None = None
         self._displaced = list(magics.cell_records.get(magics.cell_id or "", ()))
+        self._saved: tuple[int, list[tuple[int, int]]] | None = None  # what the record holds
+        self._ticker: asyncio.Handle | None = None
+        self._backoff = self.recorder.min_interval
 
     def show(self) -> None:
+        """Display the widget; the turn's record follows once the turn has started."""
         from IPython.display import display
 
         display(self.widget)
+        self._ticker = self._loop.call_soon(self._save_progress)
 
     def close(self) -> None:
         """After the turn (however it ended): flush the draft and write the final record."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         self.sink.flush()
         turn = self._last
         if turn is not None:
@@ -118,11 +135,13 @@ class CellFront:
         except ValueError:
             chat.interrupt()  # an unknown or incomplete action: let the menu ask
 
-    def _record(self, turn: TurnCoordinator) -> dict[str, Any]:
+    def _record(
+        self, turn: TurnCoordinator, partial: list[ConversationEvent] | None = None
+    ) -> dict[str, Any]:
         return turn_record(
             turn.conversation.conversation_id,
             self.thread.name,
-            turn.events,
+            [*turn.events, *(partial or ())],
             turn={
                 "outcome": turn.outcome,
                 "usage": turn.usage.as_dict(),
@@ -135,10 +154,41 @@ class CellFront:
             displaced=self._displaced,
         )
 
+    def _live_record(self, turn: TurnCoordinator) -> dict[str, Any]:
+        """The turn so far, with the text shown but not yet an event marked ``partial``."""
+        partial: list[ConversationEvent] = [
+            Reasoning(content=text, metadata={"partial": True})
+            if kind == "reasoning"
+            else Message(content=text, metadata={"partial": True})
+            for _, kind, text in self.sink.live_drafts()
+            if text
+        ]
+        return self._record(turn, partial)
+
     def _boundary(self, turn: TurnCoordinator) -> None:
         self._last = turn
         if turn.outcome == "running":  # the end of the turn is written once, by close()
-            self.recorder.boundary(lambda: self._record(turn))
+            self._saved = self._mark(turn)
+            self.recorder.save(lambda: self._live_record(turn))
+
+    def _save_progress(self) -> None:
+        """While the turn runs: save it when it has new events or new shown text."""
+        turn = self.thread.chat.turn
+        wait = self.recorder.min_interval
+        if turn is not None and turn.outcome == "running":
+            self._last = turn
+            mark = self._mark(turn)
+            if mark != self._saved:
+                text_only = self._saved is not None and mark[0] == self._saved[0]
+                self._saved = mark
+                self.recorder.save(lambda: self._live_record(turn), metadata=False)
+                if text_only:
+                    wait = min(2 * self._backoff, _MAX_BACKOFF)
+        self._backoff = wait
+        self._ticker = self._loop.call_later(wait, self._save_progress)
+
+    def _mark(self, turn: TurnCoordinator) -> tuple[int, list[tuple[int, int]]]:
+        return len(turn.events), [(i, len(text)) for i, _, text in self.sink.live_drafts()]
 
     def _notebook_state(self) -> dict[str, Any]:
         threads = self.magics.threads

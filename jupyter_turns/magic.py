@@ -135,8 +135,8 @@ class ChatMagics(Magics):
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins python,inspect          enable kernel tools for this thread
 
-        %chat threads | new [NAME] | use NAME | history [NAME] | settings
-        %chat allow TOOL | revoke TOOL | restore [PATH] | export [NAME] [PATH]
+        %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
+        %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | export [NAME] [PATH]
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless).

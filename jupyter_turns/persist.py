@@ -3,8 +3,9 @@
 Three stores, all written by the kernel through the messaging protocol (never the .ipynb file):
 
 * the *live record*: a display output (mime ``application/vnd.jupyter-turns+json``) written
-  within a second of every cycle boundary of a turn that goes on, so a kernel that dies
-  mid-turn leaves its finished cycles saved;
+  when the turn starts (the user's request), then within a second of every cycle boundary and
+  of new streamed text (unfinished blocks saved as ``partial`` events), so a kernel that dies
+  mid-turn, even in its first cycle, leaves the request and what was shown saved;
 * the *final record*: at the end of the turn, a new display output with the whole record and a
   ``<details>``-folded markdown transcript (readable without a kernel or the extension); the
   live record then shrinks to a stub, so the record is not stored twice;
@@ -116,13 +117,13 @@ def _default_comm() -> Any:
 
 
 class Recorder:
-    """Writes one cell's turn at its cycle boundaries and once more at its end.
+    """Writes one cell's turn while it runs and once more at its end.
 
-    A boundary writes the live record and the metadata at once, unless the last write was less
-    than ``min_interval`` seconds ago: then one deferred write, with the newest record, follows
-    when the interval is up. So every finished cycle is saved within ``min_interval``, and a
-    long, fast tool loop does not resend its growing record hundreds of times. The record is
-    built only when it is written.
+    :meth:`save` writes the live record (and, for a cycle boundary, the metadata) at once,
+    unless the last write was less than ``min_interval`` seconds ago: then one deferred write,
+    with the newest record, follows when the interval is up. So the turn so far is saved within
+    ``min_interval``, and a long, fast tool loop or a long stream does not resend its growing
+    record many times a second. The record is built only when it is written.
     """
 
     def __init__(
@@ -155,13 +156,17 @@ class Recorder:
         self._display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
         self._shown = False
         self._pending: Callable[[], dict[str, Any]] | None = None
+        self._pending_metadata = False
         self._timer: Any = None
         self._last_write = -math.inf
         self.writes = 0
 
-    def boundary(self, build: Callable[[], dict[str, Any]]) -> None:
-        """A cycle ended: save the turn so far, now or within ``min_interval``."""
+    def save(self, build: Callable[[], dict[str, Any]], *, metadata: bool = True) -> None:
+        """Save the turn so far, now or within ``min_interval``; ``metadata=False`` writes only
+        the live record (streamed text: the output alone survives a crash, and the cell's
+        metadata is not resent every second)."""
         self._pending = build
+        self._pending_metadata = self._pending_metadata or metadata
         wait = self._last_write + self.min_interval - self._clock()
         if wait <= 0:
             self._write_pending()
@@ -171,6 +176,7 @@ class Recorder:
     def _write_pending(self) -> None:
         self._timer = None
         build, self._pending = self._pending, None
+        metadata, self._pending_metadata = self._pending_metadata, False
         if build is None:
             return
         record = build()
@@ -180,8 +186,9 @@ class Recorder:
         else:
             self._display(bundle, raw=True, display_id=self._display_id)
             self._shown = True
-        self.metadata.cell(self.cell_id, record)
-        self.metadata.notebook(self.notebook_state())
+        if metadata:
+            self.metadata.cell(self.cell_id, record)
+            self.metadata.notebook(self.notebook_state())
         self._last_write = self._clock()
         self.writes += 1
 
@@ -191,6 +198,7 @@ class Recorder:
             self._timer.cancel()
             self._timer = None
         self._pending = None
+        self._pending_metadata = False
         if self._shown:
             stub = {
                 "version": 1,

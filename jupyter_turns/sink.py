@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Literal, Protocol, TextIO, TypeAlias
 
 from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta, Usage
+
+if TYPE_CHECKING:
+    from .tools.output import OutputSnapshot
 
 __all__ = [
     "Appended",
@@ -71,12 +74,18 @@ ToolState: TypeAlias = Literal[
 
 @dataclass(frozen=True, slots=True)
 class ToolUpdate:
+    """A tool call's state now: its status and its (bounded) printed and progress output.
+
+    Sent at every status change and, coalesced, when the tool printed or reported progress;
+    sinks show what changed (new lines are those numbered past what they already showed).
+    """
+
     call_id: str
     name: str
     status: ToolState
     started_at: float | None = None
     ended_at: float | None = None
-    progress: str | None = None  # one new progress line, if any
+    output: OutputSnapshot | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +142,7 @@ class PrintSink:
         self._out = out or sys.stdout
         self._show_reasoning = show_reasoning
         self._last: str | None = None
+        self._shown_lines: dict[str, int] = {}  # per tool call: output lines printed so far
 
     def _write(self, text: str) -> None:
         self._out.write(text)
@@ -164,8 +174,15 @@ class PrintSink:
                     elif event.kind == "tool_call_response":
                         flag = " (error)" if event.is_error else ""
                         self._line(f"[tool result{flag}] {event.content[:200]}")
-            case ToolUpdate(name=name, status=status, progress=progress) if progress:
-                self._line(f"[{name}] {status}: {progress}")
+            case ToolUpdate(call_id=call_id, name=name, output=output) if output is not None:
+                shown = self._shown_lines.get(call_id, 0)
+                for start, lines in output.runs_from(shown):
+                    if start > shown:
+                        self._line(f"[{name}] … {start - shown:,} more lines not shown …")
+                    for line in lines:
+                        self._line(f"[{name}] {line}")
+                    shown = start + len(lines)
+                self._shown_lines[call_id] = max(shown, output.total)
             case Retrying(delay=delay, reason=reason):
                 self._line(f"[retry] {reason} — retrying in {delay:.0f} s")
             case _:

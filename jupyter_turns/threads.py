@@ -144,7 +144,10 @@ class Threads:
         one (raises ProviderConfigError). Changes nothing; :meth:`use_provider` commits it."""
         existing = self.by_name.get(thread_name)
         if existing is not None and self._provider_key.get(thread_name) == key:
-            return existing.chat.provider
+            kind, _, script = key
+            reassigned = script is not None and namespace.get(script) is not existing.chat.provider
+            if not (kind == "scripted" and reassigned):  # `script = [...]` again: play the new one
+                return existing.chat.provider
         return build_provider(*key, namespace)
 
     def use_provider(self, thread: Thread, provider: Provider) -> None:

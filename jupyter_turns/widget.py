@@ -1,11 +1,11 @@
-"""ChatWidget (anywidget): the synced state a view draws, the live-draft sink, the button prompter.
+"""ChatWidget (anywidget): the synced state a view draws, and the button prompter.
 
 Kernel -> page: durable state lives in synced traits (``events``, ``tools``, ``prompts``,
-``status``, ``usage``, ``settings``), which a fresh view draws at once; only the unflushed draft
-streams as small custom messages (``delta`` coalesced to at most ``max_rate`` per second,
-``draft`` on request, ``draft_clear``). Page -> kernel: every click is a custom message (never a
-trait write, see DESIGN §4); comm handlers may run on a subshell thread, so each message is
-handed to the turn's loop with ``call_soon_threadsafe``.
+``status``, ``usage``, ``settings``), which a fresh view draws at once; the live tail (the
+unflushed draft, new tool output lines) streams as small custom messages, coalesced by the
+:class:`~jupyter_turns.widget_sink.WidgetSink`. Page -> kernel: every click is a custom message
+(never a trait write, see DESIGN §4); comm handlers may run on a subshell thread, so each message
+is handed to the turn's loop with ``call_soon_threadsafe``.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import itertools
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,7 +20,6 @@ from typing import Any
 import anywidget
 import traitlets
 
-from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta
 from .interrupt import InterruptAction, InterruptChoice, InterruptContext
 from .prompter import (
     Approval,
@@ -33,16 +31,7 @@ from .prompter import (
     ResultDecision,
     ResultReview,
 )
-from .sink import (
-    Appended,
-    Discarded,
-    RetryCleared,
-    Retrying,
-    StateChanged,
-    ToolUpdate,
-    Update,
-    UsageUpdate,
-)
+from .widget_sink import WidgetSink
 
 __all__ = ["ChatWidget", "WidgetPrompter", "WidgetSink"]
 
@@ -174,166 +163,6 @@ class ChatWidget(anywidget.AnyWidget):
     def _dispatch(self, content: dict[str, Any]) -> None:
         for handler in self._handlers.get(str(content.get("type")), ()):
             handler(content)
-
-
-class WidgetSink:
-    """Feeds a ChatWidget: traits for durable state, coalesced custom messages for the draft."""
-
-    def __init__(
-        self,
-        widget: ChatWidget,
-        *,
-        max_rate: float = 10.0,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.widget = widget
-        self.interval = 1.0 / max_rate
-        self.clock = clock
-        self.messages_sent = 0
-        self._pending: dict[int, tuple[str, list[str]]] = {}
-        self._draft: dict[int, tuple[str, list[str]]] = {}
-        self._events: list[dict[str, Any]] = list(widget.events)
-        self._events_dirty = False
-        self._released: list[int] = []
-        self._scheduled: asyncio.TimerHandle | None = None
-        self._last_send = 0.0
-        widget.handle("ready", self._on_ready)
-
-    # ------------------------------------------------------------------ hot path
-
-    def part(self, part: Part) -> None:
-        content = part.content
-        if not isinstance(content, MessageDelta | ReasoningDelta):
-            return  # a tool call shows once it is an event
-        entry = self._pending.get(part.index)
-        if entry is None:
-            self._pending[part.index] = (content.kind, [content.text])
-        else:
-            entry[1].append(content.text)
-        if self._scheduled is None:
-            self._schedule()
-
-    def _schedule(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            self.flush()
-            return
-        delay = max(0.0, self._last_send + self.interval - loop.time())
-        self._scheduled = loop.call_later(delay, self.flush)
-
-    def flush(self) -> None:
-        """Send what is pending: one ``delta`` message, then the events, then the draft change.
-
-        Events are synced at most ``max_rate`` times a second too (the trait is sent whole),
-        after the deltas of the same blocks; a released draft block is dropped only after the
-        event that replaces it.
-        """
-        if self._scheduled is not None:
-            self._scheduled.cancel()
-            self._scheduled = None
-        self._send_deltas()
-        if self._events_dirty:
-            self._events_dirty = False
-            self.widget.events = list(self._events)
-        if self._released:
-            for index in self._released:
-                self._draft.pop(index, None)
-            self._released = []
-            if self._draft:
-                self._send({"type": "draft", "blocks": self.draft_blocks()})
-            else:
-                self._send({"type": "draft_clear"})
-
-    def _send_deltas(self) -> None:
-        if not self._pending:
-            return
-        parts = []
-        for index, (kind, chunks) in self._pending.items():
-            text = "".join(chunks)
-            parts.append([index, kind, text])
-            draft = self._draft.get(index)
-            if draft is None:
-                self._draft[index] = (kind, [text])
-            else:
-                draft[1].append(text)
-        self._pending = {}
-        self._send({"type": "delta", "parts": parts})
-        try:
-            self._last_send = asyncio.get_running_loop().time()
-        except RuntimeError:
-            self._last_send = 0.0
-
-    def _send(self, message: dict[str, Any]) -> None:
-        self.messages_sent += 1
-        self.widget.send(message)
-
-    def draft_blocks(self) -> list[list[Any]]:
-        blocks = []
-        for index in sorted(self._draft):
-            kind, chunks = self._draft[index]
-            text = "".join(chunks)
-            self._draft[index] = (kind, [text])
-            blocks.append([index, kind, text])
-        return blocks
-
-    def _on_ready(self, _message: dict[str, Any]) -> None:
-        self.flush()
-        if self._draft:
-            self._send({"type": "draft", "blocks": self.draft_blocks()})
-
-    # ------------------------------------------------------------------ updates
-
-    def update(self, update: Update) -> None:
-        widget = self.widget
-        match update:
-            case Appended(events=events, released=released):
-                self._events.extend(_event_json(e) for e in events)
-                self._released.extend(released)
-                self._events_dirty = True
-                if self._scheduled is None:
-                    self._schedule()
-            case Discarded(event_ids=ids):
-                self._pending = {}
-                self._draft = {}
-                self._released = []
-                gone = set(ids)
-                self._events = [e for e in self._events if e.get("id") not in gone]
-                self._events_dirty = False
-                widget.events = list(self._events)
-                self._send({"type": "draft_clear"})
-            case StateChanged(state=state):
-                widget.status = {**widget.status, "state": state}
-            case Retrying():
-                retry: dict[str, Any] = {
-                    "attempt": update.attempt,
-                    "max_attempts": update.max_attempts,
-                    "delay_s": update.delay,
-                    "reason": update.reason,
-                    "until": update.until * 1000,
-                }
-                widget.status = {**widget.status, "retry": retry}
-            case RetryCleared():
-                widget.status = {**widget.status, "retry": None}
-            case ToolUpdate():
-                self._tool(update)
-            case UsageUpdate(usage=usage, cost_usd=cost):
-                widget.usage = {**usage.as_dict(), "cost_usd": cost}
-
-    def _tool(self, update: ToolUpdate) -> None:
-        tools = dict(self.widget.tools)
-        entry = dict(tools.get(update.call_id) or {"name": update.name, "progress": []})
-        entry["status"] = update.status
-        entry["started_at"] = None if update.started_at is None else update.started_at * 1000
-        entry["ended_at"] = None if update.ended_at is None else update.ended_at * 1000
-        if update.progress is not None:
-            entry["progress"] = [*entry.get("progress", []), update.progress][-50:]
-        tools[update.call_id] = entry
-        self.widget.tools = tools
-
-
-def _event_json(event: ConversationEvent) -> dict[str, Any]:
-    return event.model_dump(mode="json")
 
 
 class WidgetPrompter:

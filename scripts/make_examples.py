@@ -18,9 +18,9 @@ HERE = Path(__file__).resolve().parent.parent / "examples"
 
 SWITCH = (
     "> **Talk to Claude instead:** set `ANTHROPIC_API_KEY` in the environment before starting "
-    "Jupyter (or `%env ANTHROPIC_API_KEY=...` in a cell — the key is never saved in the "
-    "notebook), then use `%%chat --provider anthropic` (optionally `--model claude-sonnet-5-5`) "
-    "or `%config ChatMagics.provider = \"anthropic\"`."
+    "Jupyter, or run `%chat key` (a hidden prompt), or put it in a `.env` file next to the "
+    "notebook — never in a cell, whose source is saved. Then use `%%chat --provider anthropic` "
+    '(optionally `--model claude-sonnet-5-5`) or `%config ChatMagics.provider = "anthropic"`.'
 )
 
 QUICKSTART = [

@@ -4,7 +4,9 @@
  * @typedef {{kind: string, id: string, timestamp?: string, [field: string]: any}} ConvEvent
  * @typedef {"waiting"|"running"|"done"|"error"|"cancelled"|"skipped"|"timeout"} ToolState
  * @typedef {{status: ToolState, started_at?: number|null, ended_at?: number|null,
- *            progress?: string[]}} LiveTool
+ *            progress?: string[], progress_head?: number, progress_total?: number}} LiveTool
+ *   progress: the kept output lines (the first progress_head are the head, the rest the tail)
+ *   of progress_total printed
  * @typedef {{id: string, type: string, call_id?: string, [field: string]: any}} Prompt
  * @typedef {{attempt: number, max_attempts: number, delay_s: number, reason?: string|null,
  *            until: number}} Retry
@@ -15,6 +17,8 @@
  * @typedef {[number, string, string]} DraftPart  [index, kind ("message"|"reasoning"), text]
  * @typedef {{type: "delta", parts: DraftPart[]} | {type: "draft", blocks: DraftPart[]}
  *           | {type: "draft_clear"}} DraftMsg
+ * @typedef {{type: "progress", tools: Record<string, import("./progress.js").ProgressUpdate>}}
+ *           ProgressMsg  new output lines of running tools (see progress.js)
  * @typedef {(msg: Record<string, unknown>) => void} Send
  *
  * The subset of the anywidget model the view uses.

@@ -49,6 +49,8 @@ export class ChatView {
     this.dirty = new Set(TRAITS);
     /** @type {DraftMsg[]} */
     this.ops = [];
+    /** @type {import("./types.js").ProgressMsg[]} */
+    this.progressOps = [];
     this.frame = 0;
     this.timeout = 0;
     this.ticker = 0;
@@ -74,6 +76,9 @@ export class ChatView {
   onCustom(msg) {
     if (msg && (msg.type === "delta" || msg.type === "draft" || msg.type === "draft_clear")) {
       this.ops.push(msg);
+      this.schedule();
+    } else if (msg && msg.type === "progress") {
+      this.progressOps.push(msg);
       this.schedule();
     }
   }
@@ -108,6 +113,9 @@ export class ChatView {
 
     if (dirty.has("events")) this.transcript.update(get("events") ?? [], this.mode, this.draft);
     if (dirty.has("events") || dirty.has("tools")) this.transcript.updateTools(get("tools") ?? {});
+    const progress = this.progressOps;
+    this.progressOps = [];
+    for (const op of progress) this.transcript.addProgress(op.tools);
     if (dirty.has("events") || dirty.has("prompts")) {
       const added = this.prompts.update(
         get("prompts") ?? [],

@@ -1,6 +1,8 @@
 """AnthropicProvider: the Claude Messages API through the official SDK, streamed raw.
 
-Reads ``ANTHROPIC_API_KEY`` (and the SDK's ``ANTHROPIC_BASE_URL``). The client has
+Reads ``ANTHROPIC_API_KEY`` (found by :func:`jupyter_turns.keys.api_key`: the environment or a
+``.env`` file; a key changed later, e.g. by ``%chat key``, is picked up by the next request) and
+the SDK's ``ANTHROPIC_BASE_URL``. The client has
 ``max_retries=0``: ResilientCycle retries, with the server's ``retry-after`` capped.
 :meth:`AnthropicProvider.classify` is the one place SDK and ``httpx2`` exceptions become
 ProviderErrors. A continuation is requested by assistant prefill where the model accepts it,
@@ -10,7 +12,6 @@ stopped.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,6 +21,7 @@ import httpx2
 from ..conversation import anthropic_messages
 from ..errors import ProviderConfigError, ProviderError
 from ..events import StreamEvent, Usage
+from ..keys import ENV_KEY, api_key, remember
 from .anthropic_stream import StreamAdapter
 from .base import Request
 from .models import model_info
@@ -31,9 +33,10 @@ DEFAULT_THINKING_BUDGET = 8_000
 _QUOTE_CHARS = 400
 
 MISSING_KEY = (
-    "No Anthropic API key found. Set it in the environment before starting Jupyter "
-    "(export ANTHROPIC_API_KEY=sk-ant-...), or in the notebook with "
-    "%env ANTHROPIC_API_KEY=... (the key is never saved in the notebook). "
+    "No Anthropic API key found. Run %chat key (a hidden prompt; the key stays in this kernel), "
+    "or set ANTHROPIC_API_KEY in the environment before starting Jupyter, or put "
+    "ANTHROPIC_API_KEY=... in a .env file next to the notebook. Never type the key into a cell: "
+    "cells and their outputs are saved in the notebook. "
     "To try everything offline, use %%chat --provider scripted."
 )
 
@@ -51,17 +54,33 @@ class AnthropicProvider:
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
         self.model = model or DEFAULT_MODEL
+        self._base_url = base_url  # None: the SDK reads ANTHROPIC_BASE_URL itself
+        self._timeout = timeout
+        self._env_key: str | None = None  # the environment's key the client was built with
         if client is None:
-            key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-            if not key:
-                raise ProviderConfigError(MISSING_KEY)
-            client = anthropic.AsyncAnthropic(
-                api_key=key,
-                base_url=base_url,  # None: the SDK reads ANTHROPIC_BASE_URL itself
-                max_retries=0,
-                timeout=httpx2.Timeout(timeout, connect=10.0),
-            )
+            if api_key:
+                remember(api_key)
+            else:
+                self._env_key = api_key = _find_key()
+            client = self._new_client(api_key)
         self._client = client
+
+    def _new_client(self, key: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=key,
+            base_url=self._base_url,
+            max_retries=0,
+            timeout=httpx2.Timeout(self._timeout, connect=10.0),
+        )
+
+    def _current_client(self) -> anthropic.AsyncAnthropic:
+        """The client, rebuilt if the environment's key changed since (``%chat key``)."""
+        if self._env_key is not None:
+            key = _find_key()
+            if key != self._env_key:
+                self._env_key = key
+                self._client = self._new_client(key)
+        return self._client
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicProvider(model={self.model!r})"
@@ -69,13 +88,14 @@ class AnthropicProvider:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         model = request.model or self.model
         params = build_params(request, model)
+        client = self._current_client()
         try:
-            response = await self._client.messages.create(**params)
+            response = await client.messages.create(**params)
         except anthropic.BadRequestError as exc:
             if not (_uses_prefill(params) and "prefill" in str(exc).lower()):
                 raise
             params = build_params(request, model, prefill=False)
-            response = await self._client.messages.create(**params)
+            response = await client.messages.create(**params)
         adapter = StreamAdapter()
         try:
             async for event in response:
@@ -95,6 +115,13 @@ class AnthropicProvider:
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         return model_info(model or self.model).cost(usage)
+
+
+def _find_key() -> str:
+    key = api_key()
+    if not key:
+        raise ProviderConfigError(MISSING_KEY)
+    return key
 
 
 # ---------------------------------------------------------------------------- requests
@@ -189,7 +216,7 @@ def _cache_newest_turn(messages: list[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------------------- errors
 
 _FATAL_HINTS = {
-    401: " Check ANTHROPIC_API_KEY.",
+    401: f" Check {ENV_KEY} (%chat key sets it for this kernel).",
     403: " The key may lack access to this model or feature.",
     404: " Check the model name (%chat settings or --model).",
     413: " The request is too large: start a new thread or send less.",

@@ -36,6 +36,7 @@ from ..prompter import ApprovalRequest, InquiryPrompt, Prompter, ResultReview
 from ..sink import NullSink, Sink, ToolState, ToolUpdate
 from .capture import capturing
 from .context import ToolContext
+from .output import ToolOutput
 from .registry import RunMode, Tool, ToolArgumentError
 
 __all__ = ["ExecutionSettings", "ToolExecutor", "describe_exception", "format_result"]
@@ -87,8 +88,9 @@ class ToolExecutor:
         self._restart: asyncio.Event | None = None
         self.abandoned = False  # a cancelled attempt outlived the grace period
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._print_buffer = ""
-        self._print_lock = threading.Lock()
+        self.output = ToolOutput()  # what the tool printed or reported, bounded
+        self._report_lock = threading.Lock()
+        self._report_pending = False
 
     @property
     def name(self) -> str:
@@ -136,7 +138,7 @@ class ToolExecutor:
             if attempt.done():
                 restart.cancel()
                 outcome = attempt.result()
-                self._flush_printed()
+                self.output.finish()
                 break
             await self._cancel_attempt(attempt, restart, "restarted")
             self.decisions.append(Decision(action="restarted", by="user"))
@@ -350,41 +352,39 @@ class ToolExecutor:
         return answer.answer
 
     def _printed(self, stream: str, text: str) -> None:
-        """What the tool printed (from any thread): complete lines become progress lines."""
-        with self._print_lock:
-            self._print_buffer += text
-            *lines, self._print_buffer = self._print_buffer.split("\n")
-        for line in lines:
-            self._from_any_thread(f"[{stream}] {line}" if stream == "stderr" else line)
+        """What the tool printed (from any thread): finished lines are reported, coalesced."""
+        if self.output.write(stream, text):
+            self._report_soon()
 
-    def _flush_printed(self) -> None:
-        with self._print_lock:
-            rest, self._print_buffer = self._print_buffer, ""
-        if rest:
-            self._progress(rest)
+    def _progress(self, text: str) -> None:
+        """``ctx.progress()`` or an async generator's ``yield`` (from any thread)."""
+        self.output.line(text)
+        self._report_soon()
 
-    def _from_any_thread(self, line: str) -> None:
+    def _report_soon(self) -> None:
+        """One output report per turn of the loop, however many lines arrived meanwhile."""
         loop = self._loop
         if loop is None or loop.is_closed():
             return
-        try:
-            running = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
-            self._progress(line)
-        else:
-            loop.call_soon_threadsafe(self._progress, line)
+        with self._report_lock:
+            if self._report_pending:
+                return
+            self._report_pending = True
+        loop.call_soon_threadsafe(self._report)
 
-    def _progress(self, text: str) -> None:
-        self.sink.update(
-            ToolUpdate(self.request.call_id, self.name, self.state, self.started_at, None, text)
-        )
+    def _report(self) -> None:
+        with self._report_lock:
+            self._report_pending = False
+        self._update(self.state)
 
     def _status(self, state: ToolState) -> None:
         self.state = state
-        ended = self.settings.clock() if state not in ("waiting", "running") else None
-        self.sink.update(ToolUpdate(self.request.call_id, self.name, state, self.started_at, ended))
+        self._update(state, self.settings.clock() if state not in ("waiting", "running") else None)
+
+    def _update(self, state: ToolState, ended: float | None = None) -> None:
+        output = self.output.snapshot()
+        call_id, started = self.request.call_id, self.started_at
+        self.sink.update(ToolUpdate(call_id, self.name, state, started, ended, output))
 
     def _respond(self, outcome: _Outcome) -> ToolCallResponse:
         ended = self.settings.clock()

@@ -95,12 +95,23 @@ class _Cell:
     """Just enough of a CellFront to run its boundary code (the package's, not a copy)."""
 
     _record = CellFront._record  # type: ignore[misc]
+    _live_record = CellFront._live_record  # type: ignore[misc]
+    _mark = CellFront._mark  # type: ignore[misc]
     _boundary = CellFront._boundary  # type: ignore[misc]
 
-    def __init__(self, thread: Thread, recorder: Recorder) -> None:
+    def __init__(self, thread: Thread, recorder: Recorder, sink: WidgetSink | None) -> None:
         self.thread = thread
         self.recorder = recorder
+        self.sink = sink or _NoDrafts()
         self._last: TurnCoordinator | None = None
+        self._saved: object = None
+
+
+class _NoDrafts:
+    """The live view's drafts when there is no view (none: boundaries come between blocks)."""
+
+    def live_drafts(self) -> list[list[Any]]:
+        return []
 
 
 async def _turn(cycles: int, *, widget: bool = False) -> dict[str, Any]:
@@ -142,7 +153,7 @@ async def _turn(cycles: int, *, widget: bool = False) -> dict[str, Any]:
         max_cycles=cycles + 5,
         sink=sink,
     )
-    cell = _Cell(Thread("main", chat, provider="scripted", configured=True), recorder)
+    cell = _Cell(Thread("main", chat, provider="scripted", configured=True), recorder, sink)
 
     def on_boundary(turn: TurnCoordinator) -> None:
         running, before = turn.outcome == "running", recorder.writes

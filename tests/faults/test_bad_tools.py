@@ -111,7 +111,10 @@ async def test_prints_go_to_the_tool_card_not_the_output(
     await _chat(chatty, chatty_async, sink=sink).send("go")
     print("after the turn")
     lines = {
-        (u.call_id, u.progress) for u in sink.updates if isinstance(u, ToolUpdate) and u.progress
+        (u.call_id, line)
+        for u in sink.updates
+        if isinstance(u, ToolUpdate) and u.output
+        for line in u.output.lines()
     }
     assert ("c_chatty", "step one") in lines and ("c_chatty", "step two") in lines
     assert ("c_chatty", "[stderr] warning!") in lines

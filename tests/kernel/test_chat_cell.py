@@ -230,7 +230,7 @@ def test_threads_continue_across_cells_and_new_starts_fresh(kernel: KernelDriver
     second = kernel.run("%%chat\nsecond")
     assert "3 events in the thread" in second.records()[-1]["events"][-1]["content"]
     fresh = kernel.run("%%chat --new\nthird")
-    assert "1 events in the thread" in fresh.records()[-1]["events"][-1]["content"]
+    assert "1 event in the thread" in fresh.records()[-1]["events"][-1]["content"]
     listing = kernel.run("%chat threads").stdout()
     assert "main: 4 events" in listing and "* thread-2: 2 events" in listing
 
@@ -241,9 +241,20 @@ def test_builtin_python_tool_runs_in_the_user_namespace(kernel: KernelDriver) ->
         "script = [cycle(tool_call('python', {'code': 'x = 21\\nprint(\"hi\")\\nx * 2'})),"
         " cycle(message('done'))]"
     )
+    # python is never approved by a policy (--tools unattended, headless): only by the user
     cell = kernel.run(
         "%%chat --provider scripted --script script --builtins python --tools unattended\ngo"
     )
+    response = next(e for e in cell.records()[-1]["events"] if e["kind"] == "tool_call_response")
+    assert (
+        response["status"] == "skipped" and kernel.run("print('x' in dir())").stdout() == "False\n"
+    )
+    kernel.run(
+        "script = [cycle(tool_call('python', {'code': 'x = 21\\nprint(\"hi\")\\nx * 2'})),"
+        " cycle(message('done'))]"
+    )
+    kernel.run("%chat allow python")  # the user's own "always allow"; a new script plays anew
+    cell = kernel.run("%%chat --script script\ngo")
     response = next(e for e in cell.records()[-1]["events"] if e["kind"] == "tool_call_response")
     assert "stdout:\nhi" in response["content"] and "result:\n42" in response["content"]
     assert kernel.run("print(x)").stdout().strip() == "21"

@@ -94,6 +94,54 @@ def test_a_kernel_killed_between_cycles_leaves_cycle_one_saved(tmp_path: Path) -
     conversation.check_sendable()
 
 
+FIRST_CYCLE_SCRIPTS = {
+    "before any text": "[[Delay(3600)]]",
+    "while text streams": (
+        "[[Part(0, ReasoningDelta('Thinking it over. ')),"
+        " Part(1, MessageDelta('The first half')), Part(1, MessageDelta(' of an answer')),"
+        " Delay(3600)]]"
+    ),
+}
+
+
+@pytest.mark.parametrize("moment", list(FIRST_CYCLE_SCRIPTS))
+def test_a_kernel_killed_in_the_first_cycle_leaves_the_request_saved(
+    tmp_path: Path, moment: str
+) -> None:
+    kernel = KernelDriver()
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        kernel.run(
+            "from jupyter_turns.events import MessageDelta, Part, ReasoningDelta\n"
+            "from jupyter_turns.providers.scripted import Delay\n"
+            f"script = {FIRST_CYCLE_SCRIPTS[moment]}"
+        )
+        source = "%%chat --provider scripted --script script\nExplain x"
+        cell = kernel.execute(source)
+
+        def saved() -> list[tuple[str, str]]:
+            records = cell.records()
+            events = records[-1]["events"] if records else []
+            return [(e["kind"], e.get("content", "")) for e in events]
+
+        expected = [("chat_request", "Explain x")]
+        if moment == "while text streams":
+            expected += [
+                ("reasoning", "Thinking it over. "),
+                ("message", "The first half of an answer"),
+            ]
+        kernel.wait(lambda: saved() == expected, 30, f"the record to hold {expected}")
+        kernel.km.shutdown_kernel(now=True)  # SIGKILL in the middle of the first cycle
+        path = tmp_path / "crashed.ipynb"
+        nbformat.write(_notebook_from([(source, cell.outputs)]), path)
+    finally:
+        kernel.kc.stop_channels()
+    conversation = load(path)["main"]
+    assert [(e.kind, e.content) for e in conversation.events] == expected  # type: ignore[union-attr]
+    assert all(e.metadata.get("partial") for e in conversation.events[1:])  # type: ignore[union-attr]
+    conversation.check_sendable()
+
+
 NOTEBOOK_CELLS = [
     "%load_ext jupyter_turns",
     textwrap.dedent(

@@ -29,13 +29,15 @@ def api_kinds(events: list[ConversationEvent]) -> list[str]:
 
 
 def tool_timeline(sink: RecordingSink) -> list[tuple[str, str]]:
-    """(call name, status) for every start and end of a run, in the order the sink saw them."""
+    """(call name, status) for every start and end of a run, in the order the sink saw them
+    (a status change, not the output reports in between)."""
     out = []
+    last: dict[str, str] = {}
     for update in sink.updates:
-        if (
-            isinstance(update, ToolUpdate)
-            and update.progress is None
-            and update.status in ("running", "done", "error", "cancelled")
-        ):
+        if not isinstance(update, ToolUpdate):
+            continue
+        changed = last.get(update.call_id) != update.status
+        last[update.call_id] = update.status
+        if changed and update.status in ("running", "done", "error", "cancelled"):
             out.append((update.name, update.status))
     return out

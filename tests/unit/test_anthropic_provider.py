@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -484,8 +485,11 @@ async def test_thinking_and_signature_round_trip_through_a_tool_cycle(
 # ---------------------------------------------------------------- configuration
 
 
-def test_missing_key_says_how_to_set_it_or_go_offline(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_key_says_how_to_set_it_or_go_offline(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.chdir(tmp_path)  # no .env file to find either
     with pytest.raises(ProviderConfigError) as info:
         AnthropicProvider()
     assert "ANTHROPIC_API_KEY" in str(info.value) and "--provider scripted" in str(info.value)

@@ -73,3 +73,15 @@ def test_the_first_new_thread_is_main_and_numbering_follows(magics: ChatMagics) 
     run(magics, "--new --provider scripted")
     run(magics, "--new --provider scripted")
     assert list(magics.threads.by_name) == ["main", "thread-2", "thread-3"]
+
+
+def test_assigning_the_script_variable_again_plays_the_new_script(magics: ChatMagics) -> None:
+    from jupyter_turns.providers.scripted import cycle, message
+
+    namespace = magics.namespace
+    namespace["script_v"] = [cycle(message("first script"))]
+    run(magics, "--script script_v")
+    namespace["script_v"] = [cycle(message("second script"))]
+    run(magics, "--script script_v")  # the same options: the thread's provider is rebuilt
+    answers = [e.content for e in magics.threads.by_name["main"].chat.conversation.events]
+    assert answers[1::2] == ["first script", "second script"]

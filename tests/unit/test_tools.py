@@ -368,12 +368,15 @@ async def test_async_generator_streams_progress_and_returns_its_last_value() -> 
     async def count(n: int):  # type: ignore[no-untyped-def]
         for i in range(n):
             yield f"step {i + 1} of {n}"
+            await asyncio.sleep(0)  # the work between steps
         yield {"total": n}
 
     sink = RecordingSink()
     turn = await Chat(provider=_one_call("count", {"n": 3}), tools=[count], sink=sink).send("go")
-    progress = [u.progress for u in sink.updates if isinstance(u, ToolUpdate) and u.progress]
-    assert progress == ["step 1 of 3", "step 2 of 3", "step 3 of 3", '{"total": 3}']
+    outputs = [u.output for u in sink.updates if isinstance(u, ToolUpdate) and u.output]
+    final = outputs[-1]
+    assert final.lines() == ["step 1 of 3", "step 2 of 3", "step 3 of 3", '{"total": 3}']
+    assert any(0 < o.total < final.total for o in outputs)  # reported while it ran
     assert _responses(turn)[0].content == '{"total": 3}'
 
 

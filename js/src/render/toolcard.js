@@ -7,13 +7,14 @@
  * Tool text (arguments, progress, results) is only ever set as textContent.
  */
 import { contentText, formatDuration, formatSize, h, prettyJson } from "../dom.js";
+import { ProgressLog } from "../progress.js";
 
 /** @typedef {import("../types.js").ConvEvent} ConvEvent */
 /** @typedef {import("../types.js").LiveTool} LiveTool */
 /** @typedef {{request: ConvEvent, response: ConvEvent | null}} Inquiry */
 /**
  * @typedef {{request: ConvEvent | null, response: ConvEvent | null, live: LiveTool | null,
- *            inquiries: Inquiry[]}} CallState
+ *            output: ProgressLog | null, inquiries: Inquiry[]}} CallState
  */
 
 const STATUS_LABELS = /** @type {Record<string, string>} */ ({
@@ -72,14 +73,14 @@ export class ToolCard {
       this.decisions,
       this.result,
     );
-    this.keys = { request: "", response: "", progress: 0, inquiries: "" };
+    this.keys = { request: "", response: "", progress: -1, inquiries: "" };
     /** @type {number | null} */
     this.startedAt = null;
     this.running = false;
   }
 
   /** @param {CallState} state */
-  update({ request, response, live, inquiries }) {
+  update({ request, response, live, output, inquiries }) {
     if (request && request.id !== this.keys.request) {
       this.keys.request = request.id;
       this.renderRequest(request);
@@ -102,7 +103,7 @@ export class ToolCard {
     }
     if (this.running) this.tick(Date.now());
 
-    this.renderProgress(live?.progress ?? []);
+    this.renderProgress(output ?? new ProgressLog());
     this.renderInquiries(inquiries);
     const responseKey = response ? `${response.id}` : "";
     if (responseKey !== this.keys.response) {
@@ -134,16 +135,16 @@ export class ToolCard {
     );
   }
 
-  /** @param {string[]} lines */
-  renderProgress(lines) {
-    if (lines.length < this.keys.progress) {
-      this.progress.replaceChildren();
-      this.keys.progress = 0;
-    }
-    for (const line of lines.slice(this.keys.progress)) {
-      this.progress.appendChild(document.createTextNode(`${line}\n`));
-    }
-    this.keys.progress = lines.length;
+  /**
+   * The kept output lines (bounded by the kernel: a head, a count of what was left out, a
+   * tail), redrawn only when they changed.
+   * @param {ProgressLog} output
+   */
+  renderProgress(output) {
+    if (output.version === this.keys.progress) return;
+    this.keys.progress = output.version;
+    const lines = output.lines();
+    this.progress.textContent = lines.length ? `${lines.join("\n")}\n` : "";
     this.progress.hidden = lines.length === 0;
     if (lines.length) this.progress.scrollTop = this.progress.scrollHeight;
   }

@@ -16,6 +16,7 @@ import {
   renderRequest,
   renderUnknown,
 } from "./blocks.js";
+import { ProgressLog } from "../progress.js";
 import { ReasoningView, sameMode } from "./reasoning.js";
 import { ToolCard } from "./toolcard.js";
 
@@ -38,6 +39,8 @@ export class Transcript {
     this.cards = new Map();
     /** @type {Map<string, CallState>} */
     this.calls = new Map();
+    /** @type {Map<string, ProgressLog>} each call's output lines (from the trait and messages) */
+    this.outputs = new Map();
   }
 
   /**
@@ -59,7 +62,7 @@ export class Transcript {
     const callFor = (callId) => {
       let call = calls.get(callId);
       if (!call) {
-        call = { request: null, response: null, live: null, inquiries: [] };
+        call = { request: null, response: null, live: null, output: null, inquiries: [] };
         calls.set(callId, call);
         const card = this.cards.get(callId) ?? new ToolCard(callId);
         this.cards.set(callId, card);
@@ -108,10 +111,36 @@ export class Transcript {
    * @param {Record<string, LiveTool>} tools
    */
   updateTools(tools) {
+    for (const [callId, live] of Object.entries(tools ?? {})) this.output(callId).mergeLive(live);
     for (const [callId, call] of this.calls) {
       call.live = tools?.[callId] ?? null;
+      call.output = this.outputs.get(callId) ?? null;
       this.cards.get(callId)?.update(call);
     }
+  }
+
+  /**
+   * New output lines of running tools (a `progress` message).
+   * @param {Record<string, import("../progress.js").ProgressUpdate>} tools
+   */
+  addProgress(tools) {
+    for (const [callId, update] of Object.entries(tools ?? {})) {
+      const output = this.output(callId);
+      output.merge(update);
+      const call = this.calls.get(callId);
+      if (call) call.output = output;
+      this.cards.get(callId)?.renderProgress(output);
+    }
+  }
+
+  /** @param {string} callId */
+  output(callId) {
+    let output = this.outputs.get(callId);
+    if (!output) {
+      output = new ProgressLog();
+      this.outputs.set(callId, output);
+    }
+    return output;
   }
 
   /** @param {number} now */

@@ -1,0 +1,137 @@
+"""ToolOutput: what a running tool prints or reports as progress, kept to a bounded size.
+
+Lines are numbered from 0 in arrival order. The first ``head`` lines and the last ``tail``
+lines are kept, each cut to ``line_chars`` characters with a note of what was cut; the lines
+between are only counted. So a tool that prints 10 MB, or 100,000 lines, costs at most about
+``(head + tail) * line_chars`` characters wherever its output is shown or saved. Writes may come
+from any thread (a plain tool runs in a worker thread); :meth:`ToolOutput.snapshot` is the
+immutable state that sinks receive.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from dataclasses import dataclass
+
+__all__ = ["OutputSnapshot", "ToolOutput"]
+
+HEAD_LINES = 10
+TAIL_LINES = 40
+LINE_CHARS = 1_000
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSnapshot:
+    """A tool's output so far: ``total`` lines, of which ``head`` and ``tail`` are kept."""
+
+    total: int = 0
+    head: tuple[str, ...] = ()
+    tail: tuple[str, ...] = ()  # the last lines: the first of them is line ``tail_start``
+
+    @property
+    def tail_start(self) -> int:
+        return self.total - len(self.tail)
+
+    @property
+    def cut(self) -> int:
+        """Lines between the head and the tail that are not kept."""
+        return self.total - len(self.head) - len(self.tail)
+
+    def runs_from(self, first: int) -> list[tuple[int, list[str]]]:
+        """The kept lines numbered ``first`` or later, as runs ``(start, lines)`` of
+        consecutive lines (at most two: the rest of the head, the tail)."""
+        runs: list[tuple[int, list[str]]] = []
+        if first < len(self.head):
+            runs.append((first, list(self.head[first:])))
+        start = max(first, self.tail_start, len(self.head))
+        if start < self.total:
+            runs.append((start, list(self.tail[start - self.tail_start :])))
+        return runs
+
+    def lines(self) -> list[str]:
+        """What to show: the head, a line saying how many were left out, the tail."""
+        middle = [f"… {self.cut:,} more lines not shown …"] if self.cut else []
+        return [*self.head, *middle, *self.tail]
+
+
+class _Line:
+    """One unfinished line of one stream: its first ``limit`` characters and a count of the rest."""
+
+    __slots__ = ("dropped", "kept", "length")
+
+    def __init__(self) -> None:
+        self.kept: list[str] = []
+        self.length = 0
+        self.dropped = 0
+
+    def add(self, text: str, start: int, end: int, limit: int) -> None:
+        room = limit - self.length
+        if room > 0:
+            piece = text[start : min(end, start + room)]
+            self.kept.append(piece)
+            self.length += len(piece)
+        self.dropped += max(0, end - start - max(room, 0))
+
+    def take(self) -> tuple[str, int]:
+        text, dropped = "".join(self.kept), self.dropped
+        self.kept, self.length, self.dropped = [], 0, 0
+        return text, dropped
+
+
+class ToolOutput:
+    """The bounded output of one tool call; thread-safe."""
+
+    def __init__(
+        self, *, head: int = HEAD_LINES, tail: int = TAIL_LINES, line_chars: int = LINE_CHARS
+    ) -> None:
+        self.head_max = head
+        self.line_chars = line_chars
+        self._head: list[str] = []
+        self._tail: deque[str] = deque(maxlen=tail)
+        self._total = 0
+        self._open: dict[str, _Line] = {}  # unfinished lines by stream
+        self._lock = threading.Lock()
+
+    def write(self, stream: str, text: str) -> bool:
+        """Printed text (``stream`` is ``stdout`` or ``stderr``); whether a line was finished."""
+        prefix = "[stderr] " if stream == "stderr" else ""
+        with self._lock:
+            line = self._open.get(stream)
+            if line is None:
+                line = self._open[stream] = _Line()
+            start, finished = 0, False
+            while (newline := text.find("\n", start)) >= 0:
+                line.add(text, start, newline, self.line_chars)
+                self._add(prefix, *line.take())
+                start, finished = newline + 1, True
+            if start < len(text):
+                line.add(text, start, len(text), self.line_chars)
+            return finished
+
+    def line(self, text: str) -> None:
+        """A progress line (``ctx.progress``, an async generator's ``yield``)."""
+        with self._lock:
+            for part in text.split("\n"):
+                self._add("", part[: self.line_chars], max(0, len(part) - self.line_chars))
+
+    def finish(self) -> None:
+        """The tool ended: unfinished printed lines become lines."""
+        with self._lock:
+            for stream, line in self._open.items():
+                if line.length or line.dropped:
+                    self._add("[stderr] " if stream == "stderr" else "", *line.take())
+
+    def _add(self, prefix: str, text: str, dropped: int) -> None:
+        if dropped:
+            text = f"{text}… [{dropped:,} more characters]"
+        text = prefix + text
+        if len(self._head) < self.head_max:
+            self._head.append(text)
+        else:
+            self._tail.append(text)
+        self._total += 1
+
+    def snapshot(self) -> OutputSnapshot:
+        with self._lock:
+            return OutputSnapshot(self._total, tuple(self._head), tuple(self._tail))

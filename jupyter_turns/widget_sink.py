@@ -1,0 +1,253 @@
+"""WidgetSink: what a turn tells its ChatWidget — synced traits for durable state, small custom
+messages for the live tail, at most ``max_rate`` message flushes a second.
+
+* Draft text: ``delta`` messages carry the text added to each unfinished block since the last
+  flush; ``draft`` resends the whole draft (to a view that rendered late), ``draft_clear`` drops
+  it. Events are synced (the ``events`` trait) in the same flushes, after their deltas.
+* Tools: the ``tools`` trait holds each call's status, times and bounded output (see
+  :mod:`jupyter_turns.tools.output`) and is synced when a status changes; lines printed in
+  between go out as ``progress`` messages with only the new lines, numbered, in the same
+  coalesced flushes. A view that renders late gets every running tool's kept lines on ``ready``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta
+from .sink import (
+    Appended,
+    Discarded,
+    RetryCleared,
+    Retrying,
+    StateChanged,
+    ToolUpdate,
+    Update,
+    UsageUpdate,
+)
+from .tools.output import OutputSnapshot
+
+if TYPE_CHECKING:
+    from .widget import ChatWidget
+
+__all__ = ["WidgetSink"]
+
+
+class WidgetSink:
+    """Feeds a ChatWidget: traits for durable state, coalesced custom messages for the live tail."""
+
+    def __init__(
+        self,
+        widget: ChatWidget,
+        *,
+        max_rate: float = 10.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.widget = widget
+        self.interval = 1.0 / max_rate
+        self.clock = clock
+        self.messages_sent = 0
+        self._pending: dict[int, tuple[str, list[str]]] = {}
+        self._draft: dict[int, tuple[str, list[str]]] = {}
+        self._events: list[dict[str, Any]] = list(widget.events)
+        self._events_dirty = False
+        self._released: list[int] = []
+        self._scheduled: asyncio.TimerHandle | None = None
+        self._last_send = 0.0
+        self._tools: dict[str, tuple[str, Any, Any]] = {}  # call -> synced (status, start, end)
+        self._outputs: dict[str, OutputSnapshot] = {}  # call -> newest output
+        self._lines_sent: dict[str, int] = {}  # call -> output lines the page has been sent
+        self._progress: set[str] = set()  # calls with lines not sent yet
+        widget.handle("ready", self._on_ready)
+
+    # ------------------------------------------------------------------ hot path
+
+    def part(self, part: Part) -> None:
+        content = part.content
+        if not isinstance(content, MessageDelta | ReasoningDelta):
+            return  # a tool call shows once it is an event
+        entry = self._pending.get(part.index)
+        if entry is None:
+            self._pending[part.index] = (content.kind, [content.text])
+        else:
+            entry[1].append(content.text)
+        if self._scheduled is None:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            self.flush()
+            return
+        delay = max(0.0, self._last_send + self.interval - loop.time())
+        self._scheduled = loop.call_later(delay, self.flush)
+
+    def flush(self) -> None:
+        """Send what is pending: the deltas, the events, the draft change, new tool lines.
+
+        Events are synced at most ``max_rate`` times a second too (the trait is sent whole),
+        after the deltas of the same blocks; a released draft block is dropped only after the
+        event that replaces it.
+        """
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        sent = self.messages_sent
+        self._send_deltas()
+        if self._events_dirty:
+            self._events_dirty = False
+            self.widget.events = list(self._events)
+        if self._released:
+            for index in self._released:
+                self._draft.pop(index, None)
+            self._released = []
+            if self._draft:
+                self._send({"type": "draft", "blocks": self.draft_blocks()})
+            else:
+                self._send({"type": "draft_clear"})
+        self._send_progress(list(self._progress))
+        if self.messages_sent > sent:
+            try:
+                self._last_send = asyncio.get_running_loop().time()
+            except RuntimeError:
+                self._last_send = 0.0
+
+    def _send_deltas(self) -> None:
+        if not self._pending:
+            return
+        parts = []
+        for index, (kind, chunks) in self._pending.items():
+            text = "".join(chunks)
+            parts.append([index, kind, text])
+            draft = self._draft.get(index)
+            if draft is None:
+                self._draft[index] = (kind, [text])
+            else:
+                draft[1].append(text)
+        self._pending = {}
+        self._send({"type": "delta", "parts": parts})
+
+    def _send_progress(self, calls: set[str] | list[str]) -> None:
+        """One ``progress`` message with each call's output lines the page has not been sent."""
+        if not calls:
+            return
+        tools = {}
+        for call in calls:
+            output = self._outputs[call]
+            tools[call] = {
+                "head": len(output.head),
+                "from": output.tail_start,
+                "total": output.total,
+                "runs": output.runs_from(self._lines_sent.get(call, 0)),
+            }
+            self._lines_sent[call] = output.total
+        self._progress.difference_update(calls)
+        self._send({"type": "progress", "tools": tools})
+
+    def _send(self, message: dict[str, Any]) -> None:
+        self.messages_sent += 1
+        self.widget.send(message)
+
+    def draft_blocks(self) -> list[list[Any]]:
+        blocks = []
+        for index in sorted(self._draft):
+            kind, chunks = self._draft[index]
+            text = "".join(chunks)
+            self._draft[index] = (kind, [text])
+            blocks.append([index, kind, text])
+        return blocks
+
+    def live_drafts(self) -> list[list[Any]]:
+        """The draft blocks shown that no event has replaced yet (what a crash would lose)."""
+        released = set(self._released)
+        return [block for block in self.draft_blocks() if block[0] not in released]
+
+    def _on_ready(self, _message: dict[str, Any]) -> None:
+        self.flush()
+        if self._draft:
+            self._send({"type": "draft", "blocks": self.draft_blocks()})
+        running = [
+            call
+            for call, (status, _, _) in self._tools.items()
+            if status in ("waiting", "running") and self._outputs[call].total
+        ]
+        for call in running:  # a new view: every kept line (the trait has them at the end)
+            self._lines_sent[call] = 0
+        self._send_progress(running)
+
+    # ------------------------------------------------------------------ updates
+
+    def update(self, update: Update) -> None:
+        widget = self.widget
+        match update:
+            case Appended(events=events, released=released):
+                self._events.extend(_event_json(e) for e in events)
+                self._released.extend(released)
+                self._events_dirty = True
+                if self._scheduled is None:
+                    self._schedule()
+            case Discarded(event_ids=ids):
+                self._pending = {}
+                self._draft = {}
+                self._released = []
+                gone = set(ids)
+                self._events = [e for e in self._events if e.get("id") not in gone]
+                self._events_dirty = False
+                widget.events = list(self._events)
+                self._send({"type": "draft_clear"})
+            case StateChanged(state=state):
+                widget.status = {**widget.status, "state": state}
+            case Retrying():
+                retry: dict[str, Any] = {
+                    "attempt": update.attempt,
+                    "max_attempts": update.max_attempts,
+                    "delay_s": update.delay,
+                    "reason": update.reason,
+                    "until": update.until * 1000,
+                }
+                widget.status = {**widget.status, "retry": retry}
+            case RetryCleared():
+                widget.status = {**widget.status, "retry": None}
+            case ToolUpdate():
+                self._tool(update)
+            case UsageUpdate(usage=usage, cost_usd=cost):
+                widget.usage = {**usage.as_dict(), "cost_usd": cost}
+
+    def _tool(self, update: ToolUpdate) -> None:
+        call = update.call_id
+        if update.output is not None:
+            self._outputs[call] = update.output
+        output = self._outputs.setdefault(call, OutputSnapshot())
+        state = (update.status, _ms(update.started_at), _ms(update.ended_at))
+        if self._tools.get(call) != state:  # a status change: the durable state, at once
+            self._tools[call] = state
+            self.widget.tools = {
+                **self.widget.tools,
+                call: {
+                    "name": update.name,
+                    "status": state[0],
+                    "started_at": state[1],
+                    "ended_at": state[2],
+                    "progress": [*output.head, *output.tail],
+                    "progress_head": len(output.head),
+                    "progress_total": output.total,
+                },
+            }
+            self._lines_sent[call] = output.total
+            self._progress.discard(call)
+        elif output.total > self._lines_sent.get(call, 0):  # new lines: with the next flush
+            self._progress.add(call)
+            if self._scheduled is None:
+                self._schedule()
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000
+
+
+def _event_json(event: ConversationEvent) -> dict[str, Any]:
+    return event.model_dump(mode="json")
