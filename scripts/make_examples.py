@@ -231,9 +231,7 @@ PERSISTENCE = [
         "for name, conversation in saved.items():\n"
         "    print(name, [e.kind for e in conversation.events])"
     ),
-    new_code_cell(
-        "print(export_markdown('persistence-and-restore.ipynb', 'notes'))"
-    ),
+    new_code_cell("print(export_markdown('persistence-and-restore.ipynb', 'notes'))"),
     new_markdown_cell(
         "Restore threads into this kernel from the saved file (what a restarted kernel does by "
         "itself on the first `%%chat` in JupyterLab):"
@@ -257,7 +255,9 @@ def build(name: str, cells: list[object]) -> None:
     for number in range(passes):
         notebook = new_notebook(cells=[nbformat.from_dict(cell) for cell in cells])
         notebook.metadata["kernelspec"] = {
-            "name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python",
+            "name": "python3",
+            "display_name": "Python 3 (ipykernel)",
+            "language": "python",
         }
         notebook.metadata["language_info"] = {"name": "python"}
         client = NotebookClient(
