@@ -26,6 +26,7 @@ from traitlets import Bool, Enum, Float, Int, Unicode
 from . import commands
 from .chat import Chat
 from .errors import ProviderConfigError
+from .kernel_status import busy_while_running
 from .sink import PrintSink
 from .thread_settings import DISPLAY_PATTERN
 from .threads import ProviderKey, Thread, Threads, namespace_tools
@@ -186,13 +187,14 @@ class ChatMagics(Magics):
             chat.sink = PrintSink()
             await chat.send(body)
             return
-        front = CellFront(self, thread, loop)
-        front.show()
-        with _sigint(chat, loop):
-            try:
-                await chat.send(body)
-            finally:
-                front.close()
+        with busy_while_running(getattr(self.shell, "kernel", None)):  # before the widget opens
+            front = CellFront(self, thread, loop)
+            front.show()
+            with _sigint(chat, loop):
+                try:
+                    await chat.send(body)
+                finally:
+                    front.close()
 
     def _options(self, line: str) -> argparse.Namespace:
         """Parse and check the cell's options; values come back normalized."""
