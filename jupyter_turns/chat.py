@@ -49,7 +49,7 @@ class Chat:
         system: str | None = None,
         model: str | None = None,
         max_tokens: int | None = None,
-        reasoning: Literal["off", "adaptive"] | int = "adaptive",
+        thinking: Literal["off", "adaptive"] | int = "adaptive",
         run_mode: RunMode | Literal["deny"] = "ask",
         max_cycles: int = 25,
         sequential_tools: bool = False,
@@ -69,14 +69,14 @@ class Chat:
         self.sink: Sink = sink or NullSink()
         self.conversation = conversation or Conversation()
         self.execution = ExecutionSettings(
-            default_run=None if run_mode == "deny" else run_mode,
+            default_run=run_mode,
             cancel_grace=cancel_grace,
             clock=clock,
         )
         self.system = system
         self.model = model
         self.max_tokens = max_tokens
-        self.reasoning = reasoning
+        self.thinking = thinking
         self.max_cycles = max_cycles
         self.sequential_tools = sequential_tools
         self.retry = retry or RetryPolicy()
@@ -104,7 +104,7 @@ class Chat:
             system=self.system,
             model=self.model,
             max_tokens=self.max_tokens,
-            reasoning=self.reasoning,
+            thinking=self.thinking,
             max_cycles=self.max_cycles,
             sequential_tools=self.sequential_tools,
             retry=self.retry,

@@ -117,7 +117,7 @@ class ChatMagics(Magics):
             system=self.system or None,
             run_mode=self.tools,  # type: ignore[arg-type]
             max_cycles=self.max_cycles,
-            reasoning=_thinking(self.thinking),
+            thinking=_thinking(self.thinking),
         )
 
     def _pre_run_cell(self, info: Any) -> None:
@@ -240,18 +240,17 @@ class ChatMagics(Magics):
         thread.provider, thread.model, thread.script = key
         chat = thread.chat
         if options.tools:
-            chat.execution.default_run = None if options.tools == "deny" else options.tools
+            chat.execution.default_run = options.tools
         if options.reasoning:
             thread.reasoning = options.reasoning
         if options.thinking is not None:
-            chat.reasoning = options.thinking
+            chat.thinking = options.thinking
         if options.max_cycles is not None:
             chat.max_cycles = options.max_cycles
         if options.system is not None:
             chat.system = options.system or None
         thread.builtins |= options.builtins
         chat.sequential_tools = options.sequential
-        chat.model = thread.model
 
     def headless_allows(self, thread: Thread) -> bool:
         if self.headless != "auto":

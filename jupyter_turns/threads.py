@@ -35,12 +35,20 @@ class Thread:
     name: str
     chat: Chat
     provider: str = "anthropic"
-    model: str | None = None
     script: str | None = None
     builtins: set[str] = field(default_factory=set)
     reasoning: str = "full"  # how the widget shows reasoning
     configured: bool = False  # defaults from the magic's settings applied
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an untrusted file
+
+    @property
+    def model(self) -> str | None:
+        """The model asked for (None: the provider's default); the Chat holds it."""
+        return self.chat.model
+
+    @model.setter
+    def model(self, value: str | None) -> None:
+        self.chat.model = value
 
     @property
     def provider_key(self) -> ProviderKey:
@@ -54,11 +62,9 @@ class Thread:
             "model": self.model,
             "script": self.script,
             "builtins": sorted(self.builtins),
-            "run_mode": "deny"
-            if self.chat.execution.default_run is None
-            else self.chat.execution.default_run,
+            "run_mode": self.chat.execution.default_run,
             "max_cycles": self.chat.max_cycles,
-            "thinking": self.chat.reasoning,
+            "thinking": self.chat.thinking,
             "system": self.chat.system,
             "always_allow": sorted(self.chat.allowed_tools),
             "conversation_id": self.chat.conversation.conversation_id,
@@ -165,18 +171,17 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
         if name in ("provider", "model", "script", "reasoning"):
             setattr(thread, name, value)
         elif name == "thinking":
-            chat.reasoning = value
+            chat.thinking = value
         elif name == "max_cycles":
             chat.max_cycles = value
         elif name == "run_mode":
-            chat.execution.default_run = None if value == "deny" else value
+            chat.execution.default_run = value
         elif name == "system":
             chat.system = value or None
         elif name == "builtins":
             thread.builtins = {n for n in value if n in BUILTINS}
         elif name == "always_allow":
             chat.allowed_tools.update(value)
-    chat.model = thread.model
 
 
 _USER_TOOL = re.compile(r"^[A-Za-z_]\w*$")

@@ -227,7 +227,7 @@ class TurnCoordinator:
             system=config.system,
             model=config.model,
             max_tokens=config.max_tokens,
-            reasoning=config.reasoning,
+            thinking=config.thinking,
             continuation=continuation,
             cycle=self.cycles,
         )

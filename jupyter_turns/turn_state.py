@@ -75,7 +75,7 @@ class TurnConfig:
     system: str | None = None
     model: str | None = None
     max_tokens: int | None = None
-    reasoning: Literal["off", "adaptive"] | int = "adaptive"
+    thinking: Literal["off", "adaptive"] | int = "adaptive"  # an int is a token budget
     max_cycles: int = 25
     sequential_tools: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)

@@ -164,11 +164,11 @@ def build_params(request: Request, model: str, *, prefill: bool | None = None) -
 
 
 def _thinking(request: Request, info: Any) -> dict[str, Any] | None:
-    reasoning = request.reasoning
-    if reasoning == "off" or not info.thinking:
+    thinking = request.thinking
+    if thinking == "off" or not info.thinking:
         return None
-    if isinstance(reasoning, int):
-        return {"type": "enabled", "budget_tokens": reasoning, "display": "summarized"}
+    if isinstance(thinking, int):
+        return {"type": "enabled", "budget_tokens": thinking, "display": "summarized"}
     if info.adaptive_thinking:
         return {"type": "adaptive", "display": "summarized"}
     return {"type": "enabled", "budget_tokens": DEFAULT_THINKING_BUDGET, "display": "summarized"}

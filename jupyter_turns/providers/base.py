@@ -41,7 +41,7 @@ class Request:
     system: str | None = None
     model: str | None = None
     max_tokens: int | None = None
-    reasoning: Literal["off", "adaptive"] | int = "adaptive"  # an int is a thinking budget
+    thinking: Literal["off", "adaptive"] | int = "adaptive"  # an int is a token budget
     tool_choice: Literal["auto", "any", "none"] = "auto"
     continuation: Continuation | None = None
     cycle: int = 1

@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -48,7 +48,7 @@ _NOTHING = object()
 class ExecutionSettings:
     """Thread-level settings every executor of a turn shares (``allowed`` is mutated)."""
 
-    default_run: RunMode | None = "ask"  # None: tool use disabled ("--tools deny")
+    default_run: RunMode | Literal["deny"] = "ask"  # deny: tools without their own mode never run
     allowed: set[str] = field(default_factory=set)  # "always allow" decisions of this thread
     max_result_chars: int = 100_000
     cancel_grace: float = 2.0  # seconds a cancelled tool gets to finish before it is abandoned
@@ -202,10 +202,10 @@ class ToolExecutor:
     async def _decide(self) -> _Outcome | None:
         assert self.tool is not None
         tool, settings = self.tool, self.settings
-        if settings.default_run is None and tool.run is None:
+        mode = tool.run or settings.default_run
+        if mode == "deny":
             self.decisions.append(Decision(action="denied", by="policy", detail="tools disabled"))
             return _Outcome("Not run: tool use is disabled in this thread.", True, "skipped")
-        mode = tool.run or settings.default_run
         if mode == "skip":
             self.decisions.append(Decision(action="skipped", by="policy", detail="run mode skip"))
             return _Outcome(f"Not run: {tool.name} is set to skip.", True, "skipped")

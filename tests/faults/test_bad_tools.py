@@ -130,7 +130,7 @@ async def test_no_secret_in_logs(caplog: pytest.LogCaptureFixture) -> None:
     secret = "sk-ant-api03-LOGSECRET-0123456789"
     caplog.set_level(logging.DEBUG)
     provider = AnthropicProvider(api_key=secret, base_url="http://127.0.0.1:9")  # nothing listens
-    chat = Chat(provider=provider, sleep=lambda s: asyncio.sleep(0), reasoning="off")
+    chat = Chat(provider=provider, sleep=lambda s: asyncio.sleep(0), thinking="off")
     turn = await chat.send("hello")
     assert turn.outcome == "error"
     text = caplog.text + repr(provider) + repr(turn.events) + str(chat.conversation.to_record())

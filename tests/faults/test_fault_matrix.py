@@ -113,7 +113,7 @@ async def test_fault(server: AnthropicTestServer, fault: Fault) -> None:
         "claude-haiku-4-5", api_key="test-key", base_url=server.url, timeout=0.5
     )
     chat = Chat(
-        provider=provider, sink=sink, on_boundary=sink.boundary, sleep=_no_wait, reasoning="off"
+        provider=provider, sink=sink, on_boundary=sink.boundary, sleep=_no_wait, thinking="off"
     )
     turn = await chat.send("Tell me something")
 

@@ -46,7 +46,7 @@ def _provider(server: AnthropicTestServer, model: str = HAIKU) -> AnthropicProvi
 
 def _chat(server: AnthropicTestServer, clock: FakeClock, **kw: Any) -> Chat:
     kw.setdefault("provider", _provider(server, kw.pop("model", HAIKU)))
-    kw.setdefault("reasoning", "off")
+    kw.setdefault("thinking", "off")
     return Chat(sleep=clock.sleep, clock=clock, rand=lambda: 0.5, **kw)
 
 
@@ -108,7 +108,7 @@ async def test_chat_completion_recording_replays_into_reasoning_and_message(
 ) -> None:
     [exchange] = load_recording(recording_path("test_chat_completion_stream.yml"))
     server.enqueue_recording([exchange])
-    chat = _chat(server, clock, reasoning=12800)
+    chat = _chat(server, clock, thinking=12800)
     turn = await chat.send("Test message")
     assert turn.kinds == ["chat_request", "reasoning", "message"]
     reasoning, message = turn.events[1], turn.events[2]
@@ -135,7 +135,7 @@ async def test_tool_recordings_send_the_blocks_back_unchanged(
 ) -> None:
     exchanges = load_recording(recording_path(name))
     server.enqueue_recording(exchanges)
-    chat = _chat(server, clock, reasoning=reasoning, tools=[_run_me("working!")])
+    chat = _chat(server, clock, thinking=reasoning, tools=[_run_me("working!")])
     turn = await chat.send("Please run the tool, providing whatever arguments you want.")
     assert "tool_call_request" in turn.kinds and turn.kinds[-1] == "message"
     assert len(server.requests) == 2
@@ -153,13 +153,13 @@ async def test_multi_turn_recording_sends_the_growing_conversation(
     server.enqueue_recording(exchanges)
     chat = _chat(server, clock, tools=[_run_me("The secret code is: 42")])
     chat_turns = [await chat.send("Test message")]
-    chat.reasoning = 12800
+    chat.thinking = 12800
     chat_turns.append(await chat.send("Repeat my previous message"))
-    chat.reasoning = "off"
+    chat.thinking = "off"
     chat_turns.append(
         await chat.send("Please run the tool, providing whatever arguments you want.")
     )
-    chat.reasoning = 12800
+    chat.thinking = 12800
     chat_turns.append(await chat.send("What was the result of the previous tool call?"))
     tool_turn = chat_turns[2]
     assert len(tool_turn.cycle_usage) == 2  # the tool call, then the answer to its result
@@ -472,7 +472,7 @@ async def test_thinking_and_signature_round_trip_through_a_tool_cycle(
         tool=ToolUse("run_me", {"bar": "foo"}, id="toolu_9"),
     )
     server.enqueue(Reply.sse(first), Reply.sse(_HELLO))
-    await _chat(server, clock, reasoning=4000, tools=[_run_me("ok")]).send("go")
+    await _chat(server, clock, thinking=4000, tools=[_run_me("ok")]).send("go")
     assistant = server.requests[1].body["messages"][1]["content"]
     assert assistant[0] == {
         "type": "thinking",
@@ -517,7 +517,7 @@ def test_request_caches_tools_system_and_the_newest_turn() -> None:
         events=(ChatRequest(content="hello"),),
         tools=(ToolSpec("a", "A", {"type": "object"}), ToolSpec("b", "B", {"type": "object"})),
         system="Be brief.",
-        reasoning="adaptive",
+        thinking="adaptive",
     )
     params = build_params(request, "claude-sonnet-4-5")
     assert params["system"][0]["cache_control"] == {"type": "ephemeral"}
@@ -531,6 +531,6 @@ def test_request_caches_tools_system_and_the_newest_turn() -> None:
     }
     assert "thinking" not in build_params(request, "claude-3-5-haiku-latest")
     cont = Request(
-        events=request.events, continuation=Continuation("trailing space "), reasoning="off"
+        events=request.events, continuation=Continuation("trailing space "), thinking="off"
     )
     assert build_params(cont, HAIKU)["messages"][-1]["role"] == "user"  # no prefill ending in space

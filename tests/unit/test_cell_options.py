@@ -63,7 +63,7 @@ def test_a_failed_option_changes_nothing(magics: ChatMagics, line: str, message:
 def test_valid_options_apply_and_stick(magics: ChatMagics) -> None:
     run(magics, "--provider scripted --max-cycles 3 --thinking 2048 --reasoning hidden")
     thread = magics.threads.by_name["main"]
-    assert (thread.chat.max_cycles, thread.chat.reasoning, thread.reasoning) == (3, 2048, "hidden")
+    assert (thread.chat.max_cycles, thread.chat.thinking, thread.reasoning) == (3, 2048, "hidden")
     run(magics, "")
     assert thread.chat.max_cycles == 3 and len(thread.chat.conversation) == 4
 

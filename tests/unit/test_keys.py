@@ -123,7 +123,7 @@ async def test_a_401_that_echoes_the_key_is_shown_redacted(
 ) -> None:
     (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL={server.url}\n")
     server.enqueue(Reply.error(401, f"invalid x-api-key: {KEY}"))
-    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, reasoning="off")
+    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
     turn = await chat.send("hello")
     assert KEY in json.dumps(server.requests[0].headers)  # the key from .env was used
     error = turn.events[-1]
@@ -145,7 +145,7 @@ async def test_a_key_set_later_is_used_by_the_next_request(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-first-key-that-was-wrong-0000")
     server.enqueue(Reply.error(401), Reply.sse(sse_text_response(["Hi."])))
-    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, reasoning="off")
+    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
     assert (await chat.send("hello")).outcome == "error"
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # what %chat key does
     assert (await chat.send("hello again")).outcome == "complete"
