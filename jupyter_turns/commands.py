@@ -18,17 +18,18 @@ from .threads import apply_settings
 from .transcript import to_html, to_markdown
 
 if TYPE_CHECKING:
-    from .magic import ChatMagics
+    from .session import CellSettings, Session
 
 __all__ = ["restore", "run", "trust"]
 
 
-def run(magics: ChatMagics, line: str) -> Any:
+def run(session: Session, settings: CellSettings, line: str, *, help_text: str | None) -> Any:
+    """One ``%chat`` command; ``help_text`` is what ``%chat help`` prints."""
     words = shlex.split(line)
     command, args = (words[0], words[1:]) if words else ("help", [])
-    threads = magics.threads
+    threads = session.threads
     if command in ("help", "?"):
-        print(type(magics).chat.__doc__)
+        print(help_text)
         return None
     if command == "key":
         return keys.key_command(args)
@@ -58,8 +59,8 @@ def run(magics: ChatMagics, line: str) -> Any:
         display({"text/html": to_html(history), "text/plain": to_markdown(history)}, raw=True)
         return None
     if command == "settings":
-        for name in sorted(magics.trait_names(config=True)):
-            print(f"ChatMagics.{name} = {getattr(magics, name)!r}")
+        for name, value in sorted(vars(settings).items()):
+            print(f"ChatMagics.{name} = {value!r}")
         if threads.current in threads.by_name:
             print(f"thread {threads.current!r}: {threads.by_name[threads.current].settings()}")
         return None
@@ -73,10 +74,10 @@ def run(magics: ChatMagics, line: str) -> Any:
         print(f"Always allowed in {threads.current!r}: {sorted(allowed) or 'nothing'}")
         return None
     if command == "trust":
-        trust(magics, args)
+        trust(session, args)
         return None
     if command == "restore":
-        restore(magics, args[0] if args else None, verbose=True)
+        restore(session, settings, args[0] if args else None, verbose=True)
         return None
     if command == "export":
         name = args[0] if args else threads.current
@@ -97,13 +98,13 @@ def _need(args: list[str], usage: str) -> None:
         raise UsageError(f"usage: {usage}")
 
 
-def restore(magics: ChatMagics, path: str | None, *, verbose: bool) -> int:
+def restore(session: Session, settings: CellSettings, path: str | None, *, verbose: bool) -> int:
     """Rebuild the threads saved in the notebook; how many were restored.
 
     Conversations always restore; settings that grant a permission only from a notebook the
     user's own Jupyter trusts (otherwise they wait for ``%chat trust --apply``).
     """
-    notebook = Path(path) if path else find_notebook(magics.namespace)
+    notebook = Path(path) if path else find_notebook(session.namespace)
     if notebook is None:
         if verbose:
             print("No notebook file known to this kernel; give one: %chat restore PATH")
@@ -114,8 +115,8 @@ def restore(magics: ChatMagics, path: str | None, *, verbose: bool) -> int:
         raise UsageError(f"cannot read {notebook}: {exc.strerror or exc}") from None
     withheld: dict[str, str] = {}
     for name, thread in saved.threads.items():
-        adopted = magics.threads.adopt(
-            thread, trusted=saved.trusted, max_cycles_default=magics.max_cycles
+        adopted = session.threads.adopt(
+            thread, trusted=saved.trusted, max_cycles_default=settings.max_cycles
         )
         count = plural(len(thread.conversation), "event")
         print(f"Restored thread {name!r}: {count} from {notebook.name}")
@@ -132,18 +133,18 @@ def restore(magics: ChatMagics, path: str | None, *, verbose: bool) -> int:
             "(it was not saved by you). `%chat trust` shows exactly what it asks for; "
             "`%chat trust --apply` applies it."
         )
-    magics.cell_records.update(saved.cell_records)
-    if saved.current in magics.threads.by_name:
-        magics.threads.current = saved.current
+    session.cell_records.update(saved.cell_records)
+    if saved.current in session.threads.by_name:
+        session.threads.current = saved.current
     elif saved.threads:
-        magics.threads.current = next(iter(saved.threads))
+        session.threads.current = next(iter(saved.threads))
     return len(saved.threads)
 
 
-def trust(magics: ChatMagics, args: list[str]) -> None:
+def trust(session: Session, args: list[str]) -> None:
     """``%chat trust``: what restored threads asked for and did not get; ``--apply`` grants it."""
     apply = "--apply" in args
-    waiting = {n: t for n, t in magics.threads.by_name.items() if t.withheld}
+    waiting = {n: t for n, t in session.threads.by_name.items() if t.withheld}
     if not waiting:
         print("Nothing waits for trust: no restored thread asked for a permission.")
         return

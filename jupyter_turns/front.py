@@ -24,7 +24,7 @@ from .prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
 from .widget import ChatWidget, WidgetPrompter, WidgetSink
 
 if TYPE_CHECKING:
-    from .magic import ChatMagics
+    from .session import CellSettings, Session
     from .threads import Thread
     from .turn import TurnCoordinator
 
@@ -47,14 +47,22 @@ def has_frontend(namespace: dict[str, Any]) -> bool:
 
 
 class CellFront:
-    def __init__(self, magics: ChatMagics, thread: Thread, loop: asyncio.AbstractEventLoop):
-        self.magics = magics
+    def __init__(
+        self,
+        session: Session,
+        settings: CellSettings,
+        thread: Thread,
+        loop: asyncio.AbstractEventLoop,
+    ):
+        self.session = session
+        self.settings = settings
         self.thread = thread
+        self.cell_id = session.cell_id
         chat = thread.chat
-        namespace = magics.namespace
+        namespace = session.namespace
         self.widget = ChatWidget(
             thread=thread.name,
-            inline=magics.inline_widget or "__vsc_ipynb_file__" in namespace,
+            inline=settings.inline_widget or "__vsc_ipynb_file__" in namespace,
             settings={
                 "reasoning": thread.reasoning,
                 "thread": thread.name,
@@ -62,10 +70,10 @@ class CellFront:
             },
         )
         self.widget.bind(loop)
-        self.sink = WidgetSink(self.widget, max_rate=magics.max_rate)
+        self.sink = WidgetSink(self.widget, max_rate=settings.max_rate)
         fallback = PolicyPrompter(
-            "allow" if magics.headless_allows(thread) else "deny",
-            results="withhold" if magics.headless_results == "withhold" else "deliver",
+            "allow" if settings.headless_allows(thread) else "deny",
+            results="withhold" if settings.headless_results == "withhold" else "deliver",
             withhold_reason=HEADLESS_WITHHOLD_REASON,
         )
         self.prompter = WidgetPrompter(
@@ -74,7 +82,7 @@ class CellFront:
         self.widget.handle("interrupt", self._on_interrupt)
         self.recorder = Recorder(
             thread=thread.name,
-            cell_id=magics.cell_id,
+            cell_id=self.cell_id,
             # no frontend (nbclient, `jupyter execute`): nobody listens on the metadata comm
             metadata=_metadata() if has_frontend(namespace) else MetadataWriter(lambda: None),
             notebook_state=self._notebook_state,
@@ -84,7 +92,7 @@ class CellFront:
         chat.on_boundary = self._boundary
         self._loop = loop
         self._last: TurnCoordinator | None = None
-        self._displaced = list(magics.cell_records.get(magics.cell_id or "", ()))
+        self._displaced = list(session.cell_records.get(self.cell_id or "", ()))
         self._saved: tuple[int, list[tuple[int, int]]] | None = None  # what the record holds
         self._ticker: asyncio.Handle | None = None
         self._backoff = self.recorder.min_interval
@@ -105,22 +113,21 @@ class CellFront:
         turn = self._last
         if turn is not None:
             self.recorder.finish(self._record(turn))
-            cell_id = self.magics.cell_id
-            if cell_id:
+            if self.cell_id:
                 this_run = turn_record(
                     turn.conversation.conversation_id, self.thread.name, turn.events
                 )
-                self.magics.cell_records[cell_id] = [*self._displaced, this_run]
+                self.session.cell_records[self.cell_id] = [*self._displaced, this_run]
         self.widget.prompts = []
 
     async def _interactive(self) -> bool:
-        if self.magics.headless != "auto":
+        if self.settings.headless != "auto":
             return False
         if self.widget.ready:
             return True
-        if not has_frontend(self.magics.namespace):
+        if not has_frontend(self.session.namespace):
             return False
-        return await self.widget.wait_ready(self.magics.view_timeout)
+        return await self.widget.wait_ready(self.settings.view_timeout)
 
     def _on_interrupt(self, message: dict[str, Any]) -> None:
         action = message.get("action")
@@ -191,7 +198,7 @@ class CellFront:
         return len(turn.events), [(i, len(text)) for i, _, text in self.sink.live_drafts()]
 
     def _notebook_state(self) -> dict[str, Any]:
-        threads = self.magics.threads
+        threads = self.session.threads
         return {
             "version": 1,
             "current": threads.current,

@@ -27,6 +27,7 @@ from . import commands
 from .chat import Chat
 from .errors import ProviderConfigError
 from .kernel_status import busy_while_running
+from .session import CellSettings, Session
 from .sink import PrintSink
 from .thread_settings import DISPLAY_PATTERN
 from .threads import ProviderKey, Thread, Threads, namespace_tools
@@ -100,17 +101,12 @@ class ChatMagics(Magics):
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
-        self.threads = Threads(self._new_chat)
-        self.cell_id: str | None = None
-        # per cell id, the records of the turns it showed before: a re-run carries them on
-        self.cell_records: dict[str, list[dict[str, Any]]] = {}
-        self._restore_tried = False
+        self.session = Session(Threads(self._new_chat), shell.user_ns)
         shell.events.register("pre_run_cell", self._pre_run_cell)
 
-    @property
-    def namespace(self) -> dict[str, Any]:
-        shell = self.shell
-        return shell.user_ns if shell is not None else {}
+    def settings(self) -> CellSettings:
+        """The settings as they are now (``%config`` may change them between cells)."""
+        return CellSettings.of(self)
 
     def _new_chat(self) -> Chat:
         return Chat(
@@ -121,7 +117,7 @@ class ChatMagics(Magics):
         )
 
     def _pre_run_cell(self, info: Any) -> None:
-        self.cell_id = getattr(info, "cell_id", None)
+        self.session.cell_id = getattr(info, "cell_id", None)
 
     @line_cell_magic
     def chat(self, line: str, cell: str | None = None) -> Any:
@@ -143,7 +139,8 @@ class ChatMagics(Magics):
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless).
         """
         if cell is None:
-            return commands.run(self, line)
+            help_text = type(self).chat.__doc__
+            return commands.run(self.session, self.settings(), line, help_text=help_text)
         return self._turn(line, cell)
 
     # ------------------------------------------------------------------ one turn
@@ -153,11 +150,12 @@ class ChatMagics(Magics):
         options = self._options(line)
         if not body.strip():
             raise UsageError("%%chat: the cell is empty; write your request below the %%chat line")
-        if not self._restore_tried:
-            self._restore_tried = True
-            if not self.threads.by_name:  # a restarted kernel picks up the saved threads
-                commands.restore(self, None, verbose=False)
-        threads, namespace = self.threads, self.namespace
+        session = self.session
+        if not session.restore_tried:
+            session.restore_tried = True
+            if not session.threads.by_name:  # a restarted kernel picks up the saved threads
+                commands.restore(session, self.settings(), None, verbose=False)
+        threads, namespace = session.threads, session.namespace
         name = options.thread or (threads.fresh_name() if options.new else threads.current)
         existing = None if options.new else threads.by_name.get(name)
         key = self._provider_key(existing, options)
@@ -188,7 +186,7 @@ class ChatMagics(Magics):
             await chat.send(body)
             return
         with busy_while_running(getattr(self.shell, "kernel", None)):  # before the widget opens
-            front = CellFront(self, thread, loop)
+            front = CellFront(self.session, self.settings(), thread, loop)
             front.show()
             with _sigint(chat, loop):
                 try:
@@ -251,11 +249,6 @@ class ChatMagics(Magics):
             chat.system = options.system or None
         thread.builtins |= options.builtins
         chat.sequential_tools = options.sequential
-
-    def headless_allows(self, thread: Thread) -> bool:
-        if self.headless != "auto":
-            return self.headless == "allow"
-        return thread.chat.execution.default_run == "unattended"
 
 
 def _thinking(value: str) -> Any:

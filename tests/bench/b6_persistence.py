@@ -105,6 +105,7 @@ class _Cell:
         self.sink = sink or _NoDrafts()
         self._last: TurnCoordinator | None = None
         self._saved: object = None
+        self._displaced: list[dict[str, Any]] = []  # a cell run for the first time
 
 
 class _NoDrafts:

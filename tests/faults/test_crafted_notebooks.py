@@ -173,15 +173,15 @@ def check_restore(shell: InteractiveShell, path: Path) -> None:
     """Restore through the magic; then every promise holds."""
     magics = ChatMagics(shell)
     try:
-        commands.restore(magics, str(path), verbose=True)
+        commands.restore(magics.session, magics.settings(), str(path), verbose=True)
         safe = [
             t
-            for t in magics.threads.by_name.values()
+            for t in magics.session.threads.by_name.values()
             if t.chat.conversation.conversation_id == "conv-safe"
         ]
         assert len(safe) == 1, "the untouched thread was lost"
         assert [e.model_dump(mode="json") for e in safe[0].chat.conversation.events] == SAFE
-        for thread in list(magics.threads.by_name.values()):
+        for thread in list(magics.session.threads.by_name.values()):
             chat = thread.chat
             assert chat.allowed_tools == set() and thread.builtins == set()
             assert chat.execution.default_run != "unattended" and chat.system is None
@@ -193,7 +193,7 @@ def check_restore(shell: InteractiveShell, path: Path) -> None:
                 thread.name,
                 turn.events,
                 settings=thread.settings(),
-                displaced=magics.cell_records.get("target-cell", []),
+                displaced=magics.session.cell_records.get("target-cell", []),
             )
             parse_events(json.loads(json.dumps(record)))
     finally:
@@ -293,7 +293,7 @@ def test_an_unreadable_file_is_a_note(
     assert saved.threads == {} and len(saved.problems) == 1
     magics = ChatMagics(shell)
     try:
-        assert commands.restore(magics, str(path), verbose=True) == 0
+        assert commands.restore(magics.session, magics.settings(), str(path), verbose=True) == 0
     finally:
         shell.events.unregister("pre_run_cell", magics._pre_run_cell)
     assert "Skipped in broken.ipynb: the file is" in capsys.readouterr().out

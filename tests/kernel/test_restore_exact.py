@@ -19,7 +19,7 @@ DUMP = (
     "import json\n"
     "_m = get_ipython().magics_manager.registry['ChatMagics']\n"
     "print(json.dumps({n: [e.model_dump(mode='json') for e in t.chat.conversation.events]"
-    " for n, t in _m.threads.by_name.items()}))"
+    " for n, t in _m.session.threads.by_name.items()}))"
 )
 
 

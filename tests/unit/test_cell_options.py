@@ -16,7 +16,7 @@ from jupyter_turns.magic import ChatMagics
 def magics() -> Iterator[ChatMagics]:
     shell = InteractiveShell.instance()
     magics = ChatMagics(shell)
-    magics._restore_tried = True  # no notebook file here
+    magics.session.restore_tried = True  # no notebook file here
     try:
         yield magics
     finally:
@@ -28,7 +28,7 @@ def run(magics: ChatMagics, line: str, body: str = "hello") -> None:
 
 
 def state(magics: ChatMagics) -> tuple[str, dict[str, int]]:
-    threads = magics.threads
+    threads = magics.session.threads
     return threads.current, {n: len(t.chat.conversation) for n, t in threads.by_name.items()}
 
 
@@ -53,16 +53,16 @@ def test_a_failed_option_changes_nothing(magics: ChatMagics, line: str, message:
     run(magics, "")
     before = state(magics)
     assert before == ("main", {"main": 4})
-    settings = magics.threads.by_name["main"].settings()
+    settings = magics.session.threads.by_name["main"].settings()
     with pytest.raises(UsageError, match=message):
         run(magics, line)
     assert state(magics) == before
-    assert magics.threads.by_name["main"].settings() == settings
+    assert magics.session.threads.by_name["main"].settings() == settings
 
 
 def test_valid_options_apply_and_stick(magics: ChatMagics) -> None:
     run(magics, "--provider scripted --max-cycles 3 --thinking 2048 --reasoning hidden")
-    thread = magics.threads.by_name["main"]
+    thread = magics.session.threads.by_name["main"]
     assert (thread.chat.max_cycles, thread.chat.thinking, thread.reasoning) == (3, 2048, "hidden")
     run(magics, "")
     assert thread.chat.max_cycles == 3 and len(thread.chat.conversation) == 4
@@ -72,16 +72,16 @@ def test_the_first_new_thread_is_main_and_numbering_follows(magics: ChatMagics) 
     run(magics, "--new --provider scripted")
     run(magics, "--new --provider scripted")
     run(magics, "--new --provider scripted")
-    assert list(magics.threads.by_name) == ["main", "thread-2", "thread-3"]
+    assert list(magics.session.threads.by_name) == ["main", "thread-2", "thread-3"]
 
 
 def test_assigning_the_script_variable_again_plays_the_new_script(magics: ChatMagics) -> None:
     from jupyter_turns.providers.scripted import cycle, message
 
-    namespace = magics.namespace
+    namespace = magics.session.namespace
     namespace["script_v"] = [cycle(message("first script"))]
     run(magics, "--script script_v")
     namespace["script_v"] = [cycle(message("second script"))]
     run(magics, "--script script_v")  # the same options: the thread's provider is rebuilt
-    answers = [e.content for e in magics.threads.by_name["main"].chat.conversation.events]
+    answers = [e.content for e in magics.session.threads.by_name["main"].chat.conversation.events]
     assert answers[1::2] == ["first script", "second script"]

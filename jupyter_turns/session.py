@@ -1,0 +1,57 @@
+"""The notebook session that the magic, each cell's front and the ``%chat`` commands share.
+
+:class:`Session` is the state that outlives a cell: the threads, what each cell showed before
+(so a re-run keeps it), the running cell's id. :class:`CellSettings` is a snapshot of the
+``ChatMagics`` settings one cell runs with (their defaults and help live on the traitlets).
+Passing these two instead of the magic keeps front.py and commands.py free of IPython's Magics
+class and of an import cycle with magic.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from .threads import Thread, Threads
+
+__all__ = ["CellSettings", "Session"]
+
+
+@dataclass(frozen=True)
+class CellSettings:
+    """``ChatMagics``' configurable settings, as one cell sees them."""
+
+    provider: str
+    model: str
+    tools: str
+    reasoning: str
+    thinking: str
+    max_cycles: int
+    system: str
+    headless: str
+    headless_results: str
+    view_timeout: float
+    max_rate: float
+    inline_widget: bool
+
+    @classmethod
+    def of(cls, configurable: Any) -> CellSettings:
+        """The current values of an object with these attributes (the magic's traitlets)."""
+        return cls(**{f.name: getattr(configurable, f.name) for f in fields(cls)})
+
+    def headless_allows(self, thread: Thread) -> bool:
+        """Whether a prompt with nobody to click is approved by policy (never ``python``:
+        the executor refuses a policy's approval of an ``always_ask`` tool)."""
+        if self.headless != "auto":
+            return self.headless == "allow"
+        return thread.chat.execution.default_run == "unattended"
+
+
+@dataclass
+class Session:
+    threads: Threads
+    namespace: dict[str, Any]  # the user's namespace (IPython's ``user_ns``), not a copy
+    # per cell id, the records of the turns it showed before: a re-run carries them on
+    cell_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
+    restore_tried: bool = False  # the first %%chat restores the notebook's threads once
