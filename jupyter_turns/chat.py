@@ -90,10 +90,6 @@ class Chat:
         """Tools the user chose to "always allow" in this thread."""
         return self.execution.allowed
 
-    @property
-    def running(self) -> bool:
-        return self.turn is not None
-
     async def send(self, text: str) -> TurnResult:
         """Run one turn for ``text`` and return its events; the thread keeps them."""
         if self.turn is not None:

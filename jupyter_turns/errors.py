@@ -6,10 +6,9 @@
     ├── InvalidTransition        the turn state machine was asked for a move it does not allow
     ├── ProtocolError            a provider's stream broke the Part/Flush/Finished rules
     ├── ToolDefinitionError      a function cannot be turned into a tool
-    ├── ProviderError            a model request failed; carries retryability and the server's text
-    │   ├── StreamBroken         a cycle failed after some of its text reached the user
-    │   └── ProviderConfigError  the provider cannot be used as configured (e.g. no API key)
-    └── TurnAborted              the user aborted a turn hard (second kernel interrupt)
+    └── ProviderError            a model request failed; carries retryability and the server's text
+        ├── StreamBroken         a cycle failed after some of its text reached the user
+        └── ProviderConfigError  the provider cannot be used as configured (e.g. no API key)
 
 A tool's failure is never an exception for the user: it becomes an ``is_error`` tool response.
 A ProviderError's message is redacted (:func:`jupyter_turns.keys.redact`) when it is made: every
@@ -24,19 +23,13 @@ __all__ = [
     "ConversationError",
     "InvalidTransition",
     "JupyterTurnsError",
-    "JupyterTurnsWarning",
     "ProtocolError",
     "ProviderConfigError",
     "ProviderError",
     "SchemaError",
     "StreamBroken",
     "ToolDefinitionError",
-    "TurnAborted",
 ]
-
-
-class JupyterTurnsWarning(UserWarning):
-    """Warnings the package itself emits (tests turn them into errors)."""
 
 
 class JupyterTurnsError(Exception):
@@ -61,10 +54,6 @@ class ProtocolError(JupyterTurnsError):
 
 class ToolDefinitionError(JupyterTurnsError):
     """A function cannot be made into a tool (bad signature, unsupported type...)."""
-
-
-class TurnAborted(JupyterTurnsError):
-    """The user aborted the whole turn (for example a second kernel interrupt)."""
 
 
 class ProviderError(JupyterTurnsError):

@@ -131,9 +131,6 @@ class RecordingSink:
         self.updates.append(update)
         self.log.append(update)
 
-    def of_type(self, kind: type[Update]) -> list[Update]:
-        return [u for u in self.updates if isinstance(u, kind)]
-
 
 class PrintSink:
     """Streams answer text to a terminal and prints one line per tool or status change."""

@@ -85,10 +85,6 @@ class ToolCoordinator:
         """Restart every running call; how many were restarted."""
         return sum(executor.restart() for executor in self.executors)
 
-    @property
-    def running(self) -> int:
-        return sum(executor.running for executor in self.executors)
-
     def _responses(self) -> list[ToolCallResponse]:
         return [self._answers[request.call_id] for request in self.requests]
 

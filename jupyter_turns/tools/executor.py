@@ -96,10 +96,6 @@ class ToolExecutor:
     def name(self) -> str:
         return self.request.name
 
-    @property
-    def running(self) -> bool:
-        return self.state == "running"
-
     # ------------------------------------------------------------------ the lifecycle
 
     async def run(self, gate: Callable[[], Awaitable[None]] | None = None) -> ToolCallResponse:
