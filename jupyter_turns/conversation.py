@@ -19,6 +19,7 @@ from .events import (
     SCHEMA_VERSION,
     ConversationEvent,
     ToolCallResponse,
+    conversation_record,
     event_adapter,
     new_id,
 )
@@ -136,13 +137,8 @@ class Conversation:
     # ------------------------------------------------------------------ JSON
 
     def to_record(self, **extra: Any) -> dict[str, Any]:
-        """The schema v1 record: ``{"version", "conversation_id", "events", **extra}``."""
-        return {
-            "version": SCHEMA_VERSION,
-            "conversation_id": self.conversation_id,
-            "events": [event.model_dump(mode="json") for event in self._events],
-            **extra,
-        }
+        """The record of the whole thread: ``{"version", "conversation_id", "events", **extra}``."""
+        return conversation_record(self.conversation_id, self._events, **extra)
 
     @classmethod
     def from_record(cls, record: Any, *, repair: bool = True) -> Conversation:

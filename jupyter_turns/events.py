@@ -9,6 +9,7 @@ a ``kind`` literal; their JSON form is the persisted schema (see DESIGN.md §3).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
@@ -39,6 +40,7 @@ __all__ = [
     "ToolCallRequest",
     "ToolCallResponse",
     "Usage",
+    "conversation_record",
     "event_adapter",
     "new_id",
     "now_iso",
@@ -289,3 +291,16 @@ API_KINDS = frozenset(
 )
 
 event_adapter: TypeAdapter[ConversationEvent] = TypeAdapter(ConversationEvent)
+
+
+def conversation_record(
+    conversation_id: str, events: Iterable[ConversationEvent], **fields: Any
+) -> dict[str, Any]:
+    """The persisted form of ``events``: ``{"version": SCHEMA_VERSION, "conversation_id",
+    "events", **fields}`` — every record and stub this package writes is made here."""
+    return {
+        "version": SCHEMA_VERSION,
+        "conversation_id": conversation_id,
+        "events": [event.model_dump(mode="json") for event in events],
+        **fields,
+    }

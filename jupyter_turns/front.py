@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
-from .events import ConversationEvent, Message, Reasoning
+from .events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
 from .interrupt import InterruptAction, InterruptChoice
 from .notebook import session_paths
 from .persist import MetadataWriter, Recorder, turn_record
@@ -200,7 +200,7 @@ class CellFront:
     def _notebook_state(self) -> dict[str, Any]:
         threads = self.session.threads
         return {
-            "version": 1,
+            "version": SCHEMA_VERSION,
             "current": threads.current,
             "threads": {name: threads.by_name[name].settings() for name in threads.names()},
         }

@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import ConversationEvent
+from .events import ConversationEvent, conversation_record
 from .text import plural
 from .transcript import to_html
 
@@ -51,14 +51,9 @@ def turn_record(
     settings: dict[str, Any] | None = None,
     displaced: Sequence[dict[str, Any]] = (),
 ) -> dict[str, Any]:
-    """The schema v1 record of one cell's turn; ``displaced`` are the records of the cell's
-    earlier runs (a re-run cell replaces its outputs, and its history must not go with them)."""
-    record: dict[str, Any] = {
-        "version": 1,
-        "conversation_id": conversation_id,
-        "thread": thread,
-        "events": [event.model_dump(mode="json") for event in events],
-    }
+    """The record of one cell's turn; ``displaced`` are the records of the cell's earlier runs
+    (a re-run cell replaces its outputs, and its history must not go with them)."""
+    record = conversation_record(conversation_id, events, thread=thread)
     if turn:
         record["turn"] = turn
     if settings:
@@ -200,13 +195,9 @@ class Recorder:
         self._pending = None
         self._pending_metadata = False
         if self._shown:
-            stub = {
-                "version": 1,
-                "conversation_id": record["conversation_id"],
-                "thread": record.get("thread"),
-                "events": [],
-                "superseded": True,
-            }
+            stub = conversation_record(
+                record["conversation_id"], (), thread=record.get("thread"), superseded=True
+            )
             self._update(
                 {RECORD_MIME: stub, "text/plain": LIVE_TEXT}, raw=True, display_id=self._display_id
             )

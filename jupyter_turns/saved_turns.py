@@ -16,7 +16,7 @@ from typing import Any
 
 from .conversation import parse_events
 from .errors import SchemaError
-from .events import ConversationEvent
+from .events import ConversationEvent, conversation_record
 from .persist import META_KEY, RECORD_MIME
 from .thread_settings import SavedSettings, parse_settings
 
@@ -101,7 +101,7 @@ def saved_turns(notebook: Any, problems: list[str]) -> list[SavedTurn]:
         # a widget's copy has no conversation id: the turn it copies, else its thread's
         first = raw_events[0].get("id") if raw_events and isinstance(raw_events[0], dict) else None
         conversation_id = by_first_event.get(str(first)) or by_thread.get(thread, thread)
-        copy = {"version": 1, "conversation_id": conversation_id, "thread": thread}
+        copy = conversation_record(conversation_id, (), thread=thread)
         try:
             turn = _turn({**copy, "events": raw_events}, index, cell_id)
         except SchemaError:
