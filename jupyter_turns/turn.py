@@ -301,7 +301,8 @@ class TurnCoordinator:
         gate, sink, builder = self._pump_gate, self.sink, self._builder
         index_map = self._index_map
         try:
-            async for item in stream:
+            while True:  # ResilientCycle's stream ends with Finished, or raises
+                item = await anext(stream)
                 if not gate.is_set():
                     await gate.wait()
                 if item.kind == "part":
@@ -317,7 +318,6 @@ class TurnCoordinator:
                         self._append(*(e for _, e in released), released=[i for i, _ in released])
                 else:
                     return item
-            raise ProtocolError("the stream ended without a Finished event")
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:

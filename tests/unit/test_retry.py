@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from jupyter_turns import Chat, ProviderError, RecordingSink
-from jupyter_turns.events import Message
+from jupyter_turns.events import ErrorEvent, Message
 from jupyter_turns.providers.scripted import Fail, ScriptedProvider, cycle, message
 from jupyter_turns.retry import ResilientCycle, RetryPolicy
 from jupyter_turns.sink import Retrying
@@ -94,6 +94,20 @@ async def test_a_stream_without_its_end_is_retried(clock: FakeClock) -> None:
     provider = ScriptedProvider([[], cycle(message("whole"))])  # the first body ends at once
     turn = await _chat(provider, clock).send("hi")
     assert len(clock.sleeps) == 1 and turn.text == "whole"
+
+
+async def test_a_stream_without_its_end_is_reported_by_resilient_cycle_alone(
+    clock: FakeClock,
+) -> None:
+    """Whether or not text arrived first, the turn sees ResilientCycle's error for a body that
+    ends without Finished: the turn itself never has to check for that end."""
+    started = cycle(message("Half"))[:1]  # a Part, then the body ends
+    for script, outcome in (([started], "stopped"), ([[], [], []], "error")):
+        provider = ScriptedProvider(script)
+        turn = await _chat(provider, clock, retry=RetryPolicy(max_attempts=3)).send("hi")
+        [error] = [e for e in turn if isinstance(e, ErrorEvent)]
+        assert (turn.outcome, error.error_type) == (outcome, "incomplete_stream")
+        assert error.message.startswith("the response ended before it was complete")
 
 
 async def test_resilient_cycle_passes_events_through_untouched(clock: FakeClock) -> None:
