@@ -16,6 +16,8 @@ import threading
 from dataclasses import dataclass
 from typing import Literal
 
+from .loops import call_soon_on
+
 __all__ = [
     "STREAMING_ACTIONS",
     "TOOL_ACTIONS",
@@ -90,8 +92,7 @@ class ThreadSafeFlag:
             self._flag.set()
             waiters, self._waiters = self._waiters, []
         for loop, event in waiters:
-            if not loop.is_closed():
-                loop.call_soon_threadsafe(event.set)
+            call_soon_on(loop, event.set)
         return True
 
     async def wait(self) -> None:
@@ -157,16 +158,16 @@ class InterruptChannel:
         with self._lock:
             self._pending = _Request(choice)
             loop, event = self._loop, self._event
-        if loop is None or event is None or loop.is_closed():
+        if event is None:
             return
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
         if running is loop:
-            event.set()
+            event.set()  # at once: a take() that runs before a deferred set() would miss it
         else:
-            loop.call_soon_threadsafe(event.set)
+            call_soon_on(loop, event.set)
 
     @property
     def pending(self) -> bool:

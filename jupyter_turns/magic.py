@@ -27,6 +27,7 @@ from . import commands
 from .chat import Chat
 from .errors import ProviderConfigError
 from .kernel_status import busy_while_running
+from .loops import call_soon_on
 from .session import CellSettings, Session
 from .sink import PrintSink
 from .thread_settings import DISPLAY_PATTERN
@@ -274,13 +275,13 @@ def _sigint(chat: Chat, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
                 TurnState.INTERRUPTED_TOOL,
             )
             if not menu_open:
-                loop.call_soon_threadsafe(chat.interrupt)
+                call_soon_on(loop, chat.interrupt)
                 return
             try:
                 if callable(previous):
                     previous(signum, frame)
             finally:
-                loop.call_soon_threadsafe(lambda: None)  # wake a sleeping loop
+                call_soon_on(loop, lambda: None)  # wake a sleeping loop
 
         signal.signal(signal.SIGINT, handler)
     except ValueError:  # not the main thread: no signal handling for this turn

@@ -21,6 +21,7 @@ import anywidget
 import traitlets
 
 from .interrupt import InterruptAction, InterruptChoice, InterruptContext
+from .loops import call_soon_on
 from .prompter import (
     Approval,
     ApprovalRequest,
@@ -152,13 +153,8 @@ class ChatWidget(anywidget.AnyWidget):
                 future.set_result(None)
 
     def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        if not isinstance(content, dict):
-            return
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            self._dispatch(content)
-        else:
-            loop.call_soon_threadsafe(self._dispatch, content)
+        if isinstance(content, dict) and not call_soon_on(self._loop, self._dispatch, content):
+            self._dispatch(content)  # not bound to a turn's loop (tests, a closed loop)
 
     def _dispatch(self, content: dict[str, Any]) -> None:
         for handler in self._handlers.get(str(content.get("type")), ()):

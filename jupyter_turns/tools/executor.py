@@ -32,6 +32,7 @@ from ..events import (
     new_id,
 )
 from ..interrupt import CancelToken
+from ..loops import call_soon_on
 from ..prompter import ApprovalRequest, InquiryPrompt, Prompter, ResultReview
 from ..sink import NullSink, Sink, ToolState, ToolUpdate
 from .capture import capturing
@@ -359,14 +360,13 @@ class ToolExecutor:
 
     def _report_soon(self) -> None:
         """One output report per turn of the loop, however many lines arrived meanwhile."""
-        loop = self._loop
-        if loop is None or loop.is_closed():
-            return
         with self._report_lock:
             if self._report_pending:
                 return
             self._report_pending = True
-        loop.call_soon_threadsafe(self._report)
+        if not call_soon_on(self._loop, self._report):
+            with self._report_lock:
+                self._report_pending = False
 
     def _report(self) -> None:
         with self._report_lock:
