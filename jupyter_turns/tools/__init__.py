@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from .context import ToolContext
 from .coordinator import ToolCoordinator
-from .executor import ExecutionSettings, ToolExecutor, format_result
+from .executor import ExecutionSettings, ToolExecutor
 from .registry import ResultMode, RunMode, Tool, ToolArgumentError, tool, tool_map
+from .results import format_result
 
 __all__ = [
     "ExecutionSettings",

@@ -1,13 +1,16 @@
-"""Route what a running tool prints to its tool card instead of the cell's output.
+"""Route what a running tool prints or reports, from any thread, to its tool card.
 
 ``sys.stdout`` / ``sys.stderr`` are wrapped once by a transparent proxy; a context variable,
 set by the executor around a tool run, says where writes from that run go. Context variables
 follow the tool into its task and into ``asyncio.to_thread``, so concurrent tools each capture
-their own output while everything else prints as usual.
+their own output while everything else prints as usual. :class:`LiveOutput` keeps a call's
+lines (bounded) and reports them on the turn's loop, once per turn of it however many lines
+arrived meanwhile.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import sys
@@ -15,7 +18,10 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
-__all__ = ["capturing"]
+from ..loops import call_soon_on
+from .output import ToolOutput
+
+__all__ = ["LiveOutput", "capturing"]
 
 _sink: contextvars.ContextVar[Callable[[str, str], None] | None] = contextvars.ContextVar(
     "jupyter_turns_tool_output", default=None
@@ -62,3 +68,42 @@ def capturing(write: Callable[[str, str], None]) -> Iterator[None]:
         yield
     finally:
         _sink.reset(token)
+
+
+class LiveOutput:
+    """One call's printed and progress lines, written from any thread, reported on the loop."""
+
+    def __init__(self, report: Callable[[], None]) -> None:
+        self.output = ToolOutput()  # bounded: head and tail lines, the rest counted
+        self._report = report
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._pending = False
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Report on ``loop`` (the loop the run's attempt runs on)."""
+        self._loop = loop
+
+    def printed(self, stream: str, text: str) -> None:
+        """What the tool printed: finished lines are reported, coalesced."""
+        if self.output.write(stream, text):
+            self._report_soon()
+
+    def progress(self, text: str) -> None:
+        """``ctx.progress()`` or an async generator's ``yield``."""
+        self.output.line(text)
+        self._report_soon()
+
+    def _report_soon(self) -> None:
+        with self._lock:
+            if self._pending:
+                return
+            self._pending = True
+        if not call_soon_on(self._loop, self._reported):
+            with self._lock:
+                self._pending = False
+
+    def _reported(self) -> None:
+        with self._lock:
+            self._pending = False
+        self._report()

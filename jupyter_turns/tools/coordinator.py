@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from ..events import ConversationEvent, ToolCallRequest, ToolCallResponse
 from ..prompter import Prompter
 from ..sink import Sink
-from .executor import ExecutionSettings, ToolExecutor, describe_exception
+from .executor import ExecutionSettings, ToolExecutor
 from .registry import Tool
+from .results import describe_exception
 
 __all__ = ["ToolCoordinator"]
 

@@ -1,0 +1,139 @@
+"""Run policy: whether a tool call runs, and whether its result reaches the model.
+
+Before a run: the run mode (the tool's own, else the thread's default), the thread's "always
+allow" list, else the prompter's approval — approve, skip, edit the arguments (validated again;
+rejected ones are shown back with the error), always allow. ``always_ask`` tools run only when a
+person approves: a policy's approval is refused. After a run: the result mode, else the
+prompter's review — deliver, withhold, edit the result. Each answer is recorded as a
+:class:`~jupyter_turns.events.Decision` naming who made it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..events import Decision, ToolCallRequest
+from ..prompter import ApprovalRequest, Prompter, ResultReview
+from .registry import RunMode, Tool, ToolArgumentError
+from .results import Outcome
+
+__all__ = ["Run", "decide_run", "review_result"]
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """Run the call with these validated arguments; ``note`` tells the model about an edit."""
+
+    arguments: dict[str, Any]
+    note: str = ""
+
+
+async def decide_run(
+    tool: Tool,
+    request: ToolCallRequest,
+    arguments: dict[str, Any],
+    *,
+    default_run: RunMode | Literal["deny"],
+    allowed: set[str],
+    prompter: Prompter,
+    decisions: list[Decision],
+    waiting: Callable[[], None],
+) -> Run | Outcome:
+    """Run (with ``arguments``, or the user's edit of them), or the response for a call that
+    does not run. ``allowed`` gains the tool on "always allow"; ``waiting()`` is called before
+    each question to the user."""
+    mode = tool.run or default_run
+    if mode == "deny":
+        decisions.append(Decision(action="denied", by="policy", detail="tools disabled"))
+        return Outcome("Not run: tool use is disabled in this thread.", True, "skipped")
+    if mode == "skip":
+        decisions.append(Decision(action="skipped", by="policy", detail="run mode skip"))
+        return Outcome(f"Not run: {tool.name} is set to skip.", True, "skipped")
+    if mode == "unattended" and not tool.always_ask:
+        decisions.append(Decision(action="approved", by="policy", detail="unattended"))
+        return Run(arguments)
+    if tool.name in allowed:
+        detail = "always allowed in this thread"
+        decisions.append(Decision(action="approved", by="policy", detail=detail))
+        return Run(arguments)
+    error: str | None = None
+    while True:
+        waiting()
+        approval = await prompter.approve(
+            ApprovalRequest(
+                call_id=request.call_id,
+                name=tool.name,
+                arguments=dict(request.arguments),
+                schema=tool.schema,
+                description=tool.description,
+                edit_first=mode == "edit",
+                error=error,
+                always_ask=tool.always_ask,
+            )
+        )
+        if tool.always_ask and approval.by == "policy" and approval.action != "skip":
+            reason = f"not run: {tool.name} runs only when a person approves the call"
+            decisions.append(Decision(action="denied", by="policy", detail=reason))
+            return Outcome(_sentence(reason), True, "skipped")
+        if approval.action == "approve":
+            decisions.append(Decision(action="approved", by=approval.by))
+            return Run(arguments)
+        if approval.action == "always_allow":
+            allowed.add(tool.name)
+            decisions.append(Decision(action="always_allowed", by=approval.by))
+            return Run(arguments)
+        if approval.action == "skip":
+            reason = approval.reason or "the user skipped this tool call"
+            action = "skipped" if approval.by == "user" else "denied"
+            decisions.append(Decision(action=action, by=approval.by, detail=reason))
+            text = reason if reason.startswith("not run") else f"not run: {reason}"
+            return Outcome(_sentence(text), True, "skipped")
+        try:
+            edited_arguments = tool.validate(approval.arguments)
+        except ToolArgumentError as exc:
+            error = str(exc)
+            continue
+        edited = json.dumps(approval.arguments, ensure_ascii=False, default=repr)
+        decisions.append(Decision(action="edited", by=approval.by, detail=edited))
+        return Run(edited_arguments, f"(The user changed the arguments before running: {edited})")
+
+
+async def review_result(
+    tool: Tool,
+    call_id: str,
+    outcome: Outcome,
+    *,
+    prompter: Prompter,
+    decisions: list[Decision],
+) -> Outcome:
+    """What the model gets of a successful run: the outcome, an edit of it, or a note that the
+    result was withheld."""
+    mode = tool.result
+    if mode == "deliver":
+        return outcome
+    if mode == "skip":
+        decisions.append(Decision(action="withheld", by="policy", detail="result skip"))
+        return Outcome("The result was not shared (the tool withholds results).", False, "done")
+    decision = await prompter.review_result(
+        ResultReview(
+            call_id, tool.name, outcome.content, outcome.is_error, edit_first=mode == "edit"
+        )
+    )
+    if decision.action == "deliver":
+        decisions.append(Decision(action="delivered", by=decision.by))
+        return outcome
+    if decision.action == "edit" and decision.content is not None:
+        decisions.append(Decision(action="result_edited", by=decision.by))
+        return Outcome(decision.content, outcome.is_error, outcome.status)
+    decisions.append(Decision(action="withheld", by=decision.by, detail=decision.reason))
+    if decision.by == "policy":
+        reason = decision.reason or "withheld by policy"
+        return Outcome(f"The result was not shared: {reason}.", False, "done")
+    return Outcome("The user chose not to share this tool's result.", False, "done")
+
+
+def _sentence(text: str) -> str:
+    return text[0].upper() + text[1:] + "."
