@@ -4,7 +4,7 @@
  * reasoning.js.
  */
 import { h, prettyJson } from "../dom.js";
-import { MarkdownStream } from "../stream.js";
+import { MarkdownStream } from "./stream.js";
 
 /** @typedef {import("../stats.js").Stats} Stats */
 /** @typedef {import("../types.js").ConvEvent} ConvEvent */

@@ -12,11 +12,11 @@
  * A block is finished when the lexer sees another block after it; the trailing blank lines
  * alone do not finish it (a list or a code fence can still go on).
  */
-import { h } from "./dom.js";
-import { lex, renderTokens } from "./render/markdown.js";
+import { h } from "../dom.js";
+import { lex, renderTokens } from "./markdown.js";
 
-/** @typedef {import("./render/markdown.js").Token} Token */
-/** @typedef {import("./stats.js").Stats} Stats */
+/** @typedef {import("./markdown.js").Token} Token */
+/** @typedef {import("../stats.js").Stats} Stats */
 
 export class MarkdownStream {
   /** @param {Stats} stats */
