@@ -21,7 +21,9 @@ from .interrupt import InterruptAction, InterruptChoice
 from .notebook import session_paths
 from .persist import MetadataWriter, Recorder, turn_record
 from .prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
-from .widget import ChatWidget, WidgetPrompter, WidgetSink
+from .widget import ChatWidget
+from .widget_prompter import WidgetPrompter
+from .widget_sink import WidgetSink
 
 if TYPE_CHECKING:
     from .session import CellSettings, Session

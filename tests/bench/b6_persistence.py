@@ -34,7 +34,8 @@ from jupyter_turns.persist import RECORD_MIME, MetadataWriter, Recorder, record_
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.threads import Thread
 from jupyter_turns.turn import TurnCoordinator
-from jupyter_turns.widget import ChatWidget, WidgetSink
+from jupyter_turns.widget import ChatWidget
+from jupyter_turns.widget_sink import WidgetSink
 
 from .common import Dist, Figure, Settings, answer, counting_comms, judge_max
 
