@@ -17,7 +17,6 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from .events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
-from .interrupt import InterruptAction, InterruptChoice
 from .notebook import session_paths
 from .persist import MetadataWriter, Recorder, turn_record
 from .prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
@@ -81,7 +80,7 @@ class CellFront:
         self.prompter = WidgetPrompter(
             self.widget, fallback, interactive=self._interactive, before_prompt=self.sink.flush
         )
-        self.widget.handle("interrupt", self._on_interrupt)
+        self.widget.handle("interrupt_request", self._on_interrupt_request)
         self.recorder = Recorder(
             thread=thread.name,
             cell_id=self.cell_id,
@@ -131,18 +130,8 @@ class CellFront:
             return False
         return await self.widget.wait_ready(self.settings.view_timeout)
 
-    def _on_interrupt(self, message: dict[str, Any]) -> None:
-        action = message.get("action")
-        chat = self.thread.chat
-        if not action:
-            chat.interrupt()
-            return
-        try:
-            chat.interrupts.request(
-                InterruptChoice(InterruptAction(action), str(message.get("text") or ""))
-            )
-        except ValueError:
-            chat.interrupt()  # an unknown or incomplete action: let the menu ask
+    def _on_interrupt_request(self, _message: dict[str, Any]) -> None:
+        self.thread.chat.interrupt()  # the Stop button or Esc: the interrupt prompt opens
 
     def _record(
         self, turn: TurnCoordinator, partial: list[ConversationEvent] | None = None

@@ -52,8 +52,11 @@ class ApprovalRequest:
 
 @dataclass(frozen=True, slots=True)
 class Approval:
-    action: Literal["approve", "skip", "edit", "always_allow"]
-    arguments: dict[str, Any] | None = None  # the edited arguments, for "edit"
+    """The answer to an approval; ``action`` is the decision's saved name (``skipped`` by a
+    policy is saved as ``denied``)."""
+
+    action: Literal["approved", "skipped", "edited", "always_allowed"]
+    arguments: dict[str, Any] | None = None  # the edited arguments, for "edited"
     by: Literal["user", "policy"] = "user"
     reason: str | None = None
 
@@ -69,7 +72,9 @@ class ResultReview:
 
 @dataclass(frozen=True, slots=True)
 class ResultDecision:
-    action: Literal["deliver", "skip", "edit"]
+    """The answer to a result review; ``action`` is the decision's saved name."""
+
+    action: Literal["delivered", "withheld", "result_edited"]
     content: str | None = None
     by: Literal["user", "policy"] = "user"
     reason: str | None = None
@@ -144,17 +149,17 @@ class PolicyPrompter:
 
     async def approve(self, request: ApprovalRequest) -> Approval:
         if self._approve == "deny":
-            return Approval("skip", by="policy", reason=self._deny_reason)
+            return Approval("skipped", by="policy", reason=self._deny_reason)
         if self._approve == "allow":
-            return Approval("approve", by="policy", reason="allowed by policy")
+            return Approval("approved", by="policy", reason="allowed by policy")
         answer: Approval = await _apply(self._approve, request)
         return answer
 
     async def review_result(self, review: ResultReview) -> ResultDecision:
         if self._results == "deliver":
-            return ResultDecision("deliver", by="policy")
+            return ResultDecision("delivered", by="policy")
         if self._results == "withhold":
-            return ResultDecision("skip", by="policy", reason=self._withhold_reason)
+            return ResultDecision("withheld", by="policy", reason=self._withhold_reason)
         answer: ResultDecision = await _apply(self._results, review)
         return answer
 

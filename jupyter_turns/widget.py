@@ -3,7 +3,7 @@
 Kernel -> page: durable state lives in synced traits (``events``, ``tools``, ``prompts``,
 ``status``, ``usage``, ``settings``), which a fresh view draws at once; the live tail streams as
 custom messages (:mod:`jupyter_turns.widget_sink`). Page -> kernel: every click is a custom
-message (never a trait write: ipywidgets holds back a busy
+message (:mod:`jupyter_turns.messages`; never a trait write: ipywidgets holds back a busy
 cell's later trait updates); comm handlers may run on a subshell thread, so each message is
 handed to the turn's loop (:func:`~jupyter_turns.loops.call_soon_on`).
 """

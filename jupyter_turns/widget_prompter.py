@@ -1,7 +1,7 @@
 """WidgetPrompter: the Prompter that asks through a ChatWidget's buttons, or falls back to a policy.
 
 A prompt is a dict in the widget's ``prompts`` trait with a unique id; the page answers with a
-message of the prompt's kind (``menu`` for the interrupt prompt) naming that id, so a stale or
+message of the prompt's own kind naming that id (:mod:`jupyter_turns.messages`), so a stale or
 repeated click (another widget, an earlier turn, a double click) is ignored. ``interactive()``
 decides per prompt whether to wait for a click or let the fallback policy answer at once.
 """
@@ -56,7 +56,7 @@ class WidgetPrompter:
         self.interactive = interactive or _always
         self.before_prompt = before_prompt  # e.g. the sink's flush: show the call before asking
         self._open: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
-        for kind in ("approval", "result", "inquiry", "menu"):
+        for kind in ("approval", "result", "inquiry", "interrupt"):
             widget.handle(kind, self._on_answer)
 
     async def approve(self, request: ApprovalRequest) -> Approval:
@@ -142,8 +142,7 @@ class WidgetPrompter:
         future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         if self.before_prompt is not None:
             self.before_prompt()
-        answer_type = "menu" if prompt["type"] == "interrupt" else prompt["type"]
-        self._open[prompt_id] = (answer_type, future)
+        self._open[prompt_id] = (prompt["type"], future)
         self.widget.prompts = [*self.widget.prompts, {**prompt, "id": prompt_id}]
         try:
             return await future
@@ -161,18 +160,18 @@ class WidgetPrompter:
 
 def _approval(answer: dict[str, Any]) -> Approval:
     action = answer.get("action")
-    if action in ("approve", "skip", "always_allow"):
+    if action in ("approved", "skipped", "always_allowed"):
         return Approval(action)
-    if action == "edit" and isinstance(answer.get("arguments"), dict):
-        return Approval("edit", arguments=answer["arguments"])
+    if action == "edited" and isinstance(answer.get("arguments"), dict):
+        return Approval("edited", arguments=answer["arguments"])
     raise _Rejected("the edit did not send a JSON object")
 
 
 def _result(answer: dict[str, Any]) -> ResultDecision:
     action = answer.get("action")
-    if action == "edit" and isinstance(answer.get("content"), str):
-        return ResultDecision("edit", content=answer["content"])
-    return ResultDecision("deliver" if action == "deliver" else "skip")
+    if action == "result_edited" and isinstance(answer.get("content"), str):
+        return ResultDecision("result_edited", content=answer["content"])
+    return ResultDecision("delivered" if action == "delivered" else "withheld")
 
 
 async def _always() -> bool:

@@ -128,7 +128,7 @@ def test_buttons(page: Page) -> None:
     prompt.get_by_role("button", name="Approve").click(force=True)
     prompt.get_by_role("button", name="Skip").click(force=True)
     msgs = [m for m in sent(page, i) if m["type"] != "ready"]
-    check(msgs == [{"type": "approval", "action": "approve", "prompt_id": "p1"}], "approve sends once; buttons disabled after", msgs)
+    check(msgs == [{"type": "approval", "action": "approved", "prompt_id": "p1"}], "approve sends once; buttons disabled after", msgs)
 
     def fresh(prompts: list[dict[str, object]], status: str = "executing") -> tuple[int, str]:
         s = conversation()
@@ -139,7 +139,7 @@ def test_buttons(page: Page) -> None:
         return j, f".mount:nth-child({j + 1}) .jt-root"
 
     approval = conversation()["prompts"][0]  # type: ignore[index]
-    for label, expected in [("Skip", "skip"), ("Always allow this tool in this thread", "always_allow")]:
+    for label, expected in [("Skip", "skipped"), ("Always allow this tool in this thread", "always_allowed")]:
         j, r = fresh([approval])
         page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
         got = [m for m in sent(page, j) if m["type"] != "ready"]
@@ -159,7 +159,7 @@ def test_buttons(page: Page) -> None:
     area.fill('{"code": "df.head()"}')
     run.click()
     got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "approval", "action": "edit", "arguments": {"code": "df.head()"}, "prompt_id": "p1"}], "edit sends parsed arguments", got)
+    check(got == [{"type": "approval", "action": "edited", "arguments": {"code": "df.head()"}, "prompt_id": "p1"}], "edit sends parsed arguments", got)
 
     # kernel rejects the edit: same id, error set -> rebuilt, enabled, typed text kept
     page.evaluate("""(j) => { const m = harness.view(j).model; m.set('prompts', [{...m.get('prompts')[0], error: 'code must not be empty'}]); }""", j)
@@ -172,10 +172,10 @@ def test_buttons(page: Page) -> None:
     page.locator(f"{r} .jt-prompt").focus()
     page.keyboard.press("Enter")
     got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "approval", "action": "approve", "prompt_id": "p1"}], "Enter approves the focused prompt", got)
+    check(got == [{"type": "approval", "action": "approved", "prompt_id": "p1"}], "Enter approves the focused prompt", got)
 
     result = {"id": "p2", "type": "result", "call_id": "c2", "name": "run_python", "content": "42", "is_error": False}
-    for label, expected in [("Deliver", {"action": "deliver"}), ("Don't deliver", {"action": "skip"})]:
+    for label, expected in [("Deliver", {"action": "delivered"}), ("Don't deliver", {"action": "withheld"})]:
         j, r = fresh([result])
         page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
         got = [m for m in sent(page, j) if m["type"] != "ready"]
@@ -186,7 +186,7 @@ def test_buttons(page: Page) -> None:
     p.locator("textarea").fill("43")
     p.get_by_role("button", name="Deliver edited result").click()
     got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "result", "action": "edit", "content": "43", "prompt_id": "p2"}], "result edit", got)
+    check(got == [{"type": "result", "action": "result_edited", "content": "43", "prompt_id": "p2"}], "result edit", got)
 
     j, r = fresh([{"id": "p3", "type": "inquiry", "call_id": "c2", "question": "Which?", "choices": ["red", "blue"]}])
     page.locator(f"{r} .jt-prompt").get_by_role("button", name="blue").click()
@@ -203,26 +203,26 @@ def test_buttons(page: Page) -> None:
         j, r = fresh([streaming_menu], "interrupted_streaming")
         page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
         got = [m for m in sent(page, j) if m["type"] != "ready"]
-        check(got == [{"type": "menu", "prompt_id": "m1", **expected}], f"menu (streaming) {label}", got)
+        check(got == [{"type": "interrupt", "prompt_id": "m1", **expected}], f"menu (streaming) {label}", got)
     j, r = fresh([streaming_menu], "interrupted_streaming")
     check(page.locator(f"{r} .jt-stop").is_disabled(), "Stop disabled while the menu is open")
     page.locator(f"{r} .jt-prompt textarea").fill("Shorter, please")
     page.locator(f"{r} .jt-prompt").get_by_role("button", name="Reply", exact=True).click()
     got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "menu", "action": "reply", "text": "Shorter, please", "prompt_id": "m1"}], "menu reply with text", got)
+    check(got == [{"type": "interrupt", "action": "reply", "text": "Shorter, please", "prompt_id": "m1"}], "menu reply with text", got)
     tool_menu = {"id": "m2", "type": "interrupt", "context": "tool", "stream_alive": False, "reason": None}
     for label, expected in [("Stop", "stop"), ("Restart", "restart"), ("Continue", "continue")]:
         j, r = fresh([tool_menu], "interrupted_tool")
         page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
         got = [m for m in sent(page, j) if m["type"] != "ready"]
-        check(got == [{"type": "menu", "action": expected, "prompt_id": "m2"}], f"menu (tool) {label}", got)
+        check(got == [{"type": "interrupt", "action": expected, "prompt_id": "m2"}], f"menu (tool) {label}", got)
 
     j, r = fresh([], "streaming")
     page.locator(f"{r} .jt-stop").click()
     page.locator(r).focus()
     page.keyboard.press("Escape")
     got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "interrupt", "action": None}] * 2, "Stop button and Esc send the interrupt request", got)
+    check(got == [{"type": "interrupt_request"}] * 2, "Stop button and Esc send the interrupt request", got)
     j, r = fresh([], "complete")
     check(not page.locator(f"{r} .jt-stop").is_visible(), "no Stop button when the turn is complete")
 

@@ -197,7 +197,7 @@ def main() -> int:
             out = run_cell(page, 4, "GOT")
             got = json.loads(out.split("GOT", 1)[1])
             check({"type": "ready"} in got, "ready reached the kernel", got)
-            check({"type": "approval", "prompt_id": "p1", "action": "approve"} in got, "Enter-approve reached the kernel", got)
+            check({"type": "approval", "prompt_id": "p1", "action": "approved"} in got, "Enter-approve reached the kernel", got)
 
             # streaming + Esc
             before = int(page.locator(".jt-root").first.get_attribute("data-blocks-parsed") or 0)
@@ -213,7 +213,7 @@ def main() -> int:
             time.sleep(0.5)
             out = run_cell(page, 4, "GOT")
             got = json.loads(out.split("GOT", 1)[1])
-            check({"type": "interrupt", "action": None} in got, "Esc sends the interrupt request", got[-3:])
+            check({"type": "interrupt_request"} in got, "Esc sends the interrupt request", got[-3:])
 
             # --- save from the frontend and read the file
             page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".jp-InputArea-prompt").click()

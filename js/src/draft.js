@@ -16,8 +16,11 @@ import { ReasoningView, sameMode } from "./render/reasoning.js";
 
 /** @typedef {import("./stats.js").Stats} Stats */
 /** @typedef {import("./render/reasoning.js").Mode} Mode */
-/** @typedef {import("./types.js").DraftMsg} DraftMsg */
-/** @typedef {import("./types.js").DraftPart} DraftPart */
+/** @typedef {import("./messages.js").DraftPart} DraftPart */
+/** @typedef {import("./messages.js").DeltaMsg} DeltaMsg */
+/** @typedef {import("./messages.js").DraftMsg} DraftMsg */
+/** @typedef {import("./messages.js").DraftClearMsg} DraftClearMsg */
+/** @typedef {DeltaMsg | DraftMsg | DraftClearMsg} DraftOp */
 /** @typedef {{index: number, kind: string, view: MessageView | ReasoningView}} Block */
 
 export class Draft {
@@ -40,7 +43,7 @@ export class Draft {
     return this.blocks.size > 0;
   }
 
-  /** @param {DraftMsg} msg */
+  /** @param {DraftOp} msg */
   apply(msg) {
     if (msg.type === "delta") {
       for (const part of msg.parts ?? []) this.appendPart(part);

@@ -8,11 +8,7 @@
  */
 
 /** @typedef {import("./types.js").LiveTool} LiveTool */
-/**
- * @typedef {{head: number, from: number, total: number, runs: [number, string[]][]}} ProgressUpdate
- *   head: how many lines (numbered from 0) the kernel keeps as the head; from: the first tail
- *   line it still keeps; total: lines printed so far; runs: [first line number, lines].
- */
+/** @typedef {import("./messages.js").ProgressUpdate} ProgressUpdate */
 
 export class ProgressLog {
   constructor() {

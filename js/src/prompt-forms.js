@@ -6,21 +6,22 @@ import { append, contentText, h, prettyJson } from "./dom.js";
 import { parseArguments } from "./schema.js";
 
 /** @typedef {import("./types.js").Prompt} Prompt */
+/** @typedef {import("./messages.js").PromptAction} PromptAction */
 
 /**
  * @callback Builder
  * @param {Prompt} prompt
  * @param {HTMLElement} el
- * @param {(msg: Record<string, unknown>) => void} act
+ * @param {(msg: PromptAction) => void} act
  * @returns {(() => void) | null} the primary action (Enter)
  */
 
 /** @type {Record<string, Builder>} */
 export const BUILDERS = {
   approval(prompt, el, act) {
-    const approve = () => act({ type: "approval", action: "approve" });
+    const approve = () => act({ type: "approval", action: "approved" });
     const editor = argumentsEditor(prompt, (args) =>
-      act({ type: "approval", action: "edit", arguments: args }),
+      act({ type: "approval", action: "edited", arguments: args }),
     );
     editor.hidden = !prompt.edit_first;
     add(
@@ -30,13 +31,13 @@ export const BUILDERS = {
       prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
       actions(
         button("Approve", approve, "primary"),
-        button("Skip", () => act({ type: "approval", action: "skip" })),
+        button("Skip", () => act({ type: "approval", action: "skipped" })),
         button("Edit arguments", () => {
           editor.hidden = false;
           editor.querySelector("textarea")?.focus();
         }),
         button("Always allow this tool in this thread", () =>
-          act({ type: "approval", action: "always_allow" }),
+          act({ type: "approval", action: "always_allowed" }),
         ),
       ),
       editor,
@@ -45,7 +46,7 @@ export const BUILDERS = {
   },
 
   result(prompt, el, act) {
-    const deliver = () => act({ type: "result", action: "deliver" });
+    const deliver = () => act({ type: "result", action: "delivered" });
     const text = contentText(prompt.content);
     const area = h("textarea", {
       class: "jt-textarea",
@@ -61,7 +62,7 @@ export const BUILDERS = {
       actions(
         button(
           "Deliver edited result",
-          () => act({ type: "result", action: "edit", content: area.value }),
+          () => act({ type: "result", action: "result_edited", content: area.value }),
           "primary",
         ),
       ),
@@ -78,7 +79,7 @@ export const BUILDERS = {
       h("pre", { class: `jt-prompt-content${prompt.is_error ? " jt-result-error" : ""}` }, text),
       actions(
         button("Deliver", deliver, "primary"),
-        button("Don't deliver", () => act({ type: "result", action: "skip" })),
+        button("Don't deliver", () => act({ type: "result", action: "withheld" })),
         button("Edit", () => {
           editor.hidden = false;
           area.focus();
@@ -115,8 +116,8 @@ export const BUILDERS = {
   },
 
   interrupt(prompt, el, act) {
-    /** @param {string} action */
-    const menu = (action) => () => act({ type: "menu", action });
+    /** @param {import("./messages.js").InterruptMsg["action"]} action */
+    const menu = (action) => () => act({ type: "interrupt", action });
     if (prompt.context === "tool") {
       add(
         el,
@@ -137,7 +138,7 @@ export const BUILDERS = {
       placeholder: "Reply instead (Ctrl+Enter to send)",
     });
     const reply = () => {
-      if (area.value.trim()) act({ type: "menu", action: "reply", text: area.value });
+      if (area.value.trim()) act({ type: "interrupt", action: "reply", text: area.value });
     };
     area.addEventListener("keydown", (e) => submitOnCtrlEnter(e, reply));
     add(

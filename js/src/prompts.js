@@ -1,10 +1,13 @@
 /**
  * Open prompts (`prompts` trait) → buttons, and every click → one `model.send({...})`.
  *
- *   approval  → {type: "approval", prompt_id, action: approve|skip|edit|always_allow, arguments?}
- *   result    → {type: "result", prompt_id, action: deliver|skip|edit, content?}
+ *   approval  → {type: "approval", prompt_id, action: approved|skipped|edited|always_allowed,
+ *                arguments?}
+ *   result    → {type: "result", prompt_id, action: delivered|withheld|result_edited, content?}
  *   inquiry   → {type: "inquiry", prompt_id, answer}
- *   interrupt → {type: "menu", prompt_id, action: stop|abort|reply|continue|restart, text?}
+ *   interrupt → {type: "interrupt", prompt_id, action: stop|abort|reply|continue|restart, text?}
+ *
+ * (shapes: messages.js; each action is the name the decision is saved under)
  *
  * A prompt sends at most once: after the first action all its controls are disabled until
  * the kernel removes it or replaces it (same id, new content — e.g. `error` after rejected
@@ -100,7 +103,7 @@ export class Prompts {
     });
     /** @type {PromptView} */
     const view = { id: String(prompt.id), key, prompt, el, sent: false, primary: null };
-    /** @param {Record<string, unknown>} msg */
+    /** @param {import("./messages.js").PromptAction} msg */
     const act = (msg) => {
       if (view.sent) return;
       view.sent = true;
@@ -108,7 +111,7 @@ export class Prompts {
         /** @type {HTMLButtonElement | HTMLTextAreaElement} */ (control).disabled = true;
       }
       el.classList.add("jt-sent");
-      this.send({ ...msg, prompt_id: prompt.id });
+      this.send({ ...msg, prompt_id: String(prompt.id) });
     };
     const builder = BUILDERS[String(prompt.type)] ?? buildUnknown;
     view.primary = builder(prompt, el, act);

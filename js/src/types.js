@@ -1,5 +1,6 @@
 /**
- * Shapes of the widget's synced traits and messages (JSDoc only; nothing runs here).
+ * Shapes of the widget's synced traits (JSDoc only; nothing runs here). The custom messages
+ * are in messages.js.
  *
  * @typedef {{kind: string, id: string, timestamp?: string, [field: string]: any}} ConvEvent
  * @typedef {"waiting"|"running"|"done"|"error"|"cancelled"|"skipped"|"timeout"} ToolState
@@ -14,19 +15,14 @@
  * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
  *            cache_creation_input_tokens?: number, cost_usd?: number|null}} Usage
  * @typedef {{reasoning?: string, thread?: string, model?: string}} Settings
- * @typedef {[number, string, string]} DraftPart  [index, kind ("message"|"reasoning"), text]
- * @typedef {{type: "delta", parts: DraftPart[]} | {type: "draft", blocks: DraftPart[]}
- *           | {type: "draft_clear"}} DraftMsg
- * @typedef {{type: "progress", tools: Record<string, import("./progress.js").ProgressUpdate>}}
- *           ProgressMsg  new output lines of running tools (see progress.js)
- * @typedef {(msg: Record<string, unknown>) => void} Send
+ * @typedef {(msg: import("./messages.js").PageMessage) => void} Send
  *
  * The subset of the anywidget model the view uses.
  * @typedef {{
  *   get(name: string): any,
  *   on(name: string, cb: (...args: any[]) => void): void,
  *   off(name?: string | null, cb?: ((...args: any[]) => void) | null): void,
- *   send(content: Record<string, unknown>): void,
+ *   send(content: import("./messages.js").PageMessage): void,
  * }} Model
  */
 export {};

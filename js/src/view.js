@@ -12,7 +12,7 @@ import { Transcript } from "./render/transcript.js";
 import { Stats } from "./stats.js";
 
 /** @typedef {import("./types.js").Model} Model */
-/** @typedef {import("./types.js").DraftMsg} DraftMsg */
+/** @typedef {import("./draft.js").DraftOp} DraftOp */
 
 const TRAITS = /** @type {const} */ (["events", "tools", "prompts", "status", "usage", "settings"]);
 /** @typedef {typeof TRAITS[number]} Trait */
@@ -47,9 +47,9 @@ export class ChatView {
 
     /** @type {Set<Trait>} */
     this.dirty = new Set(TRAITS);
-    /** @type {DraftMsg[]} */
+    /** @type {DraftOp[]} */
     this.ops = [];
-    /** @type {import("./types.js").ProgressMsg[]} */
+    /** @type {import("./messages.js").ProgressMsg[]} */
     this.progressOps = [];
     this.frame = 0;
     this.timeout = 0;
@@ -150,7 +150,7 @@ export class ChatView {
 
   requestInterrupt() {
     if (isActive(this.model.get("status")) && !this.prompts.interruptOpen) {
-      this.model.send({ type: "interrupt", action: null });
+      this.model.send({ type: "interrupt_request" });
     }
   }
 

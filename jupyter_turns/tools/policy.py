@@ -74,18 +74,18 @@ async def decide_run(
                 always_ask=tool.always_ask,
             )
         )
-        if tool.always_ask and approval.by == "policy" and approval.action != "skip":
+        if tool.always_ask and approval.by == "policy" and approval.action != "skipped":
             reason = f"not run: {tool.name} runs only when a person approves the call"
             decisions.append(Decision(action="denied", by="policy", detail=reason))
             return Outcome(_sentence(reason), True, "skipped")
-        if approval.action == "approve":
+        if approval.action == "approved":
             decisions.append(Decision(action="approved", by=approval.by))
             return Run(arguments)
-        if approval.action == "always_allow":
+        if approval.action == "always_allowed":
             allowed.add(tool.name)
             decisions.append(Decision(action="always_allowed", by=approval.by))
             return Run(arguments)
-        if approval.action == "skip":
+        if approval.action == "skipped":
             reason = approval.reason or "the user skipped this tool call"
             action = "skipped" if approval.by == "user" else "denied"
             decisions.append(Decision(action=action, by=approval.by, detail=reason))
@@ -122,10 +122,10 @@ async def review_result(
             call_id, tool.name, outcome.content, outcome.is_error, edit_first=mode == "edit"
         )
     )
-    if decision.action == "deliver":
+    if decision.action == "delivered":
         decisions.append(Decision(action="delivered", by=decision.by))
         return outcome
-    if decision.action == "edit" and decision.content is not None:
+    if decision.action == "result_edited" and decision.content is not None:
         decisions.append(Decision(action="result_edited", by=decision.by))
         return Outcome(decision.content, outcome.is_error, outcome.status)
     decisions.append(Decision(action="withheld", by=decision.by, detail=decision.reason))

@@ -49,13 +49,15 @@ async def test_nothing_runs_without_an_approval_of_that_prompt() -> None:
     prompt = _prompt(widget)
     assert prompt is not None
     for stale in ("p1-0", f"{prompt['id']}x", "", None):
-        _page(widget, {"type": "approval", "prompt_id": stale, "action": "approve"})
-    _page(widget, {"type": "result", "prompt_id": prompt["id"], "action": "deliver"})  # wrong type
+        _page(widget, {"type": "approval", "prompt_id": stale, "action": "approved"})
+    _page(
+        widget, {"type": "result", "prompt_id": prompt["id"], "action": "delivered"}
+    )  # wrong type
     for _ in range(50):
         await asyncio.sleep(0)
     assert calls == [] and not task.done()
-    _page(widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approve"})
-    _page(widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approve"})  # double
+    _page(widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approved"})
+    _page(widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approved"})  # double
     await task
     assert calls == [{"amount": 5, "to": "bob"}]
 
@@ -73,7 +75,7 @@ async def test_an_approval_from_an_earlier_turn_or_another_widget_is_rejected() 
     await until(lambda: _prompt(first) is not None)
     old = _prompt(first)
     assert old is not None
-    _page(first, {"type": "approval", "prompt_id": old["id"], "action": "approve"})
+    _page(first, {"type": "approval", "prompt_id": old["id"], "action": "approved"})
     await task
     # the next cell gets its own widget; the old prompt id and the old widget are dead
     second = ChatWidget()
@@ -83,12 +85,12 @@ async def test_an_approval_from_an_earlier_turn_or_another_widget_is_rejected() 
     await until(lambda: _prompt(second) is not None)
     current = _prompt(second)
     assert current is not None
-    _page(second, {"type": "approval", "prompt_id": old["id"], "action": "approve"})
-    _page(first, {"type": "approval", "prompt_id": current["id"], "action": "approve"})
+    _page(second, {"type": "approval", "prompt_id": old["id"], "action": "approved"})
+    _page(first, {"type": "approval", "prompt_id": current["id"], "action": "approved"})
     for _ in range(50):
         await asyncio.sleep(0)
     assert len(calls) == 1 and not task.done()
-    _page(second, {"type": "approval", "prompt_id": current["id"], "action": "skip"})
+    _page(second, {"type": "approval", "prompt_id": current["id"], "action": "skipped"})
     await task
     assert len(calls) == 1
 
@@ -103,14 +105,16 @@ async def test_edited_arguments_are_validated_before_they_run() -> None:
     assert prompt is not None
     bad = {"amount": "lots", "to": "eve"}
     _page(
-        widget, {"type": "approval", "prompt_id": prompt["id"], "action": "edit", "arguments": bad}
+        widget,
+        {"type": "approval", "prompt_id": prompt["id"], "action": "edited", "arguments": bad},
     )
     await until(lambda: (p := _prompt(widget)) is not None and p["id"] != prompt["id"])
     again = _prompt(widget)
     assert again is not None and "amount" in again["error"] and calls == []
     good = {"amount": 3, "to": "carol"}
     _page(
-        widget, {"type": "approval", "prompt_id": again["id"], "action": "edit", "arguments": good}
+        widget,
+        {"type": "approval", "prompt_id": again["id"], "action": "edited", "arguments": good},
     )
     await task
     assert calls == [good]
@@ -124,7 +128,7 @@ async def test_clicks_from_another_thread_are_handled_on_the_loop() -> None:
     await until(lambda: _prompt(widget) is not None)
     prompt = _prompt(widget)
     assert prompt is not None
-    click = {"type": "approval", "prompt_id": prompt["id"], "action": "approve"}
+    click = {"type": "approval", "prompt_id": prompt["id"], "action": "approved"}
     await asyncio.to_thread(_page, widget, click)  # as from a subshell thread
     await task
     assert calls == [{"amount": 9, "to": "x"}]

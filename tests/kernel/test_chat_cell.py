@@ -85,7 +85,9 @@ def test_approve_click_while_busy_runs_the_tool(lab_kernel: KernelDriver) -> Non
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "an approval prompt")
     assert prompt["name"] == "add" and prompt["arguments"] == {"a": 2, "b": 3}
     assert cell.busy and not cell.done  # the cell holds the kernel while it waits
-    kernel.send_custom(widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approve"})
+    kernel.send_custom(
+        widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approved"}
+    )
     kernel.wait(lambda: cell.done, 30, "the turn to end")
     assert _kinds(widget)[-3:] == ["tool_call_request", "tool_call_response", "message"]
     response = widget.state["events"][-2]
@@ -109,13 +111,13 @@ def test_skip_and_edit_clicks(lab_kernel: KernelDriver) -> None:
     widget = _ready(kernel)
     kernel.wait(lambda: len(widget.state.get("prompts", [])) == 2, 30, "two approval prompts")
     first, second = widget.state["prompts"]
-    kernel.send_custom(widget, {"type": "approval", "prompt_id": first["id"], "action": "skip"})
+    kernel.send_custom(widget, {"type": "approval", "prompt_id": first["id"], "action": "skipped"})
     kernel.send_custom(
         widget,
         {
             "type": "approval",
             "prompt_id": second["id"],
-            "action": "edit",
+            "action": "edited",
             "arguments": {"a": 20, "b": 22},
         },
     )
@@ -134,10 +136,12 @@ def test_a_stale_or_repeated_click_is_ignored(lab_kernel: KernelDriver) -> None:
     cell = kernel.execute("%%chat --provider scripted --script script\ngo")
     widget = _ready(kernel)
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "an approval prompt")
-    kernel.send_custom(widget, {"type": "approval", "prompt_id": "p999-stale", "action": "approve"})
+    kernel.send_custom(
+        widget, {"type": "approval", "prompt_id": "p999-stale", "action": "approved"}
+    )
     for _ in range(2):  # a double click
         kernel.send_custom(
-            widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approve"}
+            widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approved"}
         )
     kernel.wait(lambda: cell.done, 30, "the turn to end")
     assert kernel.run("print(ran)").stdout().strip() == "[(1, 2)]"
@@ -152,7 +156,9 @@ def test_a_queued_cell_runs_only_after_the_turn(lab_kernel: KernelDriver) -> Non
     widget = _ready(kernel)
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "an approval prompt")
     assert not queued.busy and not queued.done
-    kernel.send_custom(widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approve"})
+    kernel.send_custom(
+        widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approved"}
+    )
     kernel.wait(lambda: queued.done, 30, "the queued cell")
     order = [
         (msg_id, state) for msg_id, state in kernel.order if msg_id in (chat.msg_id, queued.msg_id)
@@ -173,7 +179,7 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(
     kernel.km.interrupt_kernel()
     menu = kernel.wait(lambda: kernel.prompt(widget, "interrupt"), 30, "the interrupt menu")
     assert menu["context"] == "streaming"
-    kernel.send_custom(widget, {"type": "menu", "prompt_id": menu["id"], "action": "stop"})
+    kernel.send_custom(widget, {"type": "interrupt", "prompt_id": menu["id"], "action": "stop"})
     kernel.wait(lambda: cell.done, 30, "the turn to end")
     assert cell.reply is not None and cell.reply["status"] == "ok"
     message = next(e for e in widget.state["events"] if e["kind"] == "message")

@@ -134,7 +134,9 @@ def test_other_requests_during_a_turn_leave_the_kernel_busy(driver: StatusDriver
     kernel.wait(lambda: kernel.shown() == "busy", 30, "the kernel to read busy again")
     assert not cell.done
 
-    kernel.send_custom(widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approve"})
+    kernel.send_custom(
+        widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approved"}
+    )
     kernel.wait(lambda: cell.done and cell.reply is not None, 30, "the turn to end")
     assert cell.reply is not None and cell.reply["status"] == "ok"
     assert kernel.shown() == "idle"

@@ -115,7 +115,7 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             assert prompt["name"] == "helper"  # the file's "unattended" was not applied
             assert not marker.exists()
             kernel.send_custom(
-                widget, {"type": "approval", "prompt_id": prompt["id"], "action": "skip"}
+                widget, {"type": "approval", "prompt_id": prompt["id"], "action": "skipped"}
             )
             kernel.wait(lambda: cell.done, 30, "the turn to end")
             out = cell.stdout()

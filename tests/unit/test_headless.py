@@ -53,7 +53,7 @@ async def test_a_custom_policy_cannot_approve_an_always_ask_tool_either() -> Non
 
     def approve(request: ApprovalRequest) -> Approval:
         assert request.always_ask
-        return Approval("edit", arguments={"x": 2}, by="policy")
+        return Approval("edited", arguments={"x": 2}, by="policy")
 
     chat = Chat(
         provider=_one_call("wipe", {"x": 1}), tools=[wipe], prompter=PolicyPrompter(approve)
@@ -63,7 +63,7 @@ async def test_a_custom_policy_cannot_approve_an_always_ask_tool_either() -> Non
 
 async def test_the_users_own_approval_and_always_allow_still_run_python() -> None:
     namespace: dict[str, Any] = {}
-    clicks = PolicyPrompter(lambda request: Approval("approve", by="user"))
+    clicks = PolicyPrompter(lambda request: Approval("approved", by="user"))
     chat = Chat(
         provider=_one_call("python", {"code": "ran = 1"}),
         tools=[python_tool(lambda: namespace)],

@@ -223,7 +223,7 @@ async def test_ask_mode_never_runs_when_headless_policy_denies() -> None:
 
 
 async def test_user_skip_is_recorded_as_the_users_decision() -> None:
-    prompter = PolicyPrompter(lambda req: Approval("skip"))
+    prompter = PolicyPrompter(lambda req: Approval("skipped"))
     turn = await Chat(provider=_one_call(), tools=[f], prompter=prompter).send("go")
     [response] = _responses(turn)
     assert [(d.action, d.by) for d in response.decisions] == [("skipped", "user")]
@@ -236,8 +236,8 @@ async def test_edited_arguments_are_validated_then_run_and_the_model_is_told() -
     def edit(request: ApprovalRequest) -> Approval:
         seen.append(request)
         if len(seen) == 1:
-            return Approval("edit", arguments={"x": "not a number"})
-        return Approval("edit", arguments={"x": 41})
+            return Approval("edited", arguments={"x": "not a number"})
+        return Approval("edited", arguments={"x": 41})
 
     turn = await Chat(provider=_one_call(), tools=[f], prompter=PolicyPrompter(edit)).send("go")
     [response] = _responses(turn)
@@ -252,7 +252,7 @@ async def test_always_allow_skips_later_prompts_in_the_thread() -> None:
 
     def allow_always(request: ApprovalRequest) -> Approval:
         asked.append(request.call_id)
-        return Approval("always_allow")
+        return Approval("always_allowed")
 
     provider = ScriptedProvider(
         [
@@ -305,7 +305,7 @@ async def test_edit_mode_opens_the_editor_first() -> None:
 
     def approve(request: ApprovalRequest) -> Approval:
         requests.append(request)
-        return Approval("approve")
+        return Approval("approved")
 
     await Chat(provider=_one_call("g"), tools=[g], prompter=PolicyPrompter(approve)).send("go")
     assert requests[0].edit_first
@@ -317,9 +317,9 @@ async def test_result_review_deliver_withhold_and_edit() -> None:
         return "the secret"
 
     for decision, expected, action in [
-        (ResultDecision("deliver"), "the secret", "delivered"),
-        (ResultDecision("skip"), "The user chose not to share this tool's result.", "withheld"),
-        (ResultDecision("edit", content="redacted"), "redacted", "result_edited"),
+        (ResultDecision("delivered"), "the secret", "delivered"),
+        (ResultDecision("withheld"), "The user chose not to share this tool's result.", "withheld"),
+        (ResultDecision("result_edited", content="redacted"), "redacted", "result_edited"),
     ]:
         reviews: list[ResultReview] = []
 

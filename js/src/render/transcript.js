@@ -121,7 +121,7 @@ export class Transcript {
 
   /**
    * New output lines of running tools (a `progress` message).
-   * @param {Record<string, import("../progress.js").ProgressUpdate>} tools
+   * @param {Record<string, import("../messages.js").ProgressUpdate>} tools
    */
   addProgress(tools) {
     for (const [callId, update] of Object.entries(tools ?? {})) {

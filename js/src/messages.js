@@ -1,0 +1,38 @@
+/**
+ * The custom messages between the kernel's ChatWidget and this page, both ways (JSDoc only;
+ * nothing runs here). jupyter_turns/messages.py declares the same messages as TypedDicts, with
+ * the same names, kinds and fields; tests/unit/test_messages.py compares the two lists, so
+ * keep every message on one `@typedef {{...}} Name` below.
+ *
+ * Kernel → page, the live tail: `delta` appends text to draft blocks, `draft` replaces the
+ * draft (after a view's `ready`, and when blocks became events), `draft_clear` drops it,
+ * `progress` brings new output lines of running tools.
+ *
+ * Page → kernel, every user action (never a trait write): `ready` from every render, each
+ * prompt's answer under the prompt's own kind — its `action` is the name the decision is saved
+ * under — and `interrupt_request` from the Stop button or Esc.
+ *
+ * @typedef {[number, "message" | "reasoning", string]} DraftPart  [block index, kind, text]
+ * @typedef {{head: number, from: number, total: number, runs: [number, string[]][]}} ProgressUpdate
+ *   head: how many lines (numbered from 0) the kernel keeps as the head; from: the first tail
+ *   line it still keeps; total: lines printed so far; runs: [first line number, lines].
+ *
+ * @typedef {{type: "delta", parts: DraftPart[]}} DeltaMsg
+ * @typedef {{type: "draft", blocks: DraftPart[]}} DraftMsg
+ * @typedef {{type: "draft_clear"}} DraftClearMsg
+ * @typedef {{type: "progress", tools: Record<string, ProgressUpdate>}} ProgressMsg
+ *
+ * @typedef {{type: "ready"}} ReadyMsg
+ * @typedef {{type: "approval", prompt_id: string, action: "approved" | "skipped" | "edited" | "always_allowed", arguments?: Record<string, unknown>}} ApprovalMsg
+ * @typedef {{type: "result", prompt_id: string, action: "delivered" | "withheld" | "result_edited", content?: string}} ResultMsg
+ * @typedef {{type: "inquiry", prompt_id: string, answer: string}} InquiryMsg
+ * @typedef {{type: "interrupt", prompt_id: string, action: "stop" | "abort" | "reply" | "continue" | "restart", text?: string}} InterruptMsg
+ * @typedef {{type: "interrupt_request"}} InterruptRequestMsg
+ *
+ * @typedef {DeltaMsg | DraftMsg | DraftClearMsg | ProgressMsg} KernelMessage
+ * @typedef {ReadyMsg | ApprovalMsg | ResultMsg | InquiryMsg | InterruptMsg | InterruptRequestMsg} PageMessage
+ * @typedef {Omit<ApprovalMsg, "prompt_id"> | Omit<ResultMsg, "prompt_id">
+ *   | Omit<InquiryMsg, "prompt_id"> | Omit<InterruptMsg, "prompt_id">} PromptAction
+ *   a prompt's answer before the prompt's id is added
+ */
+export {};
