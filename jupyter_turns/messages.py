@@ -5,7 +5,8 @@ and fields (``tests/unit/test_messages.py`` compares the two lists). Durable sta
 it travels in the widget's synced traits (``events``, ``tools``, ``prompts``...).
 
 Kernel → page, the live tail (see :mod:`jupyter_turns.widget_sink`): ``delta`` appends text
-to draft blocks, ``draft`` resends the whole draft (a view rendered late), ``draft_clear`` drops it (Abort),
+to draft blocks, ``released`` hands draft blocks over to the events that replace them,
+``draft`` resends the whole draft (a view rendered late), ``draft_clear`` drops it (Abort),
 ``progress`` carries new output lines of running tools.
 
 Page → kernel, every user action (never a trait write): ``ready`` from each rendered view, the
@@ -33,6 +34,7 @@ __all__ = [
     "ProgressMsg",
     "ProgressUpdate",
     "ReadyMsg",
+    "ReleasedMsg",
     "ResultMsg",
     "TextKind",
 ]
@@ -51,11 +53,17 @@ class DeltaMsg(TypedDict):
 
 
 class DraftMsg(TypedDict):
-    """The whole draft, replacing what the page holds (the answer to ``ready``, and after
-    blocks became events)."""
+    """The whole draft, replacing what the page holds (the answer to ``ready``)."""
 
     type: Literal["draft"]
     blocks: list[DraftPart]
+
+
+class ReleasedMsg(TypedDict):
+    """Draft blocks that became events: ``[index, event id]``; a null id drops the block."""
+
+    type: Literal["released"]
+    blocks: list[tuple[int, str | None]]
 
 
 class DraftClearMsg(TypedDict):
@@ -127,9 +135,9 @@ class InterruptRequestMsg(TypedDict):
     type: Literal["interrupt_request"]
 
 
-KernelMessage: TypeAlias = DeltaMsg | DraftMsg | DraftClearMsg | ProgressMsg
+KernelMessage: TypeAlias = DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg | ProgressMsg
 
-KERNEL_TO_PAGE = (DeltaMsg, DraftMsg, DraftClearMsg, ProgressMsg)
+KERNEL_TO_PAGE = (DeltaMsg, DraftMsg, ReleasedMsg, DraftClearMsg, ProgressMsg)
 PAGE_TO_KERNEL = (
     ReadyMsg,
     ApprovalMsg,

@@ -1,23 +1,30 @@
 """WidgetSink: what a turn tells its ChatWidget — synced traits for durable state, small custom
 messages for the live tail, at most ``max_rate`` message flushes a second.
 
-* Draft text: ``delta`` messages carry the text added to each unfinished block since the last
-  flush; ``draft`` resends the whole draft (to a view that rendered late), ``draft_clear`` drops
-  it. Events are synced (the ``events`` trait) in the same flushes, after their deltas.
+* Draft text: the sink keeps one copy of each unfinished block (its chunks, and how many of them
+  the page has). ``delta`` messages carry each block's text added since the last flush. When
+  blocks become events (:class:`~jupyter_turns.sink.Appended` names their indexes), ``released``
+  tells the page which event takes over which block, so its DOM is kept and never parsed again,
+  whatever else is still streaming; the events trait follows in the same flush. ``draft``
+  resends the whole draft to a view that rendered late, ``draft_clear`` drops it (Abort).
 * Tools: the ``tools`` trait holds each call's status, times and bounded output (see
   :mod:`jupyter_turns.tools.output`) and is synced when a status changes; lines printed in
   between go out as ``progress`` messages with only the new lines, numbered, in the same
   coalesced flushes. A view that renders late gets every running tool's kept lines on ``ready``.
+
+Message shapes: :mod:`jupyter_turns.messages`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta
+from .messages import DraftPart, KernelMessage, ProgressUpdate, TextKind
 from .sink import (
     Appended,
     Discarded,
@@ -36,6 +43,30 @@ if TYPE_CHECKING:
 __all__ = ["WidgetSink"]
 
 
+@dataclass(slots=True)
+class _Block:
+    """One unfinished block: its text in chunks, the first ``sent`` of which the page has."""
+
+    kind: TextKind
+    chunks: list[str] = field(default_factory=list)
+    sent: int = 0
+
+    def unsent(self) -> str | None:
+        """The text the page has not been sent yet (now counted as sent), or None."""
+        if self.sent == len(self.chunks):
+            return None
+        text = "".join(self.chunks[self.sent :])
+        self.chunks[self.sent :] = [text]
+        self.sent = len(self.chunks)
+        return text
+
+    def text(self) -> str:
+        if self.sent > 1:  # what the page has, joined once into one chunk
+            self.chunks[: self.sent] = ["".join(self.chunks[: self.sent])]
+            self.sent = 1
+        return "".join(self.chunks)
+
+
 class WidgetSink:
     """Feeds a ChatWidget: traits for durable state, coalesced custom messages for the live tail."""
 
@@ -50,11 +81,10 @@ class WidgetSink:
         self.interval = 1.0 / max_rate
         self.clock = clock
         self.messages_sent = 0
-        self._pending: dict[int, tuple[str, list[str]]] = {}
-        self._draft: dict[int, tuple[str, list[str]]] = {}
+        self._blocks: dict[int, _Block] = {}  # the draft: unfinished blocks by index
+        self._released: list[tuple[int, _Block, str | None]] = []  # (index, block, event id)
         self._events: list[dict[str, Any]] = list(widget.events)
         self._events_dirty = False
-        self._released: list[int] = []
         self._scheduled: asyncio.TimerHandle | None = None
         self._last_send = 0.0
         self._tools: dict[str, tuple[str, Any, Any]] = {}  # call -> synced (status, start, end)
@@ -69,11 +99,11 @@ class WidgetSink:
         content = part.content
         if not isinstance(content, MessageDelta | ReasoningDelta):
             return  # a tool call shows once it is an event
-        entry = self._pending.get(part.index)
-        if entry is None:
-            self._pending[part.index] = (content.kind, [content.text])
+        block = self._blocks.get(part.index)
+        if block is None:
+            self._blocks[part.index] = _Block(content.kind, [content.text])
         else:
-            entry[1].append(content.text)
+            block.chunks.append(content.text)
         if self._scheduled is None:
             self._schedule()
 
@@ -87,28 +117,19 @@ class WidgetSink:
         self._scheduled = loop.call_later(delay, self.flush)
 
     def flush(self) -> None:
-        """Send what is pending: the deltas, the events, the draft change, new tool lines.
+        """Send what is pending: the draft's new text and handovers, the events, new tool lines.
 
         Events are synced at most ``max_rate`` times a second too (the trait is sent whole),
-        after the deltas of the same blocks; a released draft block is dropped only after the
-        event that replaces it.
+        after the text of the blocks they replace and the ``released`` message naming them.
         """
         if self._scheduled is not None:
             self._scheduled.cancel()
             self._scheduled = None
         sent = self.messages_sent
-        self._send_deltas()
+        self._send_draft()
         if self._events_dirty:
             self._events_dirty = False
             self.widget.events = list(self._events)
-        if self._released:
-            for index in self._released:
-                self._draft.pop(index, None)
-            self._released = []
-            if self._draft:
-                self._send({"type": "draft", "blocks": self.draft_blocks()})
-            else:
-                self._send({"type": "draft_clear"})
         self._send_progress(list(self._progress))
         if self.messages_sent > sent:
             try:
@@ -116,26 +137,36 @@ class WidgetSink:
             except RuntimeError:
                 self._last_send = 0.0
 
-    def _send_deltas(self) -> None:
-        if not self._pending:
-            return
-        parts = []
-        for index, (kind, chunks) in self._pending.items():
-            text = "".join(chunks)
-            parts.append([index, kind, text])
-            draft = self._draft.get(index)
-            if draft is None:
-                self._draft[index] = (kind, [text])
-            else:
-                draft[1].append(text)
-        self._pending = {}
-        self._send({"type": "delta", "parts": parts})
+    def _send_draft(self) -> None:
+        """``delta`` with the new text of every block, then ``released`` for the blocks that
+        became events. A block at the index of one released before it (the next cycle's
+        block 0) starts a new ``delta`` after that ``released``, so the texts never mix."""
+        released, self._released = self._released, []
+        parts: list[DraftPart] = []
+        handed: dict[int, str | None] = {}
+        live = [(index, block, False, None) for index, block in self._blocks.items()]
+        for index, block, done, event in [*((i, b, True, e) for i, b, e in released), *live]:
+            if index in handed:
+                self._send_segment(parts, handed)
+                parts, handed = [], {}
+            text = block.unsent()
+            if text is not None:
+                parts.append((index, block.kind, text))
+            if done:
+                handed[index] = event
+        self._send_segment(parts, handed)
+
+    def _send_segment(self, parts: list[DraftPart], handed: dict[int, str | None]) -> None:
+        if parts:
+            self._send({"type": "delta", "parts": parts})
+        if handed:
+            self._send({"type": "released", "blocks": list(handed.items())})
 
     def _send_progress(self, calls: set[str] | list[str]) -> None:
         """One ``progress`` message with each call's output lines the page has not been sent."""
         if not calls:
             return
-        tools = {}
+        tools: dict[str, ProgressUpdate] = {}
         for call in calls:
             output = self._outputs[call]
             tools[call] = {
@@ -148,28 +179,19 @@ class WidgetSink:
         self._progress.difference_update(calls)
         self._send({"type": "progress", "tools": tools})
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: KernelMessage) -> None:
         self.messages_sent += 1
         self.widget.send(message)
 
-    def draft_blocks(self) -> list[list[Any]]:
-        blocks = []
-        for index in sorted(self._draft):
-            kind, chunks = self._draft[index]
-            text = "".join(chunks)
-            self._draft[index] = (kind, [text])
-            blocks.append([index, kind, text])
-        return blocks
-
-    def live_drafts(self) -> list[list[Any]]:
-        """The draft blocks shown that no event has replaced yet (what a crash would lose)."""
-        released = set(self._released)
-        return [block for block in self.draft_blocks() if block[0] not in released]
+    def live_drafts(self) -> list[DraftPart]:
+        """The draft blocks that no event has replaced yet, in index order (what the page
+        shows or is about to; what a crash would lose)."""
+        return [(i, self._blocks[i].kind, self._blocks[i].text()) for i in sorted(self._blocks)]
 
     def _on_ready(self, _message: dict[str, Any]) -> None:
         self.flush()
-        if self._draft:
-            self._send({"type": "draft", "blocks": self.draft_blocks()})
+        if self._blocks:
+            self._send({"type": "draft", "blocks": self.live_drafts()})
         running = [
             call
             for call, (status, _, _) in self._tools.items()
@@ -186,13 +208,12 @@ class WidgetSink:
         match update:
             case Appended(events=events, released=released):
                 self._events.extend(_event_json(e) for e in events)
-                self._released.extend(released)
+                self._release(events, released)
                 self._events_dirty = True
                 if self._scheduled is None:
                     self._schedule()
             case Discarded(event_ids=ids):
-                self._pending = {}
-                self._draft = {}
+                self._blocks = {}
                 self._released = []
                 gone = set(ids)
                 self._events = [e for e in self._events if e.get("id") not in gone]
@@ -216,6 +237,29 @@ class WidgetSink:
                 self._tool(update)
             case UsageUpdate(usage=usage, cost_usd=cost):
                 widget.usage = {**usage.as_dict(), "cost_usd": cost}
+
+    def _release(self, events: Sequence[ConversationEvent], indexes: Sequence[int]) -> None:
+        """Take the released blocks out of the draft, each with the event that replaces it.
+
+        The text events, in order, replace the released blocks in index order: each takes the
+        next block of its kind and length (a block with no event, e.g. an empty one cut short,
+        is dropped). Both are copies of the same parts, so they agree; an event that finds no
+        block is drawn from its content instead.
+        """
+        blocks = [(i, self._blocks.pop(i)) for i in sorted(indexes) if i in self._blocks]
+        position = 0
+        for event in events:
+            if event.kind != "message" and event.kind != "reasoning":
+                continue
+            size = len(event.content)
+            for k in range(position, len(blocks)):
+                index, block = blocks[k]
+                if block.kind == event.kind and sum(map(len, block.chunks)) == size:
+                    self._released.extend((i, b, None) for i, b in blocks[position:k])
+                    self._released.append((index, block, event.id))
+                    position = k + 1
+                    break
+        self._released.extend((i, b, None) for i, b in blocks[position:])
 
     def _tool(self, update: ToolUpdate) -> None:
         call = update.call_id

@@ -259,11 +259,13 @@ def test_stream(page: Page, realtime: bool) -> None:
     budget = len(text) + live["frames"] * 2000
     check(live["chars-lexed"] <= budget, "lexing stays linear in the text (no whole-text re-render per delta)", (live["chars-lexed"], budget))
     check(live["fallbacks"] == 0, "no lexer fallbacks")
-    # The kernel flushes: the event arrives, then draft_clear. The DOM is adopted, not re-parsed.
+    # The kernel flushes: block 0 is released to event m, then the event arrives. The DOM is
+    # handed over, not re-parsed.
     page.evaluate(
         """([i, text]) => { const m = harness.view(i).model;
+             m.custom({type: 'released', blocks: [[0, 'm']]});
              m.set('events', [{kind: 'message', id: 'm', content: text, metadata: {}}]);
-             m.custom({type: 'draft_clear'}); m.set('status', {state: 'complete', retry: null}); }""",
+             m.set('status', {state: 'complete', retry: null}); }""",
         [i, text],
     )
     page.evaluate("harness.frame()")
@@ -274,7 +276,7 @@ def test_stream(page: Page, realtime: bool) -> None:
         [i, ref],
     )
     check(same, "live and saved conversation draw the same DOM")
-    check(page.evaluate("(i) => harness.view(i).root.querySelector('.jt-draft').childElementCount", i) == 0, "draft empty after clear")
+    check(page.evaluate("(i) => harness.view(i).root.querySelector('.jt-draft').childElementCount", i) == 0, "draft empty after the handover")
 
 
 def test_draft_protocol(page: Page) -> None:
@@ -297,23 +299,62 @@ def test_draft_protocol(page: Page) -> None:
     check(page.locator(f"{root} .jt-draft > *").count() == 0, "draft_clear drops the draft (abort)")
     check(page.locator(f"{root} .jt-transcript > *").count() == 0, "nothing of an aborted draft remains")
 
-    # events published in one frame, draft_clear in a later one: adopted from the live draft
+    # released in one frame, the events in a later one: the blocks wait in the draft, then
+    # their events take them over
     j = mount(page, {"status": {"state": "streaming", "retry": None}, "settings": {"reasoning": "full"}})
     page.evaluate(
         """async (j) => { const m = harness.view(j).model;
              m.custom({type: 'delta', parts: [[0, 'reasoning', 'Think *hard*.'], [1, 'message', 'Para one.\\n\\nPara two.']]});
              await harness.frame();
-             m.set('events', [{kind: 'reasoning', id: 'r', content: 'Think *hard*.', metadata: {signature: 's'}},
-                              {kind: 'message', id: 'm', content: 'Para one.\\n\\nPara two.', metadata: {partial: true}}]);
-             await harness.frame();
-             m.custom({type: 'draft_clear'}); }""",
+             m.custom({type: 'released', blocks: [[0, 'r'], [1, 'm']]});
+             await harness.frame(); }""",
         j,
     )
-    page.evaluate("harness.frame()")
-    a = attrs(page, j)
     r = harness_root(j)
-    check(a["adopted"] == 2 and page.locator(f"{r} .jt-transcript .jt-message p").count() == 2, "reasoning and message adopted when events come first", a)
+    check(page.locator(f"{r} .jt-draft > *").count() == 2, "released blocks stay shown until their events arrive")
+    page.evaluate(
+        """async (j) => { const m = harness.view(j).model;
+             m.set('events', [{kind: 'reasoning', id: 'r', content: 'Think *hard*.', metadata: {signature: 's'}},
+                              {kind: 'message', id: 'm', content: 'Para one.\\n\\nPara two.', metadata: {partial: true}}]);
+             await harness.frame(); }""",
+        j,
+    )
+    a = attrs(page, j)
+    check(a["adopted"] == 2 and page.locator(f"{r} .jt-transcript .jt-message p").count() == 2, "reasoning and message handed to their events", a)
     check(page.locator(f"{r} .jt-draft > *").count() == 0 and page.locator(f"{r} .jt-partial").inner_text() == "answer stopped here", "partial message marked; no duplicate left in the draft")
+
+    # reasoning ends while the answer streams: the reasoning block goes to its event, the
+    # answer keeps streaming in the draft
+    k = mount(page, {"status": {"state": "streaming", "retry": None}, "settings": {"reasoning": "full"}})
+    page.evaluate(
+        """async (k) => { const m = harness.view(k).model;
+             m.custom({type: 'delta', parts: [[0, 'reasoning', 'Plan *first*.'], [1, 'message', 'Hel']]});
+             await harness.frame();
+             m.custom({type: 'delta', parts: [[1, 'message', 'lo']]});
+             m.custom({type: 'released', blocks: [[0, 'r']]});
+             m.set('events', [{kind: 'reasoning', id: 'r', content: 'Plan *first*.', metadata: {}}]);
+             await harness.frame(); }""",
+        k,
+    )
+    a = attrs(page, k)
+    r = harness_root(k)
+    check(a["adopted"] == 1 and a["blocks-parsed"] == 1, "finished reasoning handed over while the answer streams (its tail finished once, not parsed again)", a)
+    check(page.locator(f"{r} .jt-draft").inner_text() == "Hello", "the answer goes on streaming in the draft", page.locator(f"{r} .jt-draft").inner_text())
+
+    # the events were drawn before the handover arrived: the block is let go, never shown twice
+    n = mount(page, {"status": {"state": "streaming", "retry": None}, "settings": {"reasoning": "full"}})
+    page.evaluate(
+        """async (n) => { const m = harness.view(n).model;
+             m.custom({type: 'delta', parts: [[0, 'message', 'Once.']]});
+             await harness.frame();
+             m.set('events', [{kind: 'message', id: 'm', content: 'Once.', metadata: {}}]);
+             await harness.frame();
+             m.custom({type: 'released', blocks: [[0, 'm']]});
+             await harness.frame(); }""",
+        n,
+    )
+    r = harness_root(n)
+    check(page.locator(f"{r} .jt-draft > *").count() == 0 and page.locator(f"{r} .jt-message").count() == 1, "an event drawn before its handover is shown once")
 
 
 def harness_root(i: int) -> str:

@@ -1,26 +1,28 @@
 /**
  * The live tail: draft blocks that have not become conversation events yet.
  *
- * Fed by the kernel's custom messages — `delta` (append to block `index`), `draft` (replace
- * the whole draft; sent once after the view's `ready`), `draft_clear` (drop it). `apply()`
- * only records text; `render()` updates the DOM once per frame.
+ * Fed by the kernel's custom messages (shapes in messages.js) — `delta` (append to block
+ * `index`), `released` (blocks that became events: each is handed to its event id), `draft`
+ * (replace the streaming blocks; sent after a view's `ready`), `draft_clear` (drop it all).
+ * `apply()` only records text; `render()` updates the DOM once per frame.
  *
- * When a block becomes an event, the transcript calls `adopt(kind, content)`: a block with
- * the same text hands over its DOM (finished markdown blocks are never parsed again). Blocks
- * dropped by `draft_clear` stay adoptable until the end of the same frame, so the kernel may
- * publish the events before or after the clear.
+ * A handed-over block stays where it is until the transcript draws its event and calls
+ * `adopt(id)`, which gives it the block's DOM: finished markdown blocks are never parsed again,
+ * whatever else is still streaming. A block whose event was drawn without it (the events
+ * arrived first) is let go by `forget()`.
  */
 import { reconcile, h } from "./dom.js";
 import { MessageView } from "./render/blocks.js";
-import { ReasoningView, sameMode } from "./render/reasoning.js";
+import { ReasoningView } from "./render/reasoning.js";
 
 /** @typedef {import("./stats.js").Stats} Stats */
 /** @typedef {import("./render/reasoning.js").Mode} Mode */
 /** @typedef {import("./messages.js").DraftPart} DraftPart */
 /** @typedef {import("./messages.js").DeltaMsg} DeltaMsg */
 /** @typedef {import("./messages.js").DraftMsg} DraftMsg */
+/** @typedef {import("./messages.js").ReleasedMsg} ReleasedMsg */
 /** @typedef {import("./messages.js").DraftClearMsg} DraftClearMsg */
-/** @typedef {DeltaMsg | DraftMsg | DraftClearMsg} DraftOp */
+/** @typedef {DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg} DraftOp */
 /** @typedef {{index: number, kind: string, view: MessageView | ReasoningView}} Block */
 
 export class Draft {
@@ -32,26 +34,28 @@ export class Draft {
     this.stats = stats;
     this.mode = mode;
     this.el = h("div", { class: "jt-draft", "aria-live": "polite" });
-    /** @type {Map<number, Block>} */
+    /** @type {Map<number, Block>} streaming blocks, by index */
     this.blocks = new Map();
-    /** @type {Block[]} cleared this frame, still adoptable */
-    this.pool = [];
+    /** @type {Map<string, Block>} blocks handed to an event not drawn yet, by event id */
+    this.handed = new Map();
     this.layoutDirty = false;
   }
 
   get active() {
-    return this.blocks.size > 0;
+    return this.blocks.size > 0 || this.handed.size > 0;
   }
 
   /** @param {DraftOp} msg */
   apply(msg) {
     if (msg.type === "delta") {
       for (const part of msg.parts ?? []) this.appendPart(part);
+    } else if (msg.type === "released") {
+      for (const [index, eventId] of msg.blocks ?? []) this.release(index, eventId);
     } else if (msg.type === "draft") {
       this.replace(msg.blocks ?? []);
     } else if (msg.type === "draft_clear") {
-      this.pool.push(...this.blocks.values());
       this.blocks.clear();
+      this.handed.clear();
       this.layoutDirty = true;
     }
   }
@@ -64,7 +68,19 @@ export class Draft {
     block.view.append(String(text ?? ""));
   }
 
-  /** @param {DraftPart[]} parts */
+  /**
+   * @param {number} index
+   * @param {string | null} eventId the event that takes the block over; null drops it
+   */
+  release(index, eventId) {
+    const block = this.blocks.get(index);
+    if (!block) return;
+    this.blocks.delete(index);
+    if (eventId !== null && eventId !== undefined) this.handed.set(String(eventId), block);
+    this.layoutDirty = true;
+  }
+
+  /** @param {DraftPart[]} parts the whole draft (blocks handed over are not in it) */
   replace(parts) {
     const keep = new Set();
     for (const [index, kind, text] of parts) {
@@ -94,60 +110,65 @@ export class Draft {
    * @returns {Block}
    */
   create(index, kind) {
-    const view =
-      kind === "reasoning" ? new ReasoningView(this.mode, this.stats) : new MessageView(this.stats);
-    const block = { index, kind, view };
+    const block = { index, kind, view: this.newView(kind) };
     this.blocks.set(index, block);
     this.layoutDirty = true;
     return block;
   }
 
-  /**
-   * Take over the view of a block whose text equals a new event's content.
-   * @param {string} kind "message" | "reasoning"
-   * @param {string} content
-   * @returns {MessageView | ReasoningView | null}
-   */
-  adopt(kind, content) {
-    const normalized = content.replace(/\r\n?/g, "\n");
-    const matches = (/** @type {Block} */ b) =>
-      b.kind === kind &&
-      (kind !== "reasoning" || sameMode(/** @type {ReasoningView} */ (b.view).mode, this.mode)) &&
-      (b.view.length === content.length || b.view.length === normalized.length) &&
-      (b.view.text() === content || b.view.text() === normalized);
-    for (const [index, block] of [...this.blocks].sort((a, b) => a[0] - b[0])) {
-      if (matches(block)) {
-        this.blocks.delete(index);
-        this.layoutDirty = true;
-        this.stats.add("adopted");
-        return block.view;
-      }
-    }
-    const pooled = this.pool.findIndex(matches);
-    if (pooled >= 0) {
-      this.stats.add("adopted");
-      return this.pool.splice(pooled, 1)[0].view;
-    }
-    return null;
+  /** @param {string} kind */
+  newView(kind) {
+    return kind === "reasoning"
+      ? new ReasoningView(this.mode, this.stats)
+      : new MessageView(this.stats);
   }
 
   /**
-   * The reasoning display mode changed: rebuild live reasoning blocks from their text.
+   * Take over the view of the block handed to event `eventId`, if it is of `kind`.
+   * @param {string} eventId
+   * @param {string} kind "message" | "reasoning"
+   * @returns {MessageView | ReasoningView | null}
+   */
+  adopt(eventId, kind) {
+    const block = this.handed.get(eventId);
+    if (!block || block.kind !== kind) return null;
+    this.handed.delete(eventId);
+    this.layoutDirty = true;
+    this.stats.add("adopted");
+    return block.view;
+  }
+
+  /**
+   * Let go of handed-over blocks whose event has been drawn without them.
+   * @param {(eventId: string) => boolean} drawn
+   */
+  forget(drawn) {
+    for (const eventId of [...this.handed.keys()]) {
+      if (!drawn(eventId)) continue;
+      this.handed.delete(eventId);
+      this.layoutDirty = true;
+    }
+  }
+
+  /**
+   * The reasoning display mode changed: rebuild reasoning blocks from their text.
    * @param {Mode} mode
    */
   setMode(mode) {
     this.mode = mode;
-    for (const block of this.blocks.values()) {
+    for (const block of [...this.handed.values(), ...this.blocks.values()]) {
       if (block.kind !== "reasoning") continue;
       const text = block.view.text();
-      this.create(block.index, "reasoning").view.append(text);
+      block.view = this.newView("reasoning");
+      block.view.append(text);
     }
+    this.layoutDirty = true;
   }
 
   /** Bring the DOM up to date; call once per frame, after the transcript had its adoptions. */
   render() {
-    this.pool = [];
-    const ordered = [...this.blocks.values()].sort((a, b) => a.index - b.index);
+    const streaming = [...this.blocks.values()].sort((a, b) => a.index - b.index);
+    const ordered = [...this.handed.values(), ...streaming];
     if (this.layoutDirty) {
       reconcile(
         this.el,

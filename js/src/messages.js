@@ -4,9 +4,10 @@
  * the same names, kinds and fields; tests/unit/test_messages.py compares the two lists, so
  * keep every message on one `@typedef {{...}} Name` below.
  *
- * Kernel → page, the live tail: `delta` appends text to draft blocks, `draft` replaces the
- * draft (after a view's `ready`, and when blocks became events), `draft_clear` drops it,
- * `progress` brings new output lines of running tools.
+ * Kernel → page, the live tail: `delta` appends text to draft blocks, `released` hands draft
+ * blocks over to the events that replace them (a null event id drops the block), `draft`
+ * replaces the streaming blocks (after a view's `ready`), `draft_clear` drops the whole draft
+ * (Abort), `progress` brings new output lines of running tools.
  *
  * Page → kernel, every user action (never a trait write): `ready` from every render, each
  * prompt's answer under the prompt's own kind — its `action` is the name the decision is saved
@@ -19,6 +20,7 @@
  *
  * @typedef {{type: "delta", parts: DraftPart[]}} DeltaMsg
  * @typedef {{type: "draft", blocks: DraftPart[]}} DraftMsg
+ * @typedef {{type: "released", blocks: [number, string | null][]}} ReleasedMsg
  * @typedef {{type: "draft_clear"}} DraftClearMsg
  * @typedef {{type: "progress", tools: Record<string, ProgressUpdate>}} ProgressMsg
  *
@@ -29,7 +31,7 @@
  * @typedef {{type: "interrupt", prompt_id: string, action: "stop" | "abort" | "reply" | "continue" | "restart", text?: string}} InterruptMsg
  * @typedef {{type: "interrupt_request"}} InterruptRequestMsg
  *
- * @typedef {DeltaMsg | DraftMsg | DraftClearMsg | ProgressMsg} KernelMessage
+ * @typedef {DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg | ProgressMsg} KernelMessage
  * @typedef {ReadyMsg | ApprovalMsg | ResultMsg | InquiryMsg | InterruptMsg | InterruptRequestMsg} PageMessage
  * @typedef {Omit<ApprovalMsg, "prompt_id"> | Omit<ResultMsg, "prompt_id">
  *   | Omit<InquiryMsg, "prompt_id"> | Omit<InterruptMsg, "prompt_id">} PromptAction

@@ -74,10 +74,11 @@ export class ChatView {
 
   /** @param {any} msg */
   onCustom(msg) {
-    if (msg && (msg.type === "delta" || msg.type === "draft" || msg.type === "draft_clear")) {
+    const type = msg?.type;
+    if (type === "delta" || type === "released" || type === "draft" || type === "draft_clear") {
       this.ops.push(msg);
       this.schedule();
-    } else if (msg && msg.type === "progress") {
+    } else if (type === "progress") {
       this.progressOps.push(msg);
       this.schedule();
     }
@@ -112,6 +113,7 @@ export class ChatView {
     for (const op of ops) this.draft.apply(op);
 
     if (dirty.has("events")) this.transcript.update(get("events") ?? [], this.mode, this.draft);
+    this.draft.forget((eventId) => this.transcript.nodes.has(eventId));
     if (dirty.has("events") || dirty.has("tools")) this.transcript.updateTools(get("tools") ?? {});
     const progress = this.progressOps;
     this.progressOps = [];

@@ -5,7 +5,7 @@ Headless Chromium loads ``tests/bench/b3_page.html`` (served from the repo root)
 the same ``marked`` + ``DOMPurify`` (js/node_modules, the widget's sanitizer config) over the
 full text on every delta. Both get the same feed: the answer split into 20 deltas per KB, one
 ``delta`` custom message per delta at ``rate`` per second on an absolute schedule. Ours then
-gets what the kernel sends at the end (the event, ``draft_clear``, status complete).
+gets what the kernel sends at the end (``released``, the event, status complete).
 
 Work = CDP ``Performance.getMetrics`` difference over the stream: ScriptDuration +
 LayoutDuration + RecalcStyleDuration (TaskDuration reported too), one fresh page per run.

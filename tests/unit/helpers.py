@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
+
+from comm.base_comm import BaseComm
 
 from jupyter_turns.events import ConversationEvent
 from jupyter_turns.sink import RecordingSink, ToolUpdate
+from jupyter_turns.widget import ChatWidget
 
 API_KINDS = {"chat_request", "reasoning", "message", "tool_call_request", "tool_call_response"}
 
@@ -41,3 +45,38 @@ def tool_timeline(sink: RecordingSink) -> list[tuple[str, str]]:
         if changed and update.status in ("running", "done", "error", "cancelled"):
             out.append((update.name, update.status))
     return out
+
+
+class PageComm(BaseComm):
+    """A comm that keeps what the kernel would send to the page, in order."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.sent: list[dict[str, Any]] = []
+        super().__init__(*args, **kwargs)
+
+    def publish_msg(self, msg_type: str, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        if isinstance(data, dict):
+            self.sent.append(data)
+
+    def custom(self, *kinds: str) -> list[dict[str, Any]]:
+        """The custom messages sent (of these kinds, if any are named)."""
+        return [
+            d["content"]
+            for d in self.sent
+            if d.get("method") == "custom" and (not kinds or d["content"]["type"] in kinds)
+        ]
+
+
+def page_widget(**kwargs: Any) -> tuple[ChatWidget, PageComm]:
+    """A ChatWidget whose comm records what the page would get."""
+    import comm
+
+    previous = comm.create_comm
+    comm.create_comm = PageComm
+    try:
+        widget = ChatWidget(**kwargs)
+    finally:
+        comm.create_comm = previous
+    page = widget.comm
+    assert isinstance(page, PageComm)
+    return widget, page

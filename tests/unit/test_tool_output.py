@@ -8,8 +8,6 @@ import json
 import threading
 from typing import Any
 
-from comm.base_comm import BaseComm
-
 from jupyter_turns import Chat, PrintSink, RecordingSink, tool
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.sink import ToolUpdate
@@ -17,6 +15,8 @@ from jupyter_turns.tools.output import HEAD_LINES, LINE_CHARS, TAIL_LINES, ToolO
 from jupyter_turns.widget import ChatWidget
 from jupyter_turns.widget_sink import WidgetSink
 from tests.bench.common import counting_comms
+
+from .helpers import page_widget
 
 
 def test_many_lines_keep_the_head_and_the_tail_and_count_the_rest() -> None:
@@ -168,29 +168,8 @@ async def test_a_tool_reports_its_output_while_it_runs_and_in_full_at_the_end() 
     assert updates[-1].output.total == 1_000 and updates[-1].output.tail[-1] == "line 999"
 
 
-class _PageComm(BaseComm):
-    """A comm that keeps what the kernel would send to the page."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self.sent: list[dict[str, Any]] = []
-        super().__init__(*args, **kwargs)
-
-    def publish_msg(self, msg_type: str, data: Any = None, *args: Any, **kwargs: Any) -> None:
-        if isinstance(data, dict):
-            self.sent.append(data)
-
-
 async def test_the_page_gets_only_new_lines_and_a_late_view_gets_every_kept_line() -> None:
-    import comm
-
-    previous = comm.create_comm
-    comm.create_comm = _PageComm
-    try:
-        widget = ChatWidget()
-    finally:
-        comm.create_comm = previous
-    page = widget.comm
-    assert isinstance(page, _PageComm)
+    widget, page = page_widget()
     sink = WidgetSink(widget)
     output = ToolOutput(head=2, tail=3)
 
@@ -198,11 +177,7 @@ async def test_the_page_gets_only_new_lines_and_a_late_view_gets_every_kept_line
         sink.update(ToolUpdate("c1", "noisy", status, 1.0, None, output.snapshot()))  # type: ignore[arg-type]
 
     def progress() -> list[dict[str, Any]]:
-        return [
-            d["content"]["tools"]["c1"]
-            for d in page.sent
-            if d.get("method") == "custom" and d["content"]["type"] == "progress"
-        ]
+        return [message["tools"]["c1"] for message in page.custom("progress")]
 
     output.line("l0")
     report()  # a status change: the trait, at once

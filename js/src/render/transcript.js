@@ -5,7 +5,7 @@
  * event id (reasoning is re-rendered when the display mode changes). Tool calls are drawn
  * as one card per call_id, which collects the request, the response and the inquiries.
  * `update()` is a pure function of its inputs plus this cache; the draft is only consulted
- * to adopt DOM for text that has already been rendered while it streamed.
+ * to adopt the DOM of the block the kernel handed to an event (rendered while it streamed).
  */
 import { h, reconcile } from "../dom.js";
 import {
@@ -166,7 +166,7 @@ export class Transcript {
       case "message":
       case "reasoning": {
         const content = typeof event.content === "string" ? event.content : "";
-        let view = draft.adopt(event.kind, content);
+        let view = draft.adopt(String(event.id), event.kind);
         if (!view) {
           view =
             event.kind === "message"

@@ -1,0 +1,178 @@
+"""WidgetSink's draft: one copy of each unfinished block, handed to its event by block index."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from jupyter_turns import Chat, tool
+from jupyter_turns.events import (
+    Finished,
+    Flush,
+    Message,
+    MessageDelta,
+    Part,
+    Reasoning,
+    ReasoningDelta,
+)
+from jupyter_turns.interrupt import InterruptAction
+from jupyter_turns.prompter import PolicyPrompter
+from jupyter_turns.providers.scripted import Gate, ScriptedProvider, cycle, message, tool_call
+from jupyter_turns.sink import Appended
+from jupyter_turns.widget_sink import WidgetSink
+
+from .helpers import PageComm, page_widget, until
+
+
+class _Page:
+    """What a view makes of the kernel's messages: draft blocks by index, blocks handed over
+    by event id, and every event that was drawn before its block was handed to it."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, tuple[str, str]] = {}
+        self.handed: dict[str, tuple[str, str]] = {}
+        self.drawn_first: list[str] = []
+        self.drafts = 0
+
+    def replay(self, comm: PageComm) -> _Page:
+        events: set[str] = set()
+        for data in comm.sent:
+            if data.get("method") == "update" and "events" in data.get("state", {}):
+                events = {e["id"] for e in data["state"]["events"]}
+                continue
+            if data.get("method") != "custom":
+                continue
+            message = data["content"]
+            if message["type"] == "delta":
+                for index, kind, text in message["parts"]:
+                    old = self.blocks.get(index, (kind, ""))[1]
+                    self.blocks[index] = (kind, old + text)
+            elif message["type"] == "draft":
+                self.drafts += 1
+                self.blocks = {index: (kind, text) for index, kind, text in message["blocks"]}
+            elif message["type"] == "released":
+                for index, event in message["blocks"]:
+                    block = self.blocks.pop(index)
+                    if event is not None:
+                        self.handed[event] = block
+                        if event in events:
+                            self.drawn_first.append(event)
+            elif message["type"] == "draft_clear":
+                self.blocks = {}
+        return self
+
+
+def _text_events(widget: Any) -> dict[str, tuple[str, str]]:
+    return {
+        e["id"]: (e["kind"], e["content"])
+        for e in widget.events
+        if e["kind"] in ("message", "reasoning")
+    }
+
+
+async def test_a_block_that_ends_while_another_streams_is_handed_to_its_event() -> None:
+    gate = Gate()
+    script = [
+        Part(0, ReasoningDelta("Let me ")),
+        Part(1, MessageDelta("Hel")),
+        Part(0, ReasoningDelta("think.")),
+        Flush(0, {"signature": "sig"}),  # the reasoning is done, the answer goes on
+        gate,
+        Part(1, MessageDelta("lo")),
+        Flush(1),
+        Finished("end_turn"),
+    ]
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    task = asyncio.create_task(Chat(provider=ScriptedProvider([script]), sink=sink).send("hi"))
+    await until(lambda: gate.reached)
+    sink.flush()
+    page = _Page().replay(comm)
+    assert list(page.handed.values()) == [("reasoning", "Let me think.")]
+    assert page.blocks == {1: ("message", "Hel")}
+    assert sink.live_drafts() == [(1, "message", "Hel")]
+    gate.open()
+    await task
+    sink.flush()
+    page = _Page().replay(comm)
+    assert page.handed == _text_events(widget)
+    assert page.blocks == {} and page.drafts == 0 and page.drawn_first == []
+    assert sink.live_drafts() == []
+
+
+async def test_stopped_blocks_are_handed_to_their_partial_events_and_empty_ones_dropped() -> None:
+    gate = Gate()
+    script = [
+        Part(0, ReasoningDelta("")),  # opened, never written, never finished
+        Part(1, ReasoningDelta("")),
+        Flush(1, {"signature": "s"}),  # an empty reasoning block that is an event
+        Part(2, MessageDelta("Half an ")),
+        Part(2, MessageDelta("answer")),
+        gate,
+        Finished("end_turn"),
+    ]
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    chat = Chat(provider=ScriptedProvider([script]), sink=sink)
+    task = asyncio.create_task(chat.send("hi"))
+    await until(lambda: gate.reached)
+    chat.interrupt(InterruptAction.STOP)
+    turn = await task
+    sink.flush()
+    page = _Page().replay(comm)
+    assert [type(e) for e in turn if isinstance(e, Message | Reasoning)] == [Reasoning, Message]
+    assert page.handed == _text_events(widget)
+    assert ("message", "Half an answer") in page.handed.values()
+    assert page.blocks == {}
+
+
+async def test_the_next_cycles_block_at_a_reused_index_never_joins_the_released_one() -> None:
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    first = Message(content="first")
+    sink.part(Part(0, MessageDelta("fir")))
+    sink.part(Part(0, MessageDelta("st")))
+    sink.update(Appended((first,), (0,)))
+    sink.part(Part(0, MessageDelta("second")))  # the next cycle's block 0, before any flush
+    sink.flush()
+    page = _Page().replay(comm)
+    assert page.handed == {first.id: ("message", "first")}
+    assert page.blocks == {0: ("message", "second")}
+    assert [m["type"] for m in comm.custom()] == ["delta", "released", "delta"]
+
+
+async def test_a_view_that_renders_late_gets_the_whole_draft_once() -> None:
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    sink.part(Part(0, ReasoningDelta("thinking")))
+    sink.update(Appended((Reasoning(content="thinking"),), (0,)))
+    sink.part(Part(1, MessageDelta("Hello ")))
+    sink.flush()
+    sink.part(Part(1, MessageDelta("world")))
+    widget._dispatch({"type": "ready"})
+    [draft] = comm.custom("draft")
+    assert draft["blocks"] == [(1, "message", "Hello world")]
+    assert comm.custom()[-1] is draft  # the new text went out before the draft
+    assert _Page().replay(comm).blocks == {1: ("message", "Hello world")}
+
+
+async def test_tool_turns_hand_every_cycles_blocks_to_their_events() -> None:
+    @tool(run="unattended")
+    def look() -> str:
+        """Looks."""
+        return "seen"
+
+    provider = ScriptedProvider(
+        [
+            cycle(message("Let me look."), tool_call("look", {})),
+            cycle(message("Found it.")),
+        ]
+    )
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    chat = Chat(provider=provider, tools=[look], sink=sink, prompter=PolicyPrompter("allow"))
+    await chat.send("go")
+    sink.flush()
+    page = _Page().replay(comm)
+    assert page.handed == _text_events(widget) and len(page.handed) == 2
+    assert page.blocks == {} and page.drawn_first == []
