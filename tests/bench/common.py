@@ -16,17 +16,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "bench"
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 
 __all__ = [
     "ARTIFACTS",

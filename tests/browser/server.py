@@ -32,6 +32,8 @@ from typing import Any
 
 from playwright.sync_api import Browser
 
+from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+
 __all__ = [
     "ARTIFACTS",
     "CHROMIUM",
@@ -47,15 +49,6 @@ __all__ = [
 
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / "test-artifacts" / "browser"
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-)
 
 # User settings of the test server (JUPYTERLAB_SETTINGS_DIR): nothing that reaches the network,
 # no toasts over the notebook, no autosave behind the test's back, every cell in the DOM.
