@@ -125,6 +125,8 @@ FinishReason: TypeAlias = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens of one response (or, added up, of a turn), as the API bills them."""
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0

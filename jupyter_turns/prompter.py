@@ -50,15 +50,21 @@ class ApprovalRequest:
     always_ask: bool = False  # only a person may approve: a policy's approval is refused
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Answer:
+    """Who answered: the user, or a policy (and why, shown to the model when it refuses)."""
+
+    by: Literal["user", "policy"] = "user"
+    reason: str | None = None
+
+
 @dataclass(frozen=True, slots=True)
-class Approval:
+class Approval(_Answer):
     """The answer to an approval; ``action`` is the decision's saved name (``skipped`` by a
     policy is saved as ``denied``)."""
 
     action: Literal["approved", "skipped", "edited", "always_allowed"]
     arguments: dict[str, Any] | None = None  # the edited arguments, for "edited"
-    by: Literal["user", "policy"] = "user"
-    reason: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +77,11 @@ class ResultReview:
 
 
 @dataclass(frozen=True, slots=True)
-class ResultDecision:
+class ResultDecision(_Answer):
     """The answer to a result review; ``action`` is the decision's saved name."""
 
     action: Literal["delivered", "withheld", "result_edited"]
-    content: str | None = None
-    by: Literal["user", "policy"] = "user"
-    reason: str | None = None
+    content: str | None = None  # the edited result, for "result_edited"
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,9 @@ __all__ = ["ResilientCycle", "RetryPolicy"]
 
 @dataclass(frozen=True, slots=True)
 class RetryPolicy:
+    """How many attempts, and how long to wait before each: exponential backoff with jitter,
+    or the server's ``retry-after`` up to ``max_retry_after`` seconds."""
+
     max_attempts: int = 6
     base_delay: float = 1.0
     max_delay: float = 30.0

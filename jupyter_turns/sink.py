@@ -50,6 +50,8 @@ class Discarded:
 
 @dataclass(frozen=True, slots=True)
 class StateChanged:
+    """The turn moved to ``state`` (a TurnState value)."""
+
     state: str
 
 

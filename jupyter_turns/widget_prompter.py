@@ -11,20 +11,14 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .interrupt import InterruptAction, InterruptChoice, InterruptContext
-from .prompter import (
-    Approval,
-    ApprovalRequest,
-    InquiryAnswer,
-    InquiryPrompt,
-    PolicyPrompter,
-    Prompter,
-    ResultDecision,
-    ResultReview,
-)
-from .widget import ChatWidget
+from .prompter import Approval, InquiryAnswer, PolicyPrompter, ResultDecision
+
+if TYPE_CHECKING:
+    from .prompter import ApprovalRequest, InquiryPrompt, Prompter, ResultReview
+    from .widget import ChatWidget
 
 __all__ = ["WidgetPrompter"]
 

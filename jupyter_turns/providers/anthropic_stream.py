@@ -12,19 +12,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..events import (
-    Finished,
-    FinishReason,
-    Flush,
-    MessageDelta,
-    Part,
-    ReasoningDelta,
-    StreamEvent,
-    ToolCall,
-    Usage,
-)
+from ..events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
+
+if TYPE_CHECKING:
+    from ..events import FinishReason, StreamEvent
 
 __all__ = ["StreamAdapter", "as_dict"]
 

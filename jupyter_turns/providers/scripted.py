@@ -14,24 +14,16 @@ import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ProviderError
-from ..events import (
-    Finished,
-    FinishReason,
-    Flush,
-    MessageDelta,
-    Part,
-    ReasoningDelta,
-    StreamEvent,
-    ToolCall,
-    Usage,
-    new_id,
-)
+from ..events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage, new_id
 from ..interrupt import ThreadSafeFlag
 from ..text import plural
 from .base import Request
+
+if TYPE_CHECKING:
+    from ..events import FinishReason, StreamEvent
 
 __all__ = [
     "Delay",
@@ -53,11 +45,6 @@ class Fail:
     error: BaseException
 
 
-@dataclass(frozen=True, slots=True)
-class Delay:
-    seconds: float
-
-
 class Gate:
     """Holds the stream at this point until :meth:`open` is called (from any thread)."""
 
@@ -75,6 +62,13 @@ class Gate:
     async def wait(self) -> None:
         self._reached.set()
         await self._opened.wait()
+
+
+@dataclass(frozen=True, slots=True)
+class Delay:
+    """Wait ``seconds`` at this point of the cycle (with the provider's injected sleep)."""
+
+    seconds: float
 
 
 ScriptItem: TypeAlias = Part | Flush | Finished | Fail | Delay | Gate

@@ -13,7 +13,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, get_type_hints, overload
+from typing import Any, Literal, TypeAlias, TypedDict, Unpack, get_type_hints, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -21,7 +21,7 @@ from ..errors import ToolDefinitionError
 from ..providers.base import ToolSpec
 from .context import ToolContext
 
-__all__ = ["ResultMode", "RunMode", "Tool", "ToolArgumentError", "tool", "tool_map"]
+__all__ = ["ResultMode", "RunMode", "Tool", "ToolArgumentError", "ToolOptions", "tool", "tool_map"]
 
 RunMode: TypeAlias = Literal["ask", "unattended", "edit", "skip"]
 ResultMode: TypeAlias = Literal["deliver", "ask", "edit", "skip"]
@@ -74,21 +74,24 @@ class Tool:
         return self.fn(*args, **kwargs)
 
 
+class ToolOptions(TypedDict, total=False):
+    """The keyword options of ``@tool(...)``; their defaults and meaning: :func:`tool`."""
+
+    name: str | None
+    description: str | None
+    run: RunMode | None
+    result: ResultMode
+    timeout: float | None
+    sequential: bool
+    always_ask: bool
+
+
 @overload
 def tool(fn: Callable[..., Any], /) -> Tool: ...
 
 
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    run: RunMode | None = None,
-    result: ResultMode = "deliver",
-    timeout: float | None = None,
-    sequential: bool = False,
-    always_ask: bool = False,
-) -> Callable[[Callable[..., Any]], Tool]: ...
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
 def tool(
