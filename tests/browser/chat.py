@@ -10,6 +10,7 @@ cell and waits on the widget's DOM (`.jt-root`, see js/README.md for its counter
     run_setup(lab, 3)                    # cells 0..2
     root = start_chat(lab, 3)            # the .jt-root of cell 3's widget, once it rendered
     lab.wait_cell_idle(3)
+    wait_turn_end(root)                  # the widget drew the turn's last events
     record = final_record(lab.read_notebook("t.ipynb").cells[3])   # after lab.save()
 """
 
@@ -19,7 +20,7 @@ import textwrap
 from typing import Any
 
 from nbformat import NotebookNode
-from playwright.sync_api import Locator
+from playwright.sync_api import Locator, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .lab import Lab
@@ -36,6 +37,7 @@ __all__ = [
     "print_cell",
     "run_setup",
     "start_chat",
+    "wait_turn_end",
     "wait_widget",
 ]
 
@@ -127,6 +129,13 @@ def start_chat(lab: Lab, index: int, timeout: float = 30) -> Locator:
     """Run a `%%chat` cell without waiting for the turn; return its widget's `.jt-root`."""
     lab.run_cell(index, wait=False)
     return wait_widget(lab, index, timeout)
+
+
+def wait_turn_end(root: Locator, state: str = "complete") -> None:
+    """Wait until the widget shows the turn's end: its state, and no draft left (the last
+    events are drawn: the widget's status can arrive before its final, throttled events)."""
+    expect(root).to_have_attribute("data-state", state)
+    expect(root.locator(".jt-draft > *")).to_have_count(0)
 
 
 def print_cell(lab: Lab, index: int, timeout: float = 30) -> str:
