@@ -16,12 +16,13 @@ cell and waits on the widget's DOM (`.jt-root`, see js/README.md for its counter
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 from nbformat import NotebookNode
 from playwright.sync_api import Locator, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from tests.support.notebook_code import SETUP
 
 from .lab import Lab
 from .server import LabError
@@ -47,36 +48,6 @@ RECORD_MIME = "application/vnd.jupyter-turns+json"
 WIDGET_FAILED = "jupyter_turns: the chat view needs"
 
 LOAD = "%load_ext jupyter_turns"
-
-SETUP = textwrap.dedent(
-    '''\
-    import asyncio
-    from jupyter_turns import ToolContext, tool
-    from jupyter_turns.events import Usage
-    from jupyter_turns.providers.scripted import (
-        Delay, ScriptedProvider, cycle, message, reasoning, tool_call,
-    )
-
-    ran = []
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        ran.append((a, b))
-        return a + b
-
-    def slow(items, pause=0.05, every=1):
-        """The cycle's items with a Delay after every `every`-th streamed part."""
-        out, parts = [], 0
-        for item in items:
-            out.append(item)
-            if getattr(item, "kind", "") == "part":
-                parts += 1
-                if parts % every == 0:
-                    out.append(Delay(pause))
-        return out
-    '''
-)
 
 
 def chat_cell(body: str, *, script: str = "script", options: str = "") -> str:
