@@ -1,15 +1,60 @@
 #!/usr/bin/env bash
-# The project's two entry points (see README):
-#   ./dev.sh demo   set up .venv and execute the quickstart notebook offline, printing its chats
-#   ./dev.sh test   set up .venv with the test extras and run the whole test suite
-#   ./dev.sh lab    open the example notebooks in JupyterLab
+# The project's entry points (see README):
+#   ./dev.sh demo                set up .venv and execute the quickstart notebook offline
+#   ./dev.sh test [pytest args]  set up .venv with the test extras and run every stage of the
+#                                suite (ruff, mypy, JS lint, JS tests, pytest, nbval), even after
+#                                a failing one; one summary line per stage; non-zero if any failed
+#   ./dev.sh lab                 open the example notebooks in JupyterLab
+# Needs Python >= 3.11 and Node.js (the version in js/package.json "engines") with npm.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3)}
 VENV=${VENV:-.venv}
+# The minimum Node.js version is written once, in js/package.json ("engines"); hatch_build.py
+# reads it from there too.
+NODE_MIN=$(sed -n 's/.*"node": *">= *\([0-9][0-9.]*\)".*/\1/p' js/package.json)
+
+fail() {
+    echo "$*" >&2
+    exit 1
+}
+
+# at_least HAVE NEED: dotted version HAVE >= NEED
+at_least() {
+    local IFS=. i
+    local -a have=($1) need=($2)
+    for i in 0 1 2; do
+        if ((10#${have[i]:-0} > 10#${need[i]:-0})); then return 0; fi
+        if ((10#${have[i]:-0} < 10#${need[i]:-0})); then return 1; fi
+    done
+}
+
+require_python() {
+    PYTHON=${PYTHON:-$(command -v python3.11 || command -v python3 || true)}
+    [ -n "$PYTHON" ] || fail "jupyter_turns needs Python >= 3.11, and no python3 is on PATH (or set PYTHON=/path/to/python3.11)."
+    local version
+    version=$("$PYTHON" -c 'import platform; print(platform.python_version())')
+    at_least "$version" 3.11 || fail "jupyter_turns needs Python >= 3.11, but $PYTHON is Python $version (set PYTHON=/path/to/python3.11)."
+}
+
+require_node() {
+    local node npm missing=""
+    node=$(command -v node || true)
+    npm=$(command -v npm || true)
+    if [ -z "$node$npm" ]; then
+        missing="neither node nor npm is"
+    elif [ -z "$node" ] || [ -z "$npm" ]; then
+        missing="$([ -z "$node" ] && echo node || echo npm) is not"
+    fi
+    [ -z "$missing" ] || fail "jupyter_turns needs Node.js >= $NODE_MIN with npm to build its front end, and $missing on PATH (https://nodejs.org)."
+    local version
+    version=$(node --version)
+    at_least "${version#v}" "$NODE_MIN" || fail "jupyter_turns needs Node.js >= $NODE_MIN to build its front end, but node on PATH is $version (https://nodejs.org)."
+}
 
 setup() {
+    require_python
+    require_node
     if [ ! -x "$VENV/bin/python" ]; then
         "$PYTHON" -m venv "$VENV"
     fi
@@ -20,13 +65,79 @@ setup() {
 ensure_chromium() {
     if [ -x /usr/bin/chromium ]; then return; fi
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-        echo "installing Debian chromium for the browser tests..."
+        echo "installing Debian's chromium (about 350 MB) for the browser tests..."
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
     else
-        echo "The browser tests need Debian's chromium at /usr/bin/chromium:" >&2
-        echo "  sudo apt-get install chromium" >&2
-        exit 1
+        fail "The browser tests need Debian's chromium at /usr/bin/chromium (about 350 MB): run \`sudo apt-get install chromium\`, then ./dev.sh test again."
     fi
+}
+
+# --- test stages -------------------------------------------------------------------------------
+
+SUMMARY=()
+FAILED=0
+
+# stage NAME COUNTER COMMAND...: run COMMAND with its output shown (and kept for COUNTER, a
+# function that reads it on stdin and prints a count), then record one summary line.
+stage() {
+    local name=$1 counter=$2
+    shift 2
+    local log status=passed count start micros
+    log=$(mktemp)
+    echo
+    echo "=== $name: $*"
+    start=${EPOCHREALTIME//[!0-9]/}
+    if ! "$@" 2>&1 | tee "$log"; then
+        status=failed
+        FAILED=1
+    fi
+    micros=$((${EPOCHREALTIME//[!0-9]/} - start))
+    count=$(sed 's/\x1b\[[0-9;]*m//g' "$log" | "$counter" || true)
+    rm -f "$log"
+    SUMMARY+=("$(printf '%-11s %-7s %-40s %6d.%d s' "$name" "$status" "${count:--}" \
+        $((micros / 1000000)) $((micros / 100000 % 10)))")
+}
+
+ruff_count() { sed -nE 's/^Found ([0-9]+ errors?).*/\1/p' | tail -1; }
+mypy_count() {
+    sed -nE -e 's/^Success: no issues found in ([0-9]+) source files?/\1 files, no issues/p' \
+        -e 's/^Found ([0-9]+ errors?) in .*\(checked ([0-9]+) source files?\)/\1 in \2 files/p' | tail -1
+}
+no_count() { cat >/dev/null; }
+node_count() {
+    local out tests fail
+    out=$(cat)
+    tests=$(sed -nE 's/^(# |ℹ )tests ([0-9]+)/\2/p' <<<"$out" | tail -1)
+    fail=$(sed -nE 's/^(# |ℹ )fail ([0-9]+)/\2/p' <<<"$out" | tail -1)
+    [ -n "$tests" ] && echo "$tests tests${fail:+, $fail failed}"
+}
+# pytest's last line: "==== 210 passed, 1 skipped in 301.20s (0:05:01) ====" (-q: no "=")
+pytest_count() {
+    sed -nE 's/^=* ?([0-9]+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)([ ,].*)?) in [0-9.]+s.*/\1/p' |
+        tail -1
+}
+nbval_count() {
+    local line
+    line=$(pytest_count)
+    [ -n "$line" ] && echo "cells: $line"
+}
+
+js_lint() { (cd js && npm run --silent lint); }
+js_tests() { (cd js && npm test --silent); }
+
+run_tests() {
+    if [ -t 1 ]; then export FORCE_COLOR=1 PY_COLORS=1; fi
+    stage ruff ruff_count "$VENV/bin/ruff" check jupyter_turns tests scripts hatch_build.py
+    stage mypy mypy_count "$VENV/bin/mypy"
+    stage "js lint" no_count js_lint
+    stage "js tests" node_count js_tests
+    stage pytest pytest_count "$VENV/bin/python" -m pytest tests "$@"
+    stage nbval nbval_count "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+    echo
+    echo "=== summary"
+    printf '%s\n' "${SUMMARY[@]}"
+    if [ "$FAILED" = 0 ]; then echo "all stages passed"; else echo "some stages FAILED"; fi
+    return "$FAILED"
 }
 
 case "${1:-}" in
@@ -41,11 +152,7 @@ case "${1:-}" in
     test)
         setup "[test]"
         ensure_chromium
-        "$VENV/bin/ruff" check jupyter_turns tests scripts
-        "$VENV/bin/mypy"
-        (cd js && npm run --silent lint && npm test --silent)
-        "$VENV/bin/python" -m pytest tests "${@:2}"
-        "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+        run_tests "${@:2}"
         ;;
     *)
         echo "usage: ./dev.sh demo | test [pytest args] | lab [jupyter lab args]" >&2

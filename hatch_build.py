@@ -8,6 +8,9 @@ a stamp next to the outputs records a hash of every source file, so an edited, p
 checked-out source always triggers a rebuild (mtimes are not trusted). `npm ci` is skipped
 when node_modules was installed from the same package-lock.json.
 
+Building needs Node.js (at least the version in js/package.json "engines", the one place it
+is written) and npm on PATH; without them the build stops with one sentence saying so.
+
 Environment:
   JUPYTER_TURNS_JS=force   always rebuild
   JUPYTER_TURNS_JS=skip    never run npm; fail if the outputs are missing or stale
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -46,7 +50,13 @@ class JsBuildHook(BuildHookInterface):  # type: ignore[type-arg]
     PLUGIN_NAME = "jupyter-turns-js"
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        root = Path(self.root)
+        try:
+            self._build(Path(self.root))
+        except JsBuildError as exc:
+            # The sentence is the whole story: a traceback of this hook would only bury it.
+            raise SystemExit(str(exc)) from None
+
+    def _build(self, root: Path) -> None:
         js = root / "js"
         mode = os.environ.get("JUPYTER_TURNS_JS", "").strip().lower()
         if not js.is_dir():
@@ -62,12 +72,7 @@ class JsBuildHook(BuildHookInterface):  # type: ignore[type-arg]
                 "jupyter_turns: the built front end is missing or older than js/ sources and "
                 "JUPYTER_TURNS_JS=skip forbids building it"
             )
-        npm = shutil.which("npm")
-        if npm is None:
-            raise JsBuildError(
-                "jupyter_turns: building the front end needs Node.js >= 20.19 and npm on PATH "
-                "(or install from a wheel, which ships the built files)"
-            )
+        npm = require_node(js)
         self.app.display_info("jupyter_turns: building the front end (npm)")
         lock_hash = _file_hash(js / "package-lock.json")
         lock_stamp = js / LOCK_STAMP
@@ -77,6 +82,53 @@ class JsBuildHook(BuildHookInterface):  # type: ignore[type-arg]
         _run([npm, "run", "build"], js)
         _require_outputs(root)
         (root / STAMP).write_text(json.dumps({"sources": digest}) + "\n")
+
+
+def node_minimum(js: Path) -> str:
+    """The minimum Node.js version, from js/package.json: `"engines": {"node": ">=20.19"}`."""
+    spec = json.loads((js / "package.json").read_text())["engines"]["node"]
+    match = re.fullmatch(r">=\s*(\d+(?:\.\d+)*)", spec.strip())
+    if match is None:
+        raise JsBuildError(
+            f'jupyter_turns: js/package.json has "engines.node": {spec!r}, not ">=X.Y"'
+        )
+    return match.group(1)
+
+
+def require_node(js: Path) -> str:
+    """The path of npm, once node (new enough) and npm are on PATH; else JsBuildError with one
+    sentence that says what to install."""
+    minimum = node_minimum(js)
+    wheel = "or install jupyter_turns from a wheel, which ships the built front end"
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if node is None or npm is None:
+        missing = "neither node nor npm is" if node is npm else f"{'node' if npm else 'npm'} is not"
+        raise JsBuildError(
+            f"jupyter_turns: building the front end needs Node.js >= {minimum} with npm, and "
+            f"{missing} on PATH: install Node.js (https://nodejs.org), {wheel}."
+        )
+    try:
+        found = subprocess.run(
+            [node, "--version"], capture_output=True, text=True, check=True, timeout=60
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise JsBuildError(
+            f"jupyter_turns: building the front end needs Node.js >= {minimum}, and "
+            f"`{node} --version` failed ({exc}): install Node.js (https://nodejs.org), {wheel}."
+        ) from None
+    if _version(found) < _version(minimum):
+        raise JsBuildError(
+            f"jupyter_turns: building the front end needs Node.js >= {minimum}, but node on PATH "
+            f"is {found or 'of unknown version'}: install a newer Node.js (https://nodejs.org), "
+            f"{wheel}."
+        )
+    return npm
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """(20, 19, 0) from "v20.19.0" or "20.19"; () when there is no version in `text`."""
+    match = re.search(r"\d+(?:\.\d+)*", text)
+    return tuple(int(part) for part in match.group(0).split(".")) if match else ()
 
 
 def _source_digest(js: Path) -> str:

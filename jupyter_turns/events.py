@@ -3,7 +3,7 @@
 A provider yields ``Part(index, content)`` pieces of logical block ``index``, ``Flush(index,
 metadata)`` when block ``index`` is complete, and one ``Finished(reason)`` at the end. The
 EventBuilder turns flushed blocks into conversation events, which are frozen pydantic models with
-a ``kind`` literal; their JSON form is the persisted schema (see DESIGN.md §3).
+a ``kind`` literal; their JSON form is the persisted schema (see docs/architecture.md §5).
 """
 
 from __future__ import annotations

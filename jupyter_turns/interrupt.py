@@ -14,7 +14,7 @@ import asyncio
 import enum
 import threading
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from .loops import call_soon_on
 
@@ -27,6 +27,7 @@ __all__ = [
     "InterruptChoice",
     "InterruptContext",
     "ThreadSafeFlag",
+    "done_before_interrupt",
 ]
 
 
@@ -187,3 +188,17 @@ class InterruptChannel:
             self.bind(asyncio.get_running_loop())
         assert self._event is not None
         await self._event.wait()
+
+
+async def done_before_interrupt(work: asyncio.Future[Any], interrupts: InterruptChannel) -> bool:
+    """Wait until ``work`` is done or an interrupt is requested: True if ``work`` is done.
+
+    The request is left in the channel for the caller to :meth:`~InterruptChannel.take`; when
+    both happen at once, the finished work wins.
+    """
+    waiter = asyncio.ensure_future(interrupts.wait())
+    try:
+        await asyncio.wait({work, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+    return work.done()

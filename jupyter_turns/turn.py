@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Literal
+from typing import Literal, assert_never
 
 from .builder import EventBuilder
 from .conversation import Conversation
@@ -32,7 +32,13 @@ from .events import (
     ToolCallResponse,
     Usage,
 )
-from .interrupt import InterruptAction, InterruptChannel, InterruptChoice, InterruptContext
+from .interrupt import (
+    InterruptAction,
+    InterruptChannel,
+    InterruptChoice,
+    InterruptContext,
+    done_before_interrupt,
+)
 from .prompter import Prompter
 from .providers.base import Continuation, Provider, Request
 from .retry import ResilientCycle
@@ -47,6 +53,7 @@ from .turn_state import (
     Failed,
     IndexMap,
     Interrupted,
+    Step,
     TurnConfig,
     TurnOutcome,
     TurnResult,
@@ -161,16 +168,21 @@ class TurnCoordinator:
                 return
             else:
                 step = await self._after_interrupt(end)
-            if step == "end":
-                return
-            if step == "reply":
-                segment_cycles = 0
-            elif isinstance(step, Continuation):
-                continuation = step
+            match step:
+                case Step.END:
+                    return
+                case Step.REPLY:
+                    segment_cycles = 0
+                case Step.NEXT:
+                    pass
+                case Continuation():
+                    continuation = step
+                case _:
+                    assert_never(step)
             self._boundary()  # a cycle ended and the turn goes on (the last one: see run())
             self._to(TurnState.STREAMING)
 
-    async def _evaluate(self, finished: Finished, segment_cycles: int) -> str | Continuation:
+    async def _evaluate(self, finished: Finished, segment_cycles: int) -> Step | Continuation:
         """After a complete response: run its tools, continue, offer Continue, or end."""
         if self.conversation.pending_calls:
             return await self._tools_then_continue(segment_cycles)
@@ -179,7 +191,7 @@ class TurnCoordinator:
             if segment_cycles >= self.config.max_cycles:
                 return self._max_cycles()
             self._to(TurnState.CONTINUING)
-            return "next"
+            return Step.NEXT
         if reason == "max_tokens":
             self._to(TurnState.INTERRUPTED_STREAMING)
             context = InterruptContext(
@@ -202,12 +214,12 @@ class TurnCoordinator:
             return self._finish("error")
         return self._finish("complete")
 
-    def _finish(self, outcome: TurnOutcome) -> Literal["end"]:
+    def _finish(self, outcome: TurnOutcome) -> Literal[Step.END]:
         self._outcome = outcome
         self._to(TurnState.ABORTED if outcome == "aborted" else TurnState.COMPLETE)
-        return "end"
+        return Step.END
 
-    def _max_cycles(self) -> Literal["end"]:
+    def _max_cycles(self) -> Literal[Step.END]:
         self._append(
             Notice(
                 level="warning",
@@ -247,10 +259,7 @@ class TurnCoordinator:
         pump = asyncio.create_task(self._pump(stream), name="jupyter_turns:pump")
         try:
             while True:
-                waiter = asyncio.create_task(self.interrupts.wait())
-                await asyncio.wait({pump, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                if pump.done():
-                    waiter.cancel()
+                if await done_before_interrupt(pump, self.interrupts):
                     return self._cycle_end(pump)
                 self._pump_gate.clear()
                 self._to(TurnState.INTERRUPTED_STREAMING)
@@ -339,10 +348,7 @@ class TurnCoordinator:
         menu = asyncio.create_task(self.prompter.interrupt_menu(context))
         try:
             while True:
-                waiter = asyncio.create_task(self.interrupts.wait())
-                await asyncio.wait({menu, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                if menu.done():
-                    waiter.cancel()
+                if await done_before_interrupt(menu, self.interrupts):
                     self.interrupts.take()  # a repeated "open the menu" is answered by this one
                     choice = menu.result()
                     if choice.valid_in(context):
@@ -355,7 +361,7 @@ class TurnCoordinator:
         finally:
             menu.cancel()
 
-    async def _after_interrupt(self, end: Broken | Interrupted) -> str | Continuation:
+    async def _after_interrupt(self, end: Broken | Interrupted) -> Step | Continuation:
         if isinstance(end, Broken):
             self._to(TurnState.INTERRUPTED_STREAMING)
             context = InterruptContext("streaming", False, end.error.message)
@@ -366,7 +372,7 @@ class TurnCoordinator:
 
     async def _apply_stream_choice(
         self, choice: InterruptChoice, *, alive: bool, note: ErrorEvent | None
-    ) -> str | Continuation:
+    ) -> Step | Continuation:
         action = choice.action
         if action is InterruptAction.ABORT:
             dropped = self.conversation.truncate(self._cycle_start)
@@ -391,7 +397,7 @@ class TurnCoordinator:
             self._answer_unrun("Not run: the user interrupted with a reply.")
             self._to(TurnState.REPLYING)
             self._append(ChatRequest(content=choice.text))
-            return "reply"
+            return Step.REPLY
         self._answer_unrun("Not run: the user stopped the turn.")
         self._append(Notice(text="Stopped by the user."))
         return self._finish("stopped")
@@ -455,7 +461,7 @@ class TurnCoordinator:
 
     # ------------------------------------------------------------------ tools
 
-    async def _tools_then_continue(self, segment_cycles: int) -> str:
+    async def _tools_then_continue(self, segment_cycles: int) -> Step:
         self._to(TurnState.EXECUTING)
         self._boundary()  # the response is in; tools may take long
         stopped = await self._run_tools()
@@ -465,7 +471,7 @@ class TurnCoordinator:
         if segment_cycles >= self.config.max_cycles:
             return self._max_cycles()
         self._to(TurnState.CONTINUING)
-        return "next"
+        return Step.NEXT
 
     async def _run_tools(self) -> bool:
         pending = set(self.conversation.pending_calls)
@@ -487,10 +493,7 @@ class TurnCoordinator:
         stopped = False
         try:
             while True:
-                waiter = asyncio.create_task(self.interrupts.wait())
-                await asyncio.wait({task, waiter}, return_when=asyncio.FIRST_COMPLETED)
-                if task.done():
-                    waiter.cancel()
+                if await done_before_interrupt(task, self.interrupts):
                     responses = task.result()
                     break
                 self._to(TurnState.INTERRUPTED_TOOL)
@@ -525,8 +528,7 @@ class TurnCoordinator:
         self.conversation.answer_orphans("Not run: the cell was interrupted.")
         self._append(Notice(level="warning", text="Interrupted: the turn was aborted."))
         self._outcome = "aborted"
-        self.state = TurnState.ABORTED
-        self.sink.update(StateChanged(self.state.value))
+        self._to(TurnState.ABORTED)
 
 
 def _type_of(value: object) -> object:

@@ -27,6 +27,7 @@ __all__ = [
     "Failed",
     "IndexMap",
     "Interrupted",
+    "Step",
     "TurnConfig",
     "TurnOutcome",
     "TurnResult",
@@ -48,22 +49,31 @@ class TurnState(enum.Enum):
 
 
 S = TurnState
+# Into ABORTED only from the states the coordinator waits in (a cancelled cell lands there) and
+# from the interrupt menu's Abort; EVALUATING, CONTINUING and REPLYING pass without waiting.
 TRANSITIONS: Mapping[TurnState, frozenset[TurnState]] = {
-    S.IDLE: frozenset({S.STREAMING, S.ABORTED}),
+    S.IDLE: frozenset({S.STREAMING}),
     S.STREAMING: frozenset({S.EVALUATING, S.INTERRUPTED_STREAMING, S.COMPLETE, S.ABORTED}),
-    S.EVALUATING: frozenset(
-        {S.EXECUTING, S.CONTINUING, S.INTERRUPTED_STREAMING, S.COMPLETE, S.ABORTED}
-    ),
+    S.EVALUATING: frozenset({S.EXECUTING, S.CONTINUING, S.INTERRUPTED_STREAMING, S.COMPLETE}),
     S.EXECUTING: frozenset({S.CONTINUING, S.INTERRUPTED_TOOL, S.COMPLETE, S.ABORTED}),
     S.INTERRUPTED_TOOL: frozenset({S.EXECUTING, S.COMPLETE, S.ABORTED}),
-    S.CONTINUING: frozenset({S.STREAMING, S.ABORTED}),
+    S.CONTINUING: frozenset({S.STREAMING}),
     S.INTERRUPTED_STREAMING: frozenset(
         {S.STREAMING, S.CONTINUING, S.EVALUATING, S.REPLYING, S.COMPLETE, S.ABORTED}
     ),
-    S.REPLYING: frozenset({S.STREAMING, S.ABORTED}),
+    S.REPLYING: frozenset({S.STREAMING}),
     S.COMPLETE: frozenset(),
     S.ABORTED: frozenset(),
 }
+
+
+class Step(enum.Enum):
+    """What the driver does after a cycle (besides continuing an answer, a Continuation)."""
+
+    END = "end"  # the turn is over (complete, stopped, aborted, error, max cycles)
+    NEXT = "next"  # send the conversation again: tool results, or pause_turn
+    REPLY = "reply"  # the user replied mid-answer: a new segment of the turn starts
+
 
 TurnOutcome = Literal["complete", "stopped", "aborted", "error", "max_cycles"]
 

@@ -2,115 +2,60 @@
 
 Run from the repo root after `npm run build:widget` (in js/):
     python js/dev/check_harness.py [--realtime] [--screenshot PATH]
+
+Each check prints PASS or FAIL; the exit status is 1 if any failed. Checks that follow an
+action wait for its visible result (see harness_lib.py), so they hold on a loaded machine.
 """
 
 from __future__ import annotations
 
 import argparse
-import functools
-import http.server
 import json
+import re
 import sys
-import threading
 import time
 from pathlib import Path
 
-from playwright.sync_api import Page, sync_playwright
-
-sys.path.insert(0, str(Path(__file__).parent))
-from corpus import HOSTILE, markdown_answer, split_deltas  # noqa: E402
-
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--no-first-run",
-]
-FAILURES: list[str] = []
-
-
-def check(ok: bool, what: str, detail: object = "") -> None:
-    print(("PASS " if ok else "FAIL ") + what + (f"  [{detail}]" if detail != "" else ""))
-    if not ok:
-        FAILURES.append(what)
-
-
-def serve() -> tuple[http.server.ThreadingHTTPServer, str]:
-    handler = functools.partial(QuietHandler, directory=str(ROOT))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}"
+from corpus import HOSTILE, markdown_answer, split_deltas
+from harness_buttons import check_buttons
+from harness_lib import (
+    CHROMIUM_ARGS,
+    FAILURES,
+    ROOT,
+    TIMEOUT_MS,
+    attrs,
+    check,
+    conversation,
+    mount,
+    root,
+    sent,
+    serve,
+    settle,
+    verify,
+)
+from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 
-class QuietHandler(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def conversation() -> dict[str, object]:
-    """A saved conversation with one of everything."""
-    t = "2025-01-01T00:00:00Z"
-    events = [
-        {"kind": "chat_request", "id": "e1", "timestamp": t, "content": "What is in **data.csv**?"},
-        {"kind": "reasoning", "id": "e2", "timestamp": t, "content": "The user wants a summary. I should *read* the file first.", "metadata": {"signature": "sig"}},
-        {"kind": "message", "id": "e3", "timestamp": t, "content": "Let me look at the file.", "metadata": {}},
-        {"kind": "tool_call_request", "id": "e4", "timestamp": t, "call_id": "c1", "name": "read_csv", "arguments": {"path": "data.csv", "rows": 5}, "metadata": {}},
-        {"kind": "inquiry_request", "id": "e5", "timestamp": t, "inquiry_id": "q1", "call_id": "c1", "question": "Include the header?", "choices": ["yes", "no"]},
-        {"kind": "inquiry_response", "id": "e6", "timestamp": t, "inquiry_id": "q1", "call_id": "c1", "answer": "yes", "by": "user"},
-        {"kind": "tool_call_response", "id": "e7", "timestamp": t, "call_id": "c1", "content": "a,b\n1,2\n3,4", "is_error": False, "status": "done", "decisions": [{"action": "approved", "by": "user", "detail": None}, {"action": "delivered", "by": "policy", "detail": None}], "elapsed": 0.42},
-        {"kind": "block", "id": "e8", "timestamp": t, "metadata": {"type": "redacted_thinking"}},
-        {"kind": "message", "id": "e9", "timestamp": t, "content": "The file has two columns:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\nNext I will plot it.", "metadata": {}},
-        {"kind": "tool_call_request", "id": "e10", "timestamp": t, "call_id": "c2", "name": "run_python", "arguments": {"code": "df.plot()"}, "metadata": {}},
-        {"kind": "notice", "id": "e11", "timestamp": t, "level": "warning", "text": "run_python asks before running"},
-    ]
-    return {
-        "events": events,
-        "tools": {"c2": {"status": "waiting", "started_at": None, "ended_at": None, "progress": []}},
-        "prompts": [{"id": "p1", "type": "approval", "call_id": "c2", "name": "run_python", "arguments": {"code": "df.plot()"}, "schema": {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]}, "edit_first": False, "error": None}],
-        "status": {"state": "executing", "retry": None},
-        "usage": {"input_tokens": 1234, "output_tokens": 567, "cache_read_input_tokens": 1000, "cache_creation_input_tokens": 0, "cost_usd": 0.0123},
-        "settings": {"reasoning": "full", "thread": "main", "model": "claude-sonnet-4-5"},
-    }
-
-
-def mount(page: Page, state: dict[str, object]) -> int:
-    return int(page.evaluate("(s) => harness.mount(s)", state))
-
-
-def attrs(page: Page, i: int) -> dict[str, int]:
-    return page.evaluate(
-        """(i) => { const r = harness.view(i).root; const out = {};
-             for (const a of r.getAttributeNames()) if (a.startsWith('data-') && a !== 'data-state') out[a.slice(5)] = Number(r.getAttribute(a));
-             return out; }""",
-        i,
-    )
-
-
-def sent(page: Page, i: int) -> list[dict[str, object]]:
-    return page.evaluate("(i) => harness.view(i).model.sent", i)
-
-
-def test_conversation(page: Page, screenshot: Path | None) -> None:
+def check_conversation(page: Page, screenshot: Path | None) -> None:
     i = mount(page, conversation())
     page.evaluate("harness.frame()")
-    root = f".mount:nth-child({i + 1}) .jt-root"
-    check(page.locator(f"{root} .jt-request").count() == 1, "chat_request renders")
-    check(page.locator(f"{root} .jt-reasoning details[open]").count() == 1, "reasoning (full) renders open")
-    check(page.locator(f"{root} .jt-tool").count() == 2, "two tool cards")
-    card = page.locator(f'{root} .jt-tool[data-call-id="c1"]')
-    check(card.locator(".jt-badge").inner_text() == "done", "card c1 badge done")
-    check(card.locator(".jt-elapsed").inner_text() == "0.4 s", "card c1 elapsed", card.locator(".jt-elapsed").inner_text())
-    check("Include the header?" in card.locator(".jt-inquiries").inner_text(), "inquiry shown in card")
-    check(card.locator(".jt-chip").count() == 2, "decision chips")
-    check(page.locator(f"{root} table").count() == 1, "markdown table")
-    check(page.locator(f"{root} .jt-opaque").inner_text() == "redacted reasoning block", "opaque block line")
-    check(page.locator(f'{root} .jt-tool[data-call-id="c2"] .jt-prompt-approval').count() == 1, "approval prompt inside its card")
-    check("null" not in page.locator(f"{root} .jt-prompt").inner_text(), "no stray null text in prompts")
-    check(page.locator(f"{root} .jt-stop").is_visible(), "Stop visible while executing")
-    check("$0.0123" in page.locator(f"{root} .jt-footer").inner_text(), "usage footer")
+    r = root(i)
+    verify("chat_request renders", lambda: expect(page.locator(f"{r} .jt-request")).to_have_count(1))
+    verify("reasoning (full) renders open", lambda: expect(page.locator(f"{r} .jt-reasoning details[open]")).to_have_count(1))
+    verify("two tool cards", lambda: expect(page.locator(f"{r} .jt-tool")).to_have_count(2))
+    card = page.locator(f'{r} .jt-tool[data-call-id="c1"]')
+    verify("card c1 badge done", lambda: expect(card.locator(".jt-badge")).to_have_text("done"))
+    verify("card c1 elapsed", lambda: expect(card.locator(".jt-elapsed")).to_have_text("0.4 s"))
+    verify("inquiry shown in card", lambda: expect(card.locator(".jt-inquiries")).to_contain_text("Include the header?"))
+    verify("decision chips", lambda: expect(card.locator(".jt-chip")).to_have_count(2))
+    verify("markdown table", lambda: expect(page.locator(f"{r} table")).to_have_count(1))
+    verify("opaque block line", lambda: expect(page.locator(f"{r} .jt-opaque")).to_have_text("redacted reasoning block"))
+    verify("approval prompt inside its card", lambda: expect(page.locator(f'{r} .jt-tool[data-call-id="c2"] .jt-prompt-approval')).to_have_count(1))
+    verify("no stray null text in prompts", lambda: expect(page.locator(f"{r} .jt-prompt")).not_to_contain_text("null"))
+    verify("Stop visible while executing", lambda: expect(page.locator(f"{r} .jt-stop")).to_be_visible())
+    verify("usage footer", lambda: expect(page.locator(f"{r} .jt-footer")).to_contain_text("$0.0123"))
+    # render() sends `ready` synchronously: it is there when mount() returns
     check(sent(page, i)[:1] == [{"type": "ready"}], "ready sent from render", sent(page, i)[:1])
     if screenshot:
         screenshot.parent.mkdir(parents=True, exist_ok=True)
@@ -118,119 +63,11 @@ def test_conversation(page: Page, screenshot: Path | None) -> None:
         print(f"screenshot: {screenshot}")
 
 
-def test_buttons(page: Page) -> None:
-    state = conversation()
-    i = mount(page, state)
-    page.evaluate("harness.frame()")
-    root = f".mount:nth-child({i + 1}) .jt-root"
-    prompt = page.locator(f"{root} .jt-prompt-approval")
-    prompt.get_by_role("button", name="Approve").click()
-    prompt.get_by_role("button", name="Approve").click(force=True)
-    prompt.get_by_role("button", name="Skip").click(force=True)
-    msgs = [m for m in sent(page, i) if m["type"] != "ready"]
-    check(msgs == [{"type": "approval", "action": "approved", "prompt_id": "p1"}], "approve sends once; buttons disabled after", msgs)
-
-    def fresh(prompts: list[dict[str, object]], status: str = "executing") -> tuple[int, str]:
-        s = conversation()
-        s["prompts"] = prompts
-        s["status"] = {"state": status, "retry": None}
-        j = mount(page, s)
-        page.evaluate("harness.frame()")
-        return j, f".mount:nth-child({j + 1}) .jt-root"
-
-    approval = conversation()["prompts"][0]  # type: ignore[index]
-    for label, expected in [("Skip", "skipped"), ("Always allow this tool in this thread", "always_allowed")]:
-        j, r = fresh([approval])
-        page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
-        got = [m for m in sent(page, j) if m["type"] != "ready"]
-        check(got == [{"type": "approval", "action": expected, "prompt_id": "p1"}], f"approval {expected}", got)
-
-    j, r = fresh([approval])
-    p = page.locator(f"{r} .jt-prompt")
-    p.get_by_role("button", name="Edit arguments").click()
-    area = p.locator("textarea")
-    run = p.get_by_role("button", name="Run with these arguments")
-    area.fill("{not json")
-    check(run.is_disabled() and "not valid JSON" in p.locator(".jt-validation").inner_text(), "edit: invalid JSON blocks sending")
-    area.fill('{"code": 5}')
-    check(run.is_disabled() and "expected string" in p.locator(".jt-validation").inner_text(), "edit: schema type check")
-    area.fill("{}")
-    check(run.is_disabled() and 'missing required "code"' in p.locator(".jt-validation").inner_text(), "edit: required check")
-    area.fill('{"code": "df.head()"}')
-    run.click()
-    got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "approval", "action": "edited", "arguments": {"code": "df.head()"}, "prompt_id": "p1"}], "edit sends parsed arguments", got)
-
-    # kernel rejects the edit: same id, error set -> rebuilt, enabled, typed text kept
-    page.evaluate("""(j) => { const m = harness.view(j).model; m.set('prompts', [{...m.get('prompts')[0], error: 'code must not be empty'}]); }""", j)
-    page.evaluate("harness.frame()")
-    check(p.locator(".jt-prompt-error").inner_text() == "code must not be empty" and not p.get_by_role("button", name="Approve").is_disabled(), "rejected edit reopens prompt with error")
-    check(page.locator(f"{r} .jt-prompt textarea").input_value() == '{"code": "df.head()"}', "rejected edit keeps the typed arguments")
-
-    # Enter on the focused prompt approves
-    j, r = fresh([approval])
-    page.locator(f"{r} .jt-prompt").focus()
-    page.keyboard.press("Enter")
-    got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "approval", "action": "approved", "prompt_id": "p1"}], "Enter approves the focused prompt", got)
-
-    result = {"id": "p2", "type": "result", "call_id": "c2", "name": "run_python", "content": "42", "is_error": False}
-    for label, expected in [("Deliver", {"action": "delivered"}), ("Don't deliver", {"action": "withheld"})]:
-        j, r = fresh([result])
-        page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
-        got = [m for m in sent(page, j) if m["type"] != "ready"]
-        check(got == [{"type": "result", "prompt_id": "p2", **expected}], f"result {label}", got)
-    j, r = fresh([result])
-    p = page.locator(f"{r} .jt-prompt")
-    p.get_by_role("button", name="Edit", exact=True).click()
-    p.locator("textarea").fill("43")
-    p.get_by_role("button", name="Deliver edited result").click()
-    got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "result", "action": "result_edited", "content": "43", "prompt_id": "p2"}], "result edit", got)
-
-    j, r = fresh([{"id": "p3", "type": "inquiry", "call_id": "c2", "question": "Which?", "choices": ["red", "blue"]}])
-    page.locator(f"{r} .jt-prompt").get_by_role("button", name="blue").click()
-    got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "inquiry", "answer": "blue", "prompt_id": "p3"}], "inquiry choice", got)
-    j, r = fresh([{"id": "p4", "type": "inquiry", "call_id": "c2", "question": "Name?", "choices": None}])
-    page.locator(f"{r} .jt-prompt textarea").fill("Ada")
-    page.locator(f"{r} .jt-prompt").get_by_role("button", name="Answer").click()
-    got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "inquiry", "answer": "Ada", "prompt_id": "p4"}], "inquiry free text", got)
-
-    streaming_menu = {"id": "m1", "type": "interrupt", "context": "streaming", "stream_alive": False, "reason": "Stop button"}
-    for label, expected in [("Stop", {"action": "stop"}), ("Abort", {"action": "abort"}), ("Continue", {"action": "continue"})]:
-        j, r = fresh([streaming_menu], "interrupted_streaming")
-        page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
-        got = [m for m in sent(page, j) if m["type"] != "ready"]
-        check(got == [{"type": "interrupt", "prompt_id": "m1", **expected}], f"menu (streaming) {label}", got)
-    j, r = fresh([streaming_menu], "interrupted_streaming")
-    check(page.locator(f"{r} .jt-stop").is_disabled(), "Stop disabled while the menu is open")
-    page.locator(f"{r} .jt-prompt textarea").fill("Shorter, please")
-    page.locator(f"{r} .jt-prompt").get_by_role("button", name="Reply", exact=True).click()
-    got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "interrupt", "action": "reply", "text": "Shorter, please", "prompt_id": "m1"}], "menu reply with text", got)
-    tool_menu = {"id": "m2", "type": "interrupt", "context": "tool", "stream_alive": False, "reason": None}
-    for label, expected in [("Stop", "stop"), ("Restart", "restart"), ("Continue", "continue")]:
-        j, r = fresh([tool_menu], "interrupted_tool")
-        page.locator(f"{r} .jt-prompt").get_by_role("button", name=label, exact=True).click()
-        got = [m for m in sent(page, j) if m["type"] != "ready"]
-        check(got == [{"type": "interrupt", "action": expected, "prompt_id": "m2"}], f"menu (tool) {label}", got)
-
-    j, r = fresh([], "streaming")
-    page.locator(f"{r} .jt-stop").click()
-    page.locator(r).focus()
-    page.keyboard.press("Escape")
-    got = [m for m in sent(page, j) if m["type"] != "ready"]
-    check(got == [{"type": "interrupt_request"}] * 2, "Stop button and Esc send the interrupt request", got)
-    j, r = fresh([], "complete")
-    check(not page.locator(f"{r} .jt-stop").is_visible(), "no Stop button when the turn is complete")
-
-
-def test_stream(page: Page, realtime: bool) -> None:
+def check_stream(page: Page, realtime: bool) -> None:
     text = markdown_answer(100_000)
     deltas = split_deltas(text, 2000)
     i = mount(page, {"status": {"state": "streaming", "retry": None}})
+    view = page.locator(root(i))
     per_tick = 1 if realtime else 50
     interval = 10 if realtime else 0
     started = time.time()
@@ -241,18 +78,16 @@ def test_stream(page: Page, realtime: bool) -> None:
                m.custom({type: 'delta', parts: deltas.slice(k, k + perTick).map(d => [0, 'message', d])});
                await new Promise(r => setTimeout(r, interval));
              }
-             await harness.frame();
            }""",
         [i, deltas, per_tick, interval],
     )
     elapsed = time.time() - started
+    verify("all deltas received", lambda: expect(view).to_have_attribute("data-deltas", "2000"))
     live = attrs(page, i)
     # The same text saved as an event, in a fresh view: the reference block count and DOM.
     ref = mount(page, {"events": [{"kind": "message", "id": "m", "content": text, "metadata": {}}]})
-    page.evaluate("harness.frame()")
     expected_blocks = attrs(page, ref)["blocks-parsed"]
     print(f"stream: {len(text)} chars, {len(deltas)} deltas in {elapsed:.1f}s; live counters {live}; reference blocks {expected_blocks}")
-    check(live["deltas"] == 2000, "all deltas received", live["deltas"])
     check(live["blocks-parsed"] == expected_blocks - 1, "each finished block parsed exactly once while streaming (all but the tail)", (live["blocks-parsed"], expected_blocks))
     check(live["frames"] < 2000 and live["tail-renders"] <= live["frames"], "deltas batched per frame", (live["frames"], live["tail-renders"]))
     # Each frame lexes only the unfinished tail (< 2 KB here), never the whole text.
@@ -268,18 +103,18 @@ def test_stream(page: Page, realtime: bool) -> None:
              m.set('status', {state: 'complete', retry: null}); }""",
         [i, text],
     )
-    page.evaluate("harness.frame()")
-    after = attrs(page, i)
+    verify("the view shows the turn complete", lambda: expect(view).to_have_attribute("data-state", "complete"))
+    after = attrs(page, i)  # one frame applies all three changes: the counters are final
     check(after["adopted"] == 1 and after["blocks-parsed"] == expected_blocks, "draft DOM adopted by the saved event (tail finished once, nothing re-parsed)", after)
     same = page.evaluate(
         """([a, b]) => harness.view(a).root.querySelector('.jt-transcript').innerHTML === harness.view(b).root.querySelector('.jt-transcript').innerHTML""",
         [i, ref],
     )
     check(same, "live and saved conversation draw the same DOM")
-    check(page.evaluate("(i) => harness.view(i).root.querySelector('.jt-draft').childElementCount", i) == 0, "draft empty after the handover")
+    verify("draft empty after the handover", lambda: expect(view.locator(".jt-draft > *")).to_have_count(0))
 
 
-def test_draft_protocol(page: Page) -> None:
+def check_draft_protocol(page: Page) -> None:
     i = mount(page, {"status": {"state": "streaming", "retry": None}, "settings": {"reasoning": "progress"}})
     page.evaluate(
         """(i) => { const m = harness.view(i).model;
@@ -287,17 +122,15 @@ def test_draft_protocol(page: Page) -> None:
              m.custom({type: 'delta', parts: [[1, 'message', 'Hello *wor']]}); }""",
         i,
     )
-    page.evaluate("harness.frame()")
-    root = harness_root(i)
-    check(page.locator(f"{root} .jt-draft .jt-reasoning").inner_text() == "thinking… 3 words", "progress mode counts words live", page.locator(f"{root} .jt-draft .jt-reasoning").inner_text())
+    r = root(i)
+    reasoning = page.locator(f"{r} .jt-draft .jt-reasoning")
+    verify("progress mode counts words live", lambda: expect(reasoning).to_have_text("thinking… 3 words", use_inner_text=True))
     page.evaluate("(i) => harness.view(i).model.custom({type: 'draft', blocks: [[0, 'reasoning', 'one two three four'], [1, 'message', 'Hello *world*']]})", i)
-    page.evaluate("harness.frame()")
-    check(page.locator(f"{root} .jt-draft em").inner_text() == "world", "draft message replaces the draft")
-    check(page.locator(f"{root} .jt-draft .jt-reasoning").inner_text() == "thinking… 4 words", "draft extends reasoning")
+    verify("draft message replaces the draft", lambda: expect(page.locator(f"{r} .jt-draft em")).to_have_text("world"))
+    verify("draft extends reasoning", lambda: expect(reasoning).to_have_text("thinking… 4 words", use_inner_text=True))
     page.evaluate("(i) => harness.view(i).model.custom({type: 'draft_clear'})", i)
-    page.evaluate("harness.frame()")
-    check(page.locator(f"{root} .jt-draft > *").count() == 0, "draft_clear drops the draft (abort)")
-    check(page.locator(f"{root} .jt-transcript > *").count() == 0, "nothing of an aborted draft remains")
+    verify("draft_clear drops the draft (abort)", lambda: expect(page.locator(f"{r} .jt-draft > *")).to_have_count(0))
+    verify("nothing of an aborted draft remains", lambda: expect(page.locator(f"{r} .jt-transcript > *")).to_have_count(0))
 
     # released in one frame, the events in a later one: the blocks wait in the draft, then
     # their events take them over
@@ -310,18 +143,19 @@ def test_draft_protocol(page: Page) -> None:
              await harness.frame(); }""",
         j,
     )
-    r = harness_root(j)
-    check(page.locator(f"{r} .jt-draft > *").count() == 2, "released blocks stay shown until their events arrive")
+    r = root(j)
+    verify("released blocks stay shown until their events arrive", lambda: expect(page.locator(f"{r} .jt-draft > *")).to_have_count(2))
     page.evaluate(
-        """async (j) => { const m = harness.view(j).model;
-             m.set('events', [{kind: 'reasoning', id: 'r', content: 'Think *hard*.', metadata: {signature: 's'}},
-                              {kind: 'message', id: 'm', content: 'Para one.\\n\\nPara two.', metadata: {partial: true}}]);
-             await harness.frame(); }""",
+        """(j) => harness.view(j).model.set('events', [
+             {kind: 'reasoning', id: 'r', content: 'Think *hard*.', metadata: {signature: 's'}},
+             {kind: 'message', id: 'm', content: 'Para one.\\n\\nPara two.', metadata: {partial: true}}])""",
         j,
     )
+    verify("the draft is handed over", lambda: expect(page.locator(f"{r} .jt-draft > *")).to_have_count(0))
     a = attrs(page, j)
-    check(a["adopted"] == 2 and page.locator(f"{r} .jt-transcript .jt-message p").count() == 2, "reasoning and message handed to their events", a)
-    check(page.locator(f"{r} .jt-draft > *").count() == 0 and page.locator(f"{r} .jt-partial").inner_text() == "answer stopped here", "partial message marked; no duplicate left in the draft")
+    check(a["adopted"] == 2, "reasoning and message handed to their events", a)
+    verify("the adopted message keeps both paragraphs", lambda: expect(page.locator(f"{r} .jt-transcript .jt-message p")).to_have_count(2))
+    verify("partial message marked; no duplicate left in the draft", lambda: expect(page.locator(f"{r} .jt-partial")).to_have_text("answer stopped here"))
 
     # reasoning ends while the answer streams: the reasoning block goes to its event, the
     # answer keeps streaming in the draft
@@ -332,16 +166,16 @@ def test_draft_protocol(page: Page) -> None:
              await harness.frame();
              m.custom({type: 'delta', parts: [[1, 'message', 'lo']]});
              m.custom({type: 'released', blocks: [[0, 'r']]});
-             m.set('events', [{kind: 'reasoning', id: 'r', content: 'Plan *first*.', metadata: {}}]);
-             await harness.frame(); }""",
+             m.set('events', [{kind: 'reasoning', id: 'r', content: 'Plan *first*.', metadata: {}}]); }""",
         k,
     )
+    r = root(k)
+    verify("the answer goes on streaming in the draft", lambda: expect(page.locator(f"{r} .jt-draft")).to_have_text("Hello"))
+    verify("the reasoning is in the transcript", lambda: expect(page.locator(f"{r} .jt-transcript .jt-reasoning em")).to_have_text("first"))
     a = attrs(page, k)
-    r = harness_root(k)
     check(a["adopted"] == 1 and a["blocks-parsed"] == 1, "finished reasoning handed over while the answer streams (its tail finished once, not parsed again)", a)
-    check(page.locator(f"{r} .jt-draft").inner_text() == "Hello", "the answer goes on streaming in the draft", page.locator(f"{r} .jt-draft").inner_text())
 
-    # the events were drawn before the handover arrived: the block is let go, never shown twice
+    # the event was drawn before the handover arrived: the block is let go, never shown twice
     n = mount(page, {"status": {"state": "streaming", "retry": None}, "settings": {"reasoning": "full"}})
     page.evaluate(
         """async (n) => { const m = harness.view(n).model;
@@ -349,62 +183,71 @@ def test_draft_protocol(page: Page) -> None:
              await harness.frame();
              m.set('events', [{kind: 'message', id: 'm', content: 'Once.', metadata: {}}]);
              await harness.frame();
-             m.custom({type: 'released', blocks: [[0, 'm']]});
-             await harness.frame(); }""",
+             m.custom({type: 'released', blocks: [[0, 'm']]}); }""",
         n,
     )
-    r = harness_root(n)
-    check(page.locator(f"{r} .jt-draft > *").count() == 0 and page.locator(f"{r} .jt-message").count() == 1, "an event drawn before its handover is shown once")
+    r = root(n)
+    verify("an event drawn before its handover leaves no draft", lambda: expect(page.locator(f"{r} .jt-draft > *")).to_have_count(0))
+    verify("an event drawn before its handover is shown once", lambda: expect(page.locator(f"{r} .jt-message")).to_have_count(1))
 
 
-def harness_root(i: int) -> str:
-    return f".mount:nth-child({i + 1}) .jt-root"
-
-
-def test_reasoning_modes(page: Page) -> None:
+def check_reasoning_modes(page: Page) -> None:
     content = "Alpha beta gamma delta epsilon. " * 5
     ev = [{"kind": "reasoning", "id": "r", "content": content, "metadata": {}}]
-    expectations = {
-        "full": lambda t: "Alpha beta gamma" in t,
-        "hidden": lambda t: t == "reasoning hidden",
-        "truncate:12": lambda t: t == "Alpha beta g…",
-        "progress": lambda t: t == "Thought · 25 words",
-        "static": lambda t: t == "Reasoned",
+    expectations: dict[str, str | re.Pattern[str]] = {
+        "full": re.compile("Alpha beta gamma"),
+        "hidden": "reasoning hidden",
+        "truncate:12": "Alpha beta g…",
+        "progress": "Thought · 25 words",
+        "static": "Reasoned",
     }
-    for mode, ok in expectations.items():
+    i = 0
+    for mode, expected in expectations.items():
         i = mount(page, {"events": ev, "settings": {"reasoning": mode}})
-        page.evaluate("harness.frame()")
-        t = page.locator(f"{harness_root(i)} .jt-reasoning").inner_text().strip()
-        check(ok(t), f"reasoning mode {mode}", t)
-    summary = page.locator(f"{harness_root(i)} .jt-reasoning summary")
-    summary.click()
-    check("Alpha beta" in page.locator(f"{harness_root(i)} .jt-reasoning").inner_text(), "static reasoning expands on click")
+        reasoning = page.locator(f"{root(i)} .jt-reasoning")
+        verify(f"reasoning mode {mode}", lambda: expect(reasoning).to_have_text(expected, use_inner_text=True))
+    # The last view is "static": the text is filled in when the reader opens the fold.
+    reasoning = page.locator(f"{root(i)} .jt-reasoning")
+    reasoning.locator("summary").click()
+    verify("static reasoning expands on click", lambda: expect(reasoning).to_contain_text("Alpha beta gamma delta epsilon."))
     page.evaluate("(i) => harness.view(i).model.set('settings', {reasoning: 'hidden'})", i)
-    page.evaluate("harness.frame()")
-    check(page.locator(f"{harness_root(i)} .jt-reasoning").inner_text().strip() == "reasoning hidden", "mode change re-renders reasoning")
+    verify("mode change re-renders reasoning", lambda: expect(reasoning).to_have_text("reasoning hidden", use_inner_text=True))
 
 
-def test_timers(page: Page) -> None:
-    s = conversation()
-    s["tools"] = {"c2": {"status": "running", "started_at": now_ms() - 1500, "ended_at": None, "progress": ["step 1"]}}
-    s["prompts"] = []
-    s["status"] = {"state": "executing", "retry": {"attempt": 2, "max_attempts": 5, "delay_s": 8, "reason": "rate limited", "until": now_ms() + 8000}}
-    i = mount(page, s)
-    page.evaluate("harness.frame()")
-    r = harness_root(i)
+def check_timers(page: Page) -> None:
+    state = conversation()
+    state["prompts"] = []
+    # Times relative to the page's clock, read in the same task as the mount that draws them.
+    shown = page.evaluate(
+        """(s) => { const i = harness.mount({...s,
+             tools: {c2: {status: 'running', started_at: Date.now() - 1500, ended_at: null, progress: ['step 1']}},
+             status: {state: 'executing', retry: {attempt: 2, max_attempts: 5, delay_s: 8, reason: 'rate limited', until: Date.now() + 8000}}});
+             const r = harness.view(i).root;
+             return {i, elapsed: r.querySelector('.jt-tool[data-call-id="c2"] .jt-elapsed').textContent,
+                     retry: r.querySelector('.jt-retry').textContent}; }""",
+        state,
+    )
+    i, first = shown["i"], shown["elapsed"]
+    r = root(i)
     card = page.locator(f'{r} .jt-tool[data-call-id="c2"]')
-    first = card.locator(".jt-elapsed").inner_text()
-    retry1 = page.locator(f"{r} .jt-retry").inner_text()
+    check(re.fullmatch(r"1\.\d s", first) is not None, "running tool shows its elapsed time", first)
+    check(shown["retry"].startswith("rate limited — retrying in 8 s"), "retry countdown starts at the server's delay", shown["retry"])
     page.evaluate("(i) => harness.view(i).model.set('tools', {c2: {...harness.view(i).model.get('tools').c2, progress: ['step 1', 'step 2']}})", i)
-    page.wait_for_timeout(1300)
-    second = card.locator(".jt-elapsed").inner_text()
-    retry2 = page.locator(f"{r} .jt-retry").inner_text()
-    check(first.endswith(" s") and float(second.split()[0]) > float(first.split()[0]), "running tool timer ticks", (first, second))
-    check(retry1.startswith("rate limited — retrying in 8 s") and "retrying in 6 s" in retry2 or "retrying in 7 s" in retry2, "retry countdown", (retry1, retry2))
-    check(card.locator(".jt-progress").inner_text().strip() == "step 1\nstep 2", "streamed progress lines", card.locator(".jt-progress").inner_text())
+    verify("streamed progress lines", lambda: expect(card.locator(".jt-progress")).to_have_text(re.compile(r"^step 1\nstep 2\n?$")))
+    # What a person sees about a second later: the timer has moved on, the countdown reads 7 s.
+    try:
+        page.wait_for_function(
+            "([sel, before]) => parseFloat(document.querySelector(sel).textContent) > before",
+            arg=[f'{r} .jt-tool[data-call-id="c2"] .jt-elapsed', float(first.split()[0]) if first else 0.0],
+            timeout=TIMEOUT_MS,
+        )
+        check(True, "running tool timer ticks")
+    except PlaywrightTimeoutError:
+        check(False, "running tool timer ticks", (first, card.locator(".jt-elapsed").inner_text()))
+    verify("retry countdown", lambda: expect(page.locator(f"{r} .jt-retry")).to_contain_text("retrying in 7 s"))
 
 
-def test_hostile(page: Page) -> None:
+def check_hostile(page: Page) -> None:
     joined = "\n\n".join(HOSTILE)
     t = "2025-01-01T00:00:00Z"
     events = [
@@ -433,12 +276,12 @@ def test_hostile(page: Page) -> None:
              for (let k = 0; k < text.length; k += n) m.custom({type: 'delta', parts: [[0, 'message', text.slice(k, k + n)], [1, 'reasoning', text.slice(k, k + n)]]}); }""",
         [i, joined],
     )
-    page.evaluate("harness.frame()")
-    r = harness_root(i)
+    r = root(i)
+    verify("every streamed delta arrived", lambda: expect(page.locator(r)).to_have_attribute("data-deltas", str(2 * -(-len(joined) // 7))))
     # click every link in the view (javascript: ones would fire here)
     for link in page.locator(f"{r} a").all():
         link.click(modifiers=["Control"], no_wait_after=True)
-    page.wait_for_timeout(500)
+    settle(page)  # handlers queued by the rendering and the clicks have run
     pwned = page.evaluate("() => window.pwned")
     check(pwned is None, "hostile payloads executed nothing", pwned)
     bad = page.evaluate(
@@ -475,17 +318,17 @@ def main() -> int:
             page.wait_for_function("window.harnessReady === true")
             if args.dark:
                 page.evaluate("document.body.classList.add('dark')")
-            for name, test in [
-                ("conversation", lambda: test_conversation(page, args.screenshot)),
-                ("buttons", lambda: test_buttons(page)),
-                ("draft protocol", lambda: test_draft_protocol(page)),
-                ("reasoning modes", lambda: test_reasoning_modes(page)),
-                ("timers", lambda: test_timers(page)),
-                ("stream", lambda: test_stream(page, args.realtime)),
-                ("hostile", lambda: test_hostile(page)),
+            for name, run in [
+                ("conversation", lambda: check_conversation(page, args.screenshot)),
+                ("buttons", lambda: check_buttons(page)),
+                ("draft protocol", lambda: check_draft_protocol(page)),
+                ("reasoning modes", lambda: check_reasoning_modes(page)),
+                ("timers", lambda: check_timers(page)),
+                ("stream", lambda: check_stream(page, args.realtime)),
+                ("hostile", lambda: check_hostile(page)),
             ]:
                 print(f"--- {name}")
-                test()
+                run()
             check(errors == [], "no page errors or dialogs", errors[:5])
             print("global stats:", json.dumps(page.evaluate("() => { const s = {...window.__jupyter_turns_stats}; delete s.reset; return s; }")))
             browser.close()

@@ -1,7 +1,7 @@
 /**
  * JupyterLab 4 / Notebook 7 plugin that lets the kernel write cell and notebook metadata.
  *
- * Kernel code cannot set metadata through the messaging protocol (DESIGN §5). For every
+ * Kernel code cannot set metadata through the messaging protocol (docs/architecture.md §8). For every
  * notebook, this plugin registers the comm target `jupyter_turns.metadata` on the notebook's
  * kernel connection (again whenever the kernel changes). The kernel opens a comm on it and sends
  *

@@ -1,4 +1,4 @@
-"""Benchmarks B1-B6 (DESIGN §8): ratios and distributions measured in the same run, never asserted.
+"""Benchmarks B1-B9 (docs/architecture.md §9): ratios measured in the same run, never asserted.
 
 Run everything from the repo root with the venv active:
 

@@ -10,17 +10,19 @@ cell and waits on the widget's DOM (`.jt-root`, see js/README.md for its counter
     run_setup(lab, 3)                    # cells 0..2
     root = start_chat(lab, 3)            # the .jt-root of cell 3's widget, once it rendered
     lab.wait_cell_idle(3)
+    wait_turn_end(root)                  # the widget drew the turn's last events
     record = final_record(lab.read_notebook("t.ipynb").cells[3])   # after lab.save()
 """
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 from nbformat import NotebookNode
-from playwright.sync_api import Locator
+from playwright.sync_api import Locator, expect
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+
+from tests.support.notebook_code import SETUP
 
 from .lab import Lab
 from .server import LabError
@@ -36,6 +38,7 @@ __all__ = [
     "print_cell",
     "run_setup",
     "start_chat",
+    "wait_turn_end",
     "wait_widget",
 ]
 
@@ -45,36 +48,6 @@ RECORD_MIME = "application/vnd.jupyter-turns+json"
 WIDGET_FAILED = "jupyter_turns: the chat view needs"
 
 LOAD = "%load_ext jupyter_turns"
-
-SETUP = textwrap.dedent(
-    '''\
-    import asyncio
-    from jupyter_turns import ToolContext, tool
-    from jupyter_turns.events import Usage
-    from jupyter_turns.providers.scripted import (
-        Delay, ScriptedProvider, cycle, message, reasoning, tool_call,
-    )
-
-    ran = []
-
-    @tool
-    def add(a: int, b: int) -> int:
-        """Add two integers."""
-        ran.append((a, b))
-        return a + b
-
-    def slow(items, pause=0.05, every=1):
-        """The cycle's items with a Delay after every `every`-th streamed part."""
-        out, parts = [], 0
-        for item in items:
-            out.append(item)
-            if getattr(item, "kind", "") == "part":
-                parts += 1
-                if parts % every == 0:
-                    out.append(Delay(pause))
-        return out
-    '''
-)
 
 
 def chat_cell(body: str, *, script: str = "script", options: str = "") -> str:
@@ -127,6 +100,13 @@ def start_chat(lab: Lab, index: int, timeout: float = 30) -> Locator:
     """Run a `%%chat` cell without waiting for the turn; return its widget's `.jt-root`."""
     lab.run_cell(index, wait=False)
     return wait_widget(lab, index, timeout)
+
+
+def wait_turn_end(root: Locator, state: str = "complete") -> None:
+    """Wait until the widget shows the turn's end: its state, and no draft left (the last
+    events are drawn: the widget's status can arrive before its final, throttled events)."""
+    expect(root).to_have_attribute("data-state", state)
+    expect(root.locator(".jt-draft > *")).to_have_count(0)
 
 
 def print_cell(lab: Lab, index: int, timeout: float = 30) -> str:

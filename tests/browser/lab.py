@@ -13,6 +13,7 @@ a session-wide JupyterLab server whose notebooks live in the test's own folder:
         lab.write_notebook("t.ipynb", ["%load_ext jupyter_turns", "%%chat\\nhi"])  # code
         lab.open("t.ipynb")                 # page loaded, kernel idle
         lab.run_cell(0)                     # returns once the cell's prompt is no longer [*]
+        expect(lab.prompt(0)).to_have_text("[1]:")
         lab.run_cell(1, wait=False)         # a busy %%chat cell: don't wait
         expect(lab.cell_output(1).locator(".jt-root")).to_be_visible()
         lab.wait_cell_idle(1, timeout=20)
@@ -144,8 +145,9 @@ _RUN = """
 }
 """
 
-# A cell is idle when its prompt does not read [*] and the run Lab started (if any) has reached
-# the cell: it ran and stopped, or the whole command finished (a Run All stopped by an error).
+# A cell is idle when its prompt does not read [*], the run Lab started (if any) has reached
+# the cell (it ran and stopped, or the whole command finished: a Run All stopped by an error),
+# and every output the kernel sent has its place in the output area.
 _CELL_IDLE = """
 (index) => {
   const { panel, runs } = window.__jt;
@@ -153,6 +155,7 @@ _CELL_IDLE = """
   if (!cell) return false;
   const prompt = cell.node.querySelector(".jp-InputArea-prompt");
   if (prompt && prompt.textContent.includes("*")) return false;
+  if (cell.outputArea && cell.outputArea.widgets.length !== cell.model.outputs.length) return false;
   const rec = runs[index];
   return !rec || rec.run.done || (rec.started && cell.model.executionState !== "running");
 }
@@ -340,9 +343,9 @@ class Lab:
             state = self.page.evaluate(_CELL_STATE, index)
             raise LabError(f"cell {index} still busy after {timeout} s: {state}") from None
 
-    def cell_prompt(self, index: int) -> str:
-        """The cell's execution prompt as shown, e.g. "[3]:", "[*]:" or "[ ]:"."""
-        return self.cell(index).locator(".jp-InputArea-prompt").inner_text().strip()
+    def prompt(self, index: int) -> Locator:
+        """The cell's execution prompt, e.g. "[3]:", "[*]:" or "[ ]:": for `expect(...)`."""
+        return self.cell(index).locator(".jp-InputArea-prompt")
 
     # --- kernel ----------------------------------------------------------------------------
 
@@ -390,11 +393,9 @@ class Lab:
         target = self._open_path()
         before = _file_state(target)
         self._call(_SAVE, {}, timeout, "save")
-        deadline = time.monotonic() + timeout
-        while _file_state(target) == before:
-            if time.monotonic() > deadline:
-                raise LabError(f"{target} did not change on disk after saving")
-            time.sleep(0.05)  # the write is done when the command resolves; this is a recheck
+        # The command resolves once the server answered the PUT, i.e. after the file was written.
+        if _file_state(target) == before:
+            raise LabError(f"{target} did not change on disk after saving")
 
     def command(
         self, command: str, args: Mapping[str, Any] | None = None, timeout: float = 30

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
-from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat, wait_widget
+from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat, wait_turn_end, wait_widget
 from .lab import Lab
 from .server import ARTIFACTS
 
@@ -279,9 +279,17 @@ def reopen(lab: Lab, name: str, *, kernel: bool) -> None:
     lab.page.evaluate("() => history.replaceState(null, '', location.pathname)")
 
 
+def wait_drawn(where: Locator) -> None:
+    """Wait until every element of `where` shows the whole conversation, which ends with the
+    answer "Done." (an output's element exists before its renderer has filled it)."""
+    expect(where.first).to_be_attached()
+    expect(where.filter(has_not_text="Done.")).to_have_count(0)
+
+
 def open_folds_and_click_links(lab: Lab, sentinel: Sentinel, where: Locator) -> None:
-    """Open every <details> and click every link inside `where`."""
+    """Open every <details> and click every link inside `where`, once it is drawn."""
     page = lab.page
+    wait_drawn(where.locator(f"{RENDERED}, .jt-root"))
     where.locator("details:not([open])").evaluate_all(
         "(ds) => ds.forEach((d) => { d.open = true; })"
     )
@@ -335,7 +343,7 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
     problems: list[str] = []
 
     def check(what: str, where: Locator) -> None:
-        expect(where.first).to_be_attached()
+        wait_drawn(where)
         missing = canaries_missing(where)
         if missing:
             problems.append(f"{sentinel.phase}, {what}: {len(missing)} canaries missing {missing}")
@@ -346,7 +354,7 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
     root.locator(".jt-prompt-approval").get_by_role("button", name="Approve", exact=True).click()
     root.locator(".jt-prompt-inquiry").get_by_role("button", name="ok", exact=True).click()
     lab.wait_cell_idle(3, timeout=60)
-    expect(root).to_have_attribute("data-state", "complete")
+    wait_turn_end(root)
     expect(root.locator(".jt-tool")).to_have_count(2 + len(PAYLOADS))
     streamed = int(root.get_attribute("data-deltas") or 0)
     assert streamed >= 20, f"the payloads arrived in {streamed} draft parts, not streamed"

@@ -111,7 +111,7 @@ def test_interrupt_stops_a_running_cell(lab: Lab, via: str) -> None:
     lab.open("interrupt.ipynb")
     out = lab.run_cell(0, wait=False)
     expect(out).to_contain_text("sleeping")  # the kernel is inside the cell now
-    assert lab.cell_prompt(0) == "[*]:"
+    expect(lab.prompt(0)).to_have_text("[*]:")
     lab.save()  # while the cell is busy: what arrived so far is written
     assert lab.read_notebook("interrupt.ipynb").cells[0].outputs[0].text == "sleeping\n"
 
@@ -129,7 +129,7 @@ def test_restart_clears_the_namespace(lab: Lab) -> None:
 
     lab.restart_kernel()
     expect(lab.run_cell(1)).to_have_text("False")
-    assert lab.cell_prompt(1) == "[1]:"
+    expect(lab.prompt(1)).to_have_text("[1]:")
 
 
 def test_saved_outputs_come_back_without_a_kernel(lab: Lab) -> None:
@@ -142,7 +142,7 @@ def test_saved_outputs_come_back_without_a_kernel(lab: Lab) -> None:
     lab.close_and_reopen("reopen.ipynb")
     assert lab.kernel_status() is None
     expect(lab.cell_output(1)).to_have_text("42")
-    assert lab.cell_prompt(1) == "[2]:"
+    expect(lab.prompt(1)).to_have_text("[2]:")
     assert lab.server.api("GET", "/api/sessions") == []
     assert lab.unexpected_page_errors() == []
 

@@ -71,13 +71,13 @@ def test_the_status_bar_reads_busy_until_the_turn_ends(lab: Lab) -> None:
     # status bar used to switch to "Idle" for the rest of the turn.
     lab.page.wait_for_function(_SUBSHELLS_CREATED, timeout=30_000, polling=50)
     expect(status).to_have_text(BUSY)
-    assert lab.cell_prompt(3) == "[*]:"
+    expect(lab.prompt(3)).to_have_text("[*]:")
 
     prompt.get_by_role("button", name="Approve", exact=True).click()
     expect(root.locator(".jt-tool .jt-tool-result pre")).to_have_text("5")
     expect(root.locator(".jt-message").last).to_contain_text("w05")  # the answer streams
     expect(status).to_have_text(BUSY)
-    assert lab.cell_prompt(3) == "[*]:"
+    expect(lab.prompt(3)).to_have_text("[*]:")
 
     lab.wait_cell_idle(3, timeout=60)
     expect(root.locator(".jt-message").last).to_contain_text("w39")

@@ -5,14 +5,21 @@ then), a point where the stream is held, a tool that waits, and the user's choic
 driven through it. Invariants: the conversation is valid to send and survives a save/load, each
 tool call has exactly one response, what the display shows is exactly the conversation (no
 flushed event duplicated or lost), and Abort discards exactly the current cycle.
+
+The hold point is drawn among the cycles the turn really plays (up to the first one without a
+tool call), so nearly every example interrupts something; the test checks that at least
+`MIN_INTERRUPTED` of its examples did (`pytest --hypothesis-show-statistics` prints the share).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -32,6 +39,7 @@ from jupyter_turns.providers.scripted import (
 from .conftest import ShownSink
 
 EXAMPLES = 500
+MIN_INTERRUPTED = 0.9  # share of examples with at least one interrupt
 
 STREAM_CHOICES = [
     InterruptChoice(InterruptAction.STOP),
@@ -50,22 +58,26 @@ TOOL_CHOICES = [
 def scripts(draw: st.DrawFn) -> dict[str, Any]:
     cycles = []
     call = 0
-    for _ in range(draw(st.integers(1, 3))):
+    played = None  # the turn ends with the first cycle that calls no tool
+    for index in range(draw(st.integers(1, 3))):
         blocks = []
         if draw(st.booleans()):
             blocks.append(reasoning("Thinking it through.", signature="sig"))
         if draw(st.booleans()):
             blocks.append(message(draw(st.sampled_from(["Sure.", "Let me check a few things."]))))
-        for _ in range(draw(st.integers(0, 2))):
+        calls = draw(st.integers(0, 2))
+        for _ in range(calls):
             call += 1
             name = draw(st.sampled_from(["fast", "waits"]))
             blocks.append(tool_call(name, {"n": call}, call_id=f"call_{call}"))
         if not blocks:
             blocks.append(message("Done."))
+        if calls == 0 and played is None:
+            played = index
         cycles.append(cycle(*blocks))
-    target = draw(st.integers(0, len(cycles) - 1))
+    target = draw(st.integers(0, len(cycles) - 1 if played is None else played))
     point = draw(st.integers(0, len(cycles[target]) - 1))
-    mode = draw(st.sampled_from(["gate", "gate", "break", "none"]))
+    mode = draw(st.sampled_from(["gate", "gate", "gate", "break"]))
     return {
         "cycles": cycles,
         "target": target,
@@ -77,17 +89,34 @@ def scripts(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
+@pytest.fixture
+def interrupted() -> Iterator[Counter[bool]]:
+    """How many examples interrupted something; shared by all examples of the test (on
+    purpose: it counts them), and checked once they all ran."""
+    seen: Counter[bool] = Counter()
+    yield seen
+    share = seen[True] / max(seen.total(), 1)
+    assert share >= MIN_INTERRUPTED, f"only {share:.0%} of {seen.total()} examples interrupted"
+
+
 @settings(
     max_examples=EXAMPLES,
     deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,  # `interrupted` counts across the examples
+    ],
 )
-@given(scripts())
-def test_random_interrupts_keep_every_invariant(plan: dict[str, Any]) -> None:
-    asyncio.run(_drive(plan))
+@given(plan=scripts())
+def test_random_interrupts_keep_every_invariant(
+    plan: dict[str, Any], interrupted: Counter[bool]
+) -> None:
+    interrupted[asyncio.run(_drive(plan))] += 1
 
 
-async def _drive(plan: dict[str, Any]) -> None:
+async def _drive(plan: dict[str, Any]) -> bool:
+    """Play one plan and check the invariants; True if the user interrupted anything."""
     cycles = [list(c) for c in plan["cycles"]]
     target = cycles[plan["target"]]
     gate = Gate()
@@ -115,8 +144,10 @@ async def _drive(plan: dict[str, Any]) -> None:
         return f"waited {n}"
 
     menu_choices = list(plan["menu_choices"])
+    menus: list[InterruptContext] = []
 
     def menu(context: InterruptContext) -> InterruptChoice:
+        menus.append(context)
         choice = menu_choices.pop(0) if menu_choices else InterruptChoice(InterruptAction.STOP)
         return choice if choice.valid_in(context) else InterruptChoice(InterruptAction.STOP)
 
@@ -133,6 +164,7 @@ async def _drive(plan: dict[str, Any]) -> None:
     task = asyncio.create_task(chat.send("Please do the thing."))
     snapshot: list[Any] | None = None
     aborted_at_gate = False
+    tool_interrupted = False
     for _ in range(200_000):
         if task.done():
             break
@@ -147,6 +179,7 @@ async def _drive(plan: dict[str, Any]) -> None:
             gate.open()
         if waiting.is_set() and not release.is_set():
             choice = plan["tool_choice"]
+            tool_interrupted = True
             chat.interrupt(choice.action, choice.text)
             await _taken(chat, task)
             release.set()
@@ -155,8 +188,11 @@ async def _drive(plan: dict[str, Any]) -> None:
     gate.open()
     result = await asyncio.wait_for(task, 10)
 
+    interrupted = snapshot is not None or tool_interrupted or bool(menus)
     event(f"outcome: {result.outcome}")
-    event(f"stream interrupt: {snapshot is not None}; tool interrupt: {waiting.is_set()}")
+    event(f"stream interrupt: {snapshot is not None}; tool interrupt: {tool_interrupted}")
+    event(f"menu opened by the turn itself: {bool(menus)}")
+    event(f"at least one interrupt: {interrupted}")
     conversation = chat.conversation
     # valid to send, and a save/load round trip changes nothing
     conversation.check_sendable()
@@ -175,6 +211,7 @@ async def _drive(plan: dict[str, Any]) -> None:
         assert list(conversation.events[: len(snapshot)]) == snapshot
         assert [e.kind for e in conversation.events[len(snapshot) :]] == ["notice"]
         assert result.outcome == "aborted"
+    return interrupted
 
 
 async def _taken(chat: Chat, task: asyncio.Task[Any]) -> None:

@@ -2,38 +2,13 @@
 
 from __future__ import annotations
 
-import textwrap
-
 import pytest
+
+from tests.support.notebook_code import SETUP
 
 from .kernel import KernelDriver, Widget
 
 pytestmark = pytest.mark.kernel
-
-SETUP = textwrap.dedent(
-    """
-    import asyncio
-    from jupyter_turns import tool
-    from jupyter_turns.providers.scripted import (
-        ScriptedProvider, Delay, cycle, message, reasoning, tool_call,
-    )
-    ran = []
-
-    @tool
-    def add(a: int, b: int) -> int:
-        '''Add two integers.'''
-        ran.append((a, b))
-        return a + b
-
-    def slow_words(text, pause=0.05):
-        items = []
-        for item in cycle(message(text)):
-            items.append(item)
-            if getattr(item, "kind", "") == "part":
-                items.append(Delay(pause))
-        return items
-    """
-)
 
 
 def _ready(kernel: KernelDriver) -> Widget:
@@ -56,7 +31,7 @@ def _kinds(widget: Widget) -> list[str]:
 
 def test_a_chat_turn_streams_into_the_widget(kernel: KernelDriver) -> None:
     kernel.run(SETUP)
-    kernel.run("script = [slow_words('The answer streams in word by word.', 0.01)]")
+    kernel.run("script = [slow(cycle(message('The answer streams in word by word.')), 0.01)]")
     cell = kernel.run("%%chat --provider scripted --script script\nTell me something")
     assert cell.reply is not None and cell.reply["status"] == "ok"
     widget = kernel.chat_widget()
@@ -172,7 +147,9 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(
 ) -> None:
     kernel = lab_kernel
     kernel.run(SETUP)
-    kernel.run("script = [slow_words('one two three four five six seven eight nine ten', 0.3)]")
+    kernel.run(
+        "script = [slow(cycle(message('one two three four five six seven eight nine ten')), 0.3)]"
+    )
     cell = kernel.execute("%%chat --provider scripted --script script\ncount")
     widget = _ready(kernel)
     kernel.wait(lambda: any(m["type"] == "delta" for m in widget.custom), 30, "the first words")
@@ -194,7 +171,7 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(
 def test_second_interrupt_aborts_the_cell(lab_kernel: KernelDriver) -> None:
     kernel = lab_kernel
     kernel.run(SETUP)
-    kernel.run("script = [slow_words('a b c d e f g h i j k l m n o p', 0.3)]")
+    kernel.run("script = [slow(cycle(message('a b c d e f g h i j k l m n o p')), 0.3)]")
     cell = kernel.execute("%%chat --provider scripted --script script\ncount")
     queued = kernel.execute("never_ran = True")
     widget = _ready(kernel)

@@ -8,28 +8,19 @@ message on that subshell; each is answered with busy/idle, which used to leave t
 
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import pytest
+
+from tests.support.notebook_code import SETUP
 
 from .kernel import KernelDriver, Widget
 
 pytestmark = pytest.mark.kernel
 
-SETUP = textwrap.dedent(
-    """
-    from jupyter_turns import tool
-    from jupyter_turns.providers.scripted import cycle, message, tool_call
-
-    @tool
-    def add(a: int, b: int) -> int:
-        '''Add two integers.'''
-        return a + b
-
-    script = [cycle(message('Adding.'), tool_call('add', {'a': 2, 'b': 3})),
-              cycle(message('It is 5.'))]
-    """
+SCRIPT = (
+    "script = [cycle(message('Adding.'), tool_call('add', {'a': 2, 'b': 3})),"
+    " cycle(message('It is 5.'))]"
 )
 
 # What JupyterLab skips when it derives the kernel status (jupyter_server's default
@@ -94,6 +85,7 @@ def driver(tmp_path) -> Any:  # type: ignore[no-untyped-def]
     kernel = StatusDriver(env={"JPY_SESSION_NAME": str(tmp_path / "chat.ipynb")})
     kernel.run("%load_ext jupyter_turns")
     kernel.run(SETUP)
+    kernel.run(SCRIPT)
     yield kernel
     kernel.close()
 

@@ -203,6 +203,10 @@ def test_interrupt_anywhere_keeps_the_conversation_valid(
     asyncio.run(_interrupt_anywhere(cycle_no, point, choice, dead))
 
 
+async def _no_wait(_seconds: float) -> None:
+    await asyncio.sleep(0)
+
+
 async def _interrupt_anywhere(
     cycle_no: int, point: int, choice: InterruptChoice, dead: bool
 ) -> None:
@@ -224,7 +228,8 @@ async def _interrupt_anywhere(
         return choice
 
     prompter = PolicyPrompter(interrupt=menu)
-    chat = Chat(provider=provider, tools=[lookup], sink=sink, prompter=prompter)
+    # A failure before anything was shown is retried after a backoff: not waited out here.
+    chat = Chat(provider=provider, tools=[lookup], sink=sink, prompter=prompter, sleep=_no_wait)
 
     snapshot: list[object] = []
     task = asyncio.create_task(chat.send("question"))

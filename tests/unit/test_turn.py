@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import ast
 import asyncio
+import inspect
 
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink, ToolContext, tool
+from jupyter_turns import turn as turn_module
 from jupyter_turns.errors import InvalidTransition
 from jupyter_turns.events import ToolCallResponse
 from jupyter_turns.interrupt import InterruptAction
@@ -315,10 +318,48 @@ def test_invalid_transition_raises() -> None:
         turn._to(TurnState.COMPLETE)
 
 
-def test_every_state_is_in_the_table() -> None:
+def _reachable(start: TurnState) -> set[TurnState]:
+    seen, todo = {start}, [start]
+    while todo:
+        for target in TRANSITIONS[todo.pop()] - seen:
+            seen.add(target)
+            todo.append(target)
+    return seen
+
+
+def test_every_state_is_reachable_from_idle_and_every_live_state_can_end() -> None:
     assert set(TRANSITIONS) == set(TurnState)
-    for targets in TRANSITIONS.values():
-        assert targets <= set(TurnState)
+    terminal = {state for state, targets in TRANSITIONS.items() if not targets}
+    assert terminal == {TurnState.COMPLETE, TurnState.ABORTED}
+    assert _reachable(TurnState.IDLE) == set(TurnState)
+    assert [state for state in TurnState if not _reachable(state) & terminal] == []
+    # Cancelling the cell (a second kernel interrupt) lands in a state the turn waits in: each
+    # of those can be aborted (test_turn_walk shows the other live states are passed through).
+    waits_in = {
+        TurnState.STREAMING,
+        TurnState.EXECUTING,
+        TurnState.INTERRUPTED_STREAMING,
+        TurnState.INTERRUPTED_TOOL,
+    }
+    assert {s for s, targets in TRANSITIONS.items() if TurnState.ABORTED in targets} == waits_in
+
+
+def test_the_coordinator_moves_to_exactly_the_states_the_table_lists() -> None:
+    tree = ast.parse(inspect.getsource(turn_module))
+    moved = {
+        node.attr
+        for call in ast.walk(tree)
+        if isinstance(call, ast.Call)
+        and isinstance(call.func, ast.Attribute)
+        and call.func.attr == "_to"
+        for arg in call.args
+        for node in ast.walk(arg)
+        if isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "TurnState"
+    }
+    listed = {state.name for targets in TRANSITIONS.values() for state in targets}
+    assert moved == listed
 
 
 async def test_state_changes_are_reported_in_a_valid_order() -> None:

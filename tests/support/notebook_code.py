@@ -1,0 +1,41 @@
+"""Notebook code the kernel and browser tests run before a scripted ``%%chat`` turn.
+
+``SETUP`` defines the ``add`` tool (it records each call in ``ran``), imports the scripted
+provider's helpers, and ``slow(items, pause)`` to stretch a scripted stream.
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+__all__ = ["SETUP"]
+
+SETUP = textwrap.dedent(
+    '''\
+    import asyncio
+    from jupyter_turns import ToolContext, tool
+    from jupyter_turns.events import Usage
+    from jupyter_turns.providers.scripted import (
+        Delay, ScriptedProvider, cycle, message, reasoning, tool_call,
+    )
+
+    ran = []
+
+    @tool
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        ran.append((a, b))
+        return a + b
+
+    def slow(items, pause=0.05, every=1):
+        """The cycle's items with a Delay after every `every`-th streamed part."""
+        out, parts = [], 0
+        for item in items:
+            out.append(item)
+            if getattr(item, "kind", "") == "part":
+                parts += 1
+                if parts % every == 0:
+                    out.append(Delay(pause))
+        return out
+    '''
+)
