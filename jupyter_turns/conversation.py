@@ -18,6 +18,8 @@ from .events import (
     API_KINDS,
     SCHEMA_VERSION,
     ConversationEvent,
+    Decision,
+    ToolCallRequest,
     ToolCallResponse,
     conversation_record,
     event_adapter,
@@ -59,6 +61,12 @@ class Conversation:
         """Call ids of tool calls that still need a response, in request order."""
         return list(self._outstanding)
 
+    def pending_requests(self, since: int = 0) -> list[ToolCallRequest]:
+        """The unanswered tool call requests from event ``since`` on, in request order."""
+        pending = self._outstanding
+        tail = self._events[since:]
+        return [e for e in tail if isinstance(e, ToolCallRequest) and e.call_id in pending]
+
     def check_sendable(self) -> None:
         """Raise unless the events can be sent to the model as they are."""
         if self._outstanding:
@@ -91,11 +99,22 @@ class Conversation:
     def answer_orphans(self, text: str = _ORPHAN_TEXT) -> list[str]:
         """Give every unanswered tool call an error response; returns their call ids."""
         orphans = self.pending_calls
-        for call_id in orphans:
-            self.append(
-                ToolCallResponse(call_id=call_id, content=text, is_error=True, status="cancelled")
-            )
+        self.extend(self.cancelled_responses(text, by_user=False))
         return orphans
+
+    def cancelled_responses(self, text: str, *, by_user: bool = True) -> list[ToolCallResponse]:
+        """A "cancelled" error response for each unanswered tool call, not yet appended."""
+        decisions = [Decision(action="cancelled", by="user", detail=text)] if by_user else []
+        return [
+            ToolCallResponse(
+                call_id=call_id,
+                content=text,
+                is_error=True,
+                status="cancelled",
+                decisions=decisions,
+            )
+            for call_id in self.pending_calls
+        ]
 
     def _check(self, event: ConversationEvent) -> None:
         kind = event.kind

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import threading
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ __all__ = [
     "InterruptChoice",
     "InterruptContext",
     "ThreadSafeFlag",
+    "ask_menu",
     "done_before_interrupt",
 ]
 
@@ -202,3 +204,31 @@ async def done_before_interrupt(work: asyncio.Future[Any], interrupts: Interrupt
     finally:
         waiter.cancel()
     return work.done()
+
+
+async def ask_menu(
+    ask: Callable[[InterruptContext], Awaitable[InterruptChoice]],
+    interrupts: InterruptChannel,
+    context: InterruptContext,
+) -> InterruptChoice:
+    """The user's choice for ``context``: one already in the channel, else ask with the menu.
+
+    A valid choice arriving through the channel while the menu is open wins; a repeated "open
+    the menu" request is answered by the open menu; a choice the context does not offer from
+    the menu counts as Stop.
+    """
+    choice = interrupts.take()
+    if choice is not None and choice.valid_in(context):
+        return choice
+    menu = asyncio.ensure_future(ask(context))
+    try:
+        while True:
+            if await done_before_interrupt(menu, interrupts):
+                interrupts.take()
+                choice = menu.result()
+                return choice if choice.valid_in(context) else InterruptChoice(InterruptAction.STOP)
+            direct = interrupts.take()
+            if direct is not None and direct.valid_in(context):
+                return direct
+    finally:
+        menu.cancel()

@@ -1,35 +1,28 @@
 """TurnCoordinator: one turn's state machine and its driver loop.
 
-States and moves are the table ``TRANSITIONS``; any other move raises InvalidTransition. Every
-Part goes to the renderer sink at once and to the EventBuilder; flushed blocks join the
-Conversation. A cycle that ends in tool calls hands them to a ToolCoordinator and the loop sends
-their results in the next cycle, until the model answers without tools, the user interrupts, or
-``max_cycles`` ends a runaway loop. ``on_boundary`` (persistence) runs at every cycle boundary.
-The coordinator does not execute tools, format output or retry: it wires the parts that do.
+States and moves are the table ``TRANSITIONS``; any other move raises InvalidTransition. Each
+cycle streams one response (a CycleReader turns it into events); a response with tool calls
+goes to a ToolCoordinator and their results are sent in the next cycle, until the model answers
+without tools, the user interrupts, or ``max_cycles`` ends a runaway loop. ``on_boundary``
+(persistence) runs at every cycle boundary. The coordinator wires the parts; it does not
+execute tools, format output or retry.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal, assert_never
 
-from .builder import EventBuilder
 from .conversation import Conversation
-from .errors import InvalidTransition, ProtocolError, ProviderError, StreamBroken
+from .cycle import CycleReader
+from .errors import InvalidTransition, ProviderError
 from .events import (
     ChatRequest,
     ConversationEvent,
-    Decision,
     ErrorEvent,
     Finished,
-    Message,
-    MessageDelta,
     Notice,
-    Part,
-    StreamEvent,
-    ToolCallRequest,
-    ToolCallResponse,
     Usage,
 )
 from .interrupt import (
@@ -37,12 +30,13 @@ from .interrupt import (
     InterruptChannel,
     InterruptChoice,
     InterruptContext,
+    ask_menu,
     done_before_interrupt,
 )
 from .prompter import Prompter
-from .providers.base import Continuation, Provider, Request
+from .providers.base import Continuation, Provider
 from .retry import ResilientCycle
-from .sink import Appended, Discarded, Sink, StateChanged, UsageUpdate
+from .sink import Appended, Sink, StateChanged, UsageUpdate
 from .text import plural
 from .tools.coordinator import ToolCoordinator
 from .turn_state import (
@@ -51,13 +45,17 @@ from .turn_state import (
     CycleEnd,
     Done,
     Failed,
-    IndexMap,
     Interrupted,
     Step,
     TurnConfig,
     TurnOutcome,
     TurnResult,
     TurnState,
+)
+
+_CONTEXT_FULL = (
+    "The conversation no longer fits the model's context window. "
+    "Start a new thread (`%%chat --new`) or shorten the request."
 )
 
 __all__ = ["TRANSITIONS", "TurnConfig", "TurnCoordinator", "TurnOutcome", "TurnResult", "TurnState"]
@@ -92,10 +90,7 @@ class TurnCoordinator:
         self.cycle_usage: list[tuple[Usage, float | None]] = []  # (usage, cost) per cycle
         self.cycles = 0
         self.turn_start = len(conversation)
-        self._cycle_start = len(conversation)
-        self._builder = EventBuilder()
-        self._index_map: IndexMap | None = None
-        self._pump_gate = asyncio.Event()
+        self.cycle = CycleReader(conversation, sink, self._append)
         self._outcome: TurnOutcome = "complete"
 
     # ------------------------------------------------------------------ state
@@ -143,14 +138,8 @@ class TurnCoordinator:
             raise
         finally:
             self._boundary()
-        return TurnResult(
-            list(self.events),
-            self._outcome,
-            self.usage,
-            self.cycles,
-            self.cost_usd,
-            list(self.cycle_usage),
-        )
+        usage = (self.usage, self.cycles, self.cost_usd, list(self.cycle_usage))
+        return TurnResult(list(self.events), self._outcome, *usage)
 
     async def _drive(self) -> None:
         segment_cycles = 0
@@ -194,23 +183,15 @@ class TurnCoordinator:
             return Step.NEXT
         if reason == "max_tokens":
             self._to(TurnState.INTERRUPTED_STREAMING)
-            context = InterruptContext(
-                "streaming", False, "The answer reached the max_tokens limit."
-            )
-            choice = await self._menu(context)
+            reason_text = "The answer reached the max_tokens limit."
+            choice = await self._menu(InterruptContext("streaming", False, reason_text))
             return await self._apply_stream_choice(choice, alive=False, note=None)
         if reason == "refusal":
             detail = finished.details.get("explanation") or finished.details.get("stop_details")
             text = "The model declined to answer." + (f" {detail}" if detail else "")
             self._append(Notice(level="warning", text=text))
         elif reason == "context_window_exceeded":
-            self._append(
-                ErrorEvent(
-                    message="The conversation no longer fits the model's context window. "
-                    "Start a new thread (`%%chat --new`) or shorten the request.",
-                    error_type="context_window_exceeded",
-                )
-            )
+            self._append(ErrorEvent(message=_CONTEXT_FULL, error_type=reason))
             return self._finish("error")
         return self._finish("complete")
 
@@ -220,56 +201,37 @@ class TurnCoordinator:
         return Step.END
 
     def _max_cycles(self) -> Literal[Step.END]:
-        self._append(
-            Notice(
-                level="warning",
-                text=f"Stopped after {plural(self.config.max_cycles, 'cycle')} (max-cycles). "
-                "Run another %%chat cell to let the model go on.",
-            )
-        )
+        cycles = plural(self.config.max_cycles, "cycle")
+        text = f"Stopped after {cycles} (max-cycles). "
+        text += "Run another %%chat cell to let the model go on."
+        self._append(Notice(level="warning", text=text))
         return self._finish("max_cycles")
 
     # ------------------------------------------------------------------ streaming
-
-    def _request(self, continuation: Continuation | None) -> Request:
-        config = self.config
-        return Request(
-            events=tuple(self.conversation.events),
-            tools=tuple(tool.spec() for tool in config.tools.values()),
-            system=config.system,
-            model=config.model,
-            max_tokens=config.max_tokens,
-            thinking=config.thinking,
-            continuation=continuation,
-            cycle=self.cycles,
-        )
 
     async def _stream_cycle(
         self, continuation: Continuation | None, segment_cycles: int
     ) -> CycleEnd:
         self.conversation.check_sendable()
         self.cycles += 1
-        if continuation is None:
-            self._cycle_start = len(self.conversation)
-            self._builder = EventBuilder()
-            self._index_map = None
-        request = self._request(continuation)
+        self.cycle.begin(continuing=continuation is not None)
+        request = self.config.request(self.conversation.events, continuation, self.cycles)
         stream = self._resilient.stream(lambda: self.provider.stream(request))
-        self._pump_gate.set()
-        pump = asyncio.create_task(self._pump(stream), name="jupyter_turns:pump")
+        pump = asyncio.create_task(self.cycle.pump(stream), name="jupyter_turns:pump")
         try:
             while True:
                 if await done_before_interrupt(pump, self.interrupts):
-                    return self._cycle_end(pump)
-                self._pump_gate.clear()
+                    end = self.cycle.end(pump)
+                    if isinstance(end, Done):
+                        self._note_usage(end.finished)
+                    return end
+                self.cycle.gate.clear()
                 self._to(TurnState.INTERRUPTED_STREAMING)
-                choice = self.interrupts.take()
-                if choice is None or not choice.valid_in(InterruptContext("streaming")):
-                    choice = await self._menu(InterruptContext("streaming", not pump.done()))
+                choice = await self._menu(InterruptContext("streaming", not pump.done()))
                 alive = not pump.done()
                 if choice.action is InterruptAction.CONTINUE and alive:
                     self._to(TurnState.STREAMING)
-                    self._pump_gate.set()
+                    self.cycle.gate.set()
                     continue
                 if alive:
                     pump.cancel()
@@ -283,55 +245,6 @@ class TurnCoordinator:
             pump.cancel()
             raise
 
-    def _cycle_end(self, pump: asyncio.Task[Finished]) -> CycleEnd:
-        error = pump.exception()
-        if error is None:
-            finished = pump.result()
-            released = [draft.index for draft in self._builder.drafts()]
-            self._append(*self._builder.drain(), released=released)
-            unknown = finished.details.get("unknown_events")
-            if unknown:
-                types = ", ".join(sorted({str(_type_of(e)) for e in unknown}))
-                text = f"The API sent {len(unknown)} event(s) this version does not know: {types}."
-                self._append(Notice(text=text, data=unknown))
-            self._note_usage(finished)
-            return Done(finished)
-        if isinstance(error, StreamBroken):
-            return Broken(error)
-        if isinstance(error, ProviderError):
-            if self._builder.empty and self._index_map is None:
-                return Failed(error)
-            return Broken(error)
-        message = f"{type(error).__name__}: {error}"
-        kind = "protocol" if isinstance(error, ProtocolError) else "internal"
-        return Broken(ProviderError(f"the response could not be read: {message}", kind=kind))
-
-    async def _pump(self, stream: AsyncIterator[StreamEvent]) -> Finished:
-        gate, sink, builder = self._pump_gate, self.sink, self._builder
-        index_map = self._index_map
-        try:
-            while True:  # ResilientCycle's stream ends with Finished, or raises
-                item = await anext(stream)
-                if not gate.is_set():
-                    await gate.wait()
-                if item.kind == "part":
-                    if index_map is not None:
-                        item = index_map.part(item)
-                    sink.part(item)
-                    builder.add(item)
-                elif item.kind == "flush":
-                    if index_map is not None:
-                        item = index_map.flush(item)
-                    released = builder.flush(item)
-                    if released:
-                        self._append(*(e for _, e in released), released=[i for i, _ in released])
-                else:
-                    return item
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-
     def _note_usage(self, finished: Finished) -> None:
         if finished.usage is None:
             return
@@ -344,22 +257,7 @@ class TurnCoordinator:
     # ------------------------------------------------------------------ interrupts
 
     async def _menu(self, context: InterruptContext) -> InterruptChoice:
-        """Ask the prompter; a direct choice arriving through the channel meanwhile wins."""
-        menu = asyncio.create_task(self.prompter.interrupt_menu(context))
-        try:
-            while True:
-                if await done_before_interrupt(menu, self.interrupts):
-                    self.interrupts.take()  # a repeated "open the menu" is answered by this one
-                    choice = menu.result()
-                    if choice.valid_in(context):
-                        return choice
-                    return InterruptChoice(InterruptAction.STOP)
-                direct = self.interrupts.take()
-                if direct is not None and direct.valid_in(context):
-                    menu.cancel()
-                    return direct
-        finally:
-            menu.cancel()
+        return await ask_menu(self.prompter.interrupt_menu, self.interrupts, context)
 
     async def _after_interrupt(self, end: Broken | Interrupted) -> Step | Continuation:
         if isinstance(end, Broken):
@@ -375,9 +273,7 @@ class TurnCoordinator:
     ) -> Step | Continuation:
         action = choice.action
         if action is InterruptAction.ABORT:
-            dropped = self.conversation.truncate(self._cycle_start)
-            self.sink.update(Discarded(tuple(event.id for event in dropped)))
-            self._builder = EventBuilder()
+            self.cycle.drop()
             if note is not None:
                 self._append(note)
             self._append(Notice(text="Aborted: the response in progress was discarded."))
@@ -386,78 +282,22 @@ class TurnCoordinator:
             self._append(note)
         if action is InterruptAction.CONTINUE:
             if self.conversation.pending_calls:
-                self._keep_partial(seed=False)
+                self.cycle.keep_partial(seed=False)
                 self._to(TurnState.EVALUATING)
                 return await self._tools_then_continue(0)
-            seed = self._keep_partial(seed=True)
+            seed = self.cycle.keep_partial(seed=True)
             self._to(TurnState.CONTINUING)
             return Continuation(seed, "interrupted" if alive else "stream_ended")
-        self._keep_partial(seed=False)
+        self.cycle.keep_partial(seed=False)
+        unrun = self.conversation.cancelled_responses
         if action is InterruptAction.REPLY:
-            self._answer_unrun("Not run: the user interrupted with a reply.")
+            self._append(*unrun("Not run: the user interrupted with a reply."))
             self._to(TurnState.REPLYING)
             self._append(ChatRequest(content=choice.text))
             return Step.REPLY
-        self._answer_unrun("Not run: the user stopped the turn.")
+        self._append(*unrun("Not run: the user stopped the turn."))
         self._append(Notice(text="Stopped by the user."))
         return self._finish("stopped")
-
-    def _keep_partial(self, *, seed: bool) -> str:
-        """Keep what arrived; with ``seed``, hold the partial answer back to be continued."""
-        drafts = self._builder.drafts()
-        events = self._builder.drain()
-        released = [draft.index for draft in drafts]
-        seed_text, seed_index = "", 0
-        if seed:
-            partial = self._last_partial_message(events)
-            trailing = self._trailing_message()
-            if partial is not None:
-                events.remove(partial)
-                seed_text = partial.content
-                seed_index = max(
-                    d.index for d in drafts if d.kind == "message" and d.text == seed_text
-                )
-                released.remove(seed_index)
-            elif not events and trailing is not None:
-                # the answer was complete but cut short (max_tokens): take it back as the draft
-                self.conversation.truncate(len(self.conversation) - 1)
-                self.sink.update(Discarded((trailing.id,)))
-                self.sink.part(Part(0, MessageDelta(trailing.content)))
-                seed_text = trailing.content
-        self._append(*events, released=released)
-        self._builder = EventBuilder()
-        if seed:
-            self._builder.seed(seed_index, seed_text)
-            self._index_map = IndexMap(seed_index)
-        return seed_text
-
-    @staticmethod
-    def _last_partial_message(events: list[ConversationEvent]) -> Message | None:
-        for event in reversed(events):
-            if isinstance(event, Message) and event.metadata.get("partial"):
-                return event
-        return None
-
-    def _trailing_message(self) -> Message | None:
-        events = self.conversation.events
-        if len(events) > self._cycle_start and isinstance(events[-1], Message):
-            return events[-1]
-        return None
-
-    def _answer_unrun(self, text: str) -> None:
-        """Tool calls of an interrupted response were never run: answer each as such."""
-        self._append(
-            *(
-                ToolCallResponse(
-                    call_id=call_id,
-                    content=text,
-                    is_error=True,
-                    status="cancelled",
-                    decisions=[Decision(action="cancelled", by="user", detail=text)],
-                )
-                for call_id in self.conversation.pending_calls
-            )
-        )
 
     # ------------------------------------------------------------------ tools
 
@@ -474,14 +314,8 @@ class TurnCoordinator:
         return Step.NEXT
 
     async def _run_tools(self) -> bool:
-        pending = set(self.conversation.pending_calls)
-        calls = [
-            event
-            for event in self.conversation.events[self._cycle_start :]
-            if isinstance(event, ToolCallRequest) and event.call_id in pending
-        ]
         tools = ToolCoordinator(
-            calls,
+            self.conversation.pending_requests(self.cycle.start),
             self.config.tools,
             prompter=self.prompter,
             sink=self.sink,
@@ -489,32 +323,14 @@ class TurnCoordinator:
             settings=self.config.execution,
             sequential=self.config.sequential_tools,
         )
-        task = asyncio.create_task(tools.run(), name="jupyter_turns:tools")
-        stopped = False
-        try:
-            while True:
-                if await done_before_interrupt(task, self.interrupts):
-                    responses = task.result()
-                    break
-                self._to(TurnState.INTERRUPTED_TOOL)
-                context = InterruptContext("tool")
-                choice = self.interrupts.take()
-                if choice is None or not choice.valid_in(context):
-                    choice = await self._menu(context)
-                if choice.action is InterruptAction.STOP:
-                    responses = await tools.stop()
-                    stopped = True
-                    break
-                if choice.action is InterruptAction.RESTART:
-                    tools.restart()
-                self._to(TurnState.EXECUTING)
-        except asyncio.CancelledError:
-            await tools.stop("cancelled: the cell was interrupted")
-            raise
-        finally:
-            task.cancel()
+        responses, stopped = await tools.run_interruptible(
+            self.interrupts, self._menu, self._tools_paused
+        )
         self._append(*responses)
         return stopped
+
+    def _tools_paused(self, paused: bool) -> None:
+        self._to(TurnState.INTERRUPTED_TOOL if paused else TurnState.EXECUTING)
 
     # ------------------------------------------------------------------ hard abort
 
@@ -523,13 +339,8 @@ class TurnCoordinator:
         if self.state in (TurnState.COMPLETE, TurnState.ABORTED):
             return
         if self.state in (TurnState.STREAMING, TurnState.INTERRUPTED_STREAMING):
-            dropped = self.conversation.truncate(max(self._cycle_start, self.turn_start + 1))
-            self.sink.update(Discarded(tuple(event.id for event in dropped)))
-        self.conversation.answer_orphans("Not run: the cell was interrupted.")
+            self.cycle.drop(keep_from=self.turn_start + 1)
+        self._append(*self.conversation.cancelled_responses("Not run: the cell was interrupted."))
         self._append(Notice(level="warning", text="Interrupted: the turn was aborted."))
         self._outcome = "aborted"
         self._to(TurnState.ABORTED)
-
-
-def _type_of(value: object) -> object:
-    return value.get("type") if isinstance(value, dict) else type(value).__name__

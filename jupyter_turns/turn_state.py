@@ -1,8 +1,8 @@
 """The turn's states and moves, its settings, and what a finished turn returns.
 
 ``TRANSITIONS`` is the whole state machine: the coordinator (``turn.py``) may only make the
-moves listed here. The cycle-end types and the index map are the coordinator's vocabulary for
-how one streamed response ended and how a continuation joins the answer it continues.
+moves listed here. The cycle-end types are the coordinator's vocabulary for how one streamed
+response ended.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from typing import Literal, overload
 
 from .errors import ProviderError
-from .events import ConversationEvent, Finished, Flush, MessageDelta, Part, Usage
+from .events import ConversationEvent, Finished, Usage
 from .interrupt import InterruptChoice
+from .providers.base import Continuation, Request
 from .retry import RetryPolicy
 from .tools.executor import ExecutionSettings
 from .tools.registry import Tool
@@ -25,7 +26,6 @@ __all__ = [
     "CycleEnd",
     "Done",
     "Failed",
-    "IndexMap",
     "Interrupted",
     "Step",
     "TurnConfig",
@@ -89,6 +89,21 @@ class TurnConfig:
     max_cycles: int = 25
     sequential_tools: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+
+    def request(
+        self, events: Sequence[ConversationEvent], continuation: Continuation | None, cycle: int
+    ) -> Request:
+        """The provider request for ``events`` under these settings."""
+        return Request(
+            events=tuple(events),
+            tools=tuple(tool.spec() for tool in self.tools.values()),
+            system=self.system,
+            model=self.model,
+            max_tokens=self.max_tokens,
+            thinking=self.thinking,
+            continuation=continuation,
+            cycle=cycle,
+        )
 
 
 class TurnResult(Sequence[ConversationEvent]):
@@ -158,23 +173,3 @@ class Interrupted:
 
 
 CycleEnd = Done | Broken | Failed | Interrupted
-
-
-class IndexMap:
-    """Maps a continuation cycle's block indexes onto the draft it continues."""
-
-    def __init__(self, seed_index: int) -> None:
-        self.seed_index = seed_index
-        self.base = seed_index + 1
-        self.map: dict[int, int] = {}
-
-    def part(self, part: Part) -> Part:
-        index = self.map.get(part.index)
-        if index is None:
-            taken = self.seed_index in self.map.values()
-            merge = isinstance(part.content, MessageDelta) and not taken
-            index = self.map[part.index] = self.seed_index if merge else self.base + part.index
-        return Part(index, part.content)
-
-    def flush(self, flush: Flush) -> Flush:
-        return Flush(self.map.get(flush.index, self.base + flush.index), flush.metadata)

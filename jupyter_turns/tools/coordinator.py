@@ -10,9 +10,16 @@ cancellation is abandoned after the grace period instead of holding the turn.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 
 from ..events import ConversationEvent, ToolCallRequest, ToolCallResponse
+from ..interrupt import (
+    InterruptAction,
+    InterruptChannel,
+    InterruptChoice,
+    InterruptContext,
+    done_before_interrupt,
+)
 from ..prompter import Prompter
 from ..sink import Sink
 from .executor import ExecutionSettings, ToolExecutor
@@ -60,6 +67,34 @@ class ToolCoordinator:
         ]
         await asyncio.wait(self._tasks)
         return self._responses()
+
+    async def run_interruptible(
+        self,
+        interrupts: InterruptChannel,
+        menu: Callable[[InterruptContext], Awaitable[InterruptChoice]],
+        paused: Callable[[bool], None],
+    ) -> tuple[list[ToolCallResponse], bool]:
+        """Run every call, answering interrupts; the responses and whether the user stopped.
+
+        Stop cancels the unfinished calls, Restart runs the running ones again, Continue waits
+        on. ``paused(True)`` as the tool menu opens, ``paused(False)`` as the calls go on.
+        """
+        task = asyncio.create_task(self.run(), name="jupyter_turns:tools")
+        try:
+            while not await done_before_interrupt(task, interrupts):
+                paused(True)
+                choice = await menu(InterruptContext("tool"))
+                if choice.action is InterruptAction.STOP:
+                    return await self.stop(), True
+                if choice.action is InterruptAction.RESTART:
+                    self.restart()
+                paused(False)
+            return task.result(), False
+        except asyncio.CancelledError:
+            await self.stop("cancelled: the cell was interrupted")
+            raise
+        finally:
+            task.cancel()
 
     async def stop(self, reason: str = "cancelled by user") -> list[ToolCallResponse]:
         """Cancel every unfinished call; the responses in request order, within the grace."""

@@ -171,7 +171,7 @@ async def _drive(plan: dict[str, Any]) -> bool:
         if gate.reached and not gate._opened.is_set():
             turn = chat.turn
             assert turn is not None
-            snapshot = list(chat.conversation.events[: turn._cycle_start])
+            snapshot = list(chat.conversation.events[: turn.cycle.start])
             choice = plan["stream_choice"]
             aborted_at_gate = choice.action is InterruptAction.ABORT
             chat.interrupt(choice.action, choice.text)

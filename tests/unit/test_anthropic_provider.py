@@ -326,7 +326,7 @@ async def test_stop_during_a_slow_stream_keeps_what_arrived(
     task = asyncio.create_task(chat.send("go"))
 
     def arrived() -> str:
-        drafts = chat.turn._builder.drafts() if chat.turn is not None else []
+        drafts = chat.turn.cycle.builder.drafts() if chat.turn is not None else []
         return "".join(d.text for d in drafts)
 
     await until(lambda: arrived() == "Partial answer", spins=10**7)  # then the server hangs

@@ -237,7 +237,7 @@ async def _interrupt_anywhere(
         await until(lambda: gate.reached or task.done())
         if not task.done():
             assert chat.turn is not None
-            snapshot = list(chat.conversation.events[: chat.turn._cycle_start])
+            snapshot = list(chat.conversation.events[: chat.turn.cycle.start])
             chat.interrupt(choice.action, choice.text)
             await until(lambda: task.done() or not chat.interrupts.pending)
             gate.open()
