@@ -99,10 +99,10 @@ class CellFront:
         self._backoff = self.recorder.min_interval
 
     def show(self) -> None:
-        """Display the widget; the turn's record follows once the turn has started."""
-        from IPython.display import display
-
-        display(self.widget)
+        """Display the widget where a page can draw it; the turn's record follows once the
+        turn has started, and replaces the widget when it ends."""
+        if has_frontend(self.session.namespace):
+            self.recorder.show(self.widget)
         self._ticker = self._loop.call_soon(self._save_progress)
 
     def close(self) -> None:
@@ -112,7 +112,9 @@ class CellFront:
             self._ticker = None
         self.sink.flush()
         turn = self._last
-        if turn is not None:
+        if turn is None:
+            self.recorder.abandon()
+        else:
             self.recorder.finish(self._record(turn))
             if self.cell_id:
                 this_run = turn_record(
@@ -120,6 +122,7 @@ class CellFront:
                 )
                 self.session.cell_records[self.cell_id] = [*self._displaced, this_run]
         self.widget.prompts = []
+        self.widget.close()  # the record replaced it; nothing draws it again
 
     async def _interactive(self) -> bool:
         if self.settings.headless != "auto":

@@ -14,7 +14,9 @@
  * frontend saves it like any edit.
  */
 import { INotebookTracker } from "@jupyterlab/notebook";
+import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { applyMetadata } from "./metadata.js";
+import { loadBundle, recordRendererFactory } from "./record.js";
 
 export const COMM_TARGET = "jupyter_turns.metadata";
 
@@ -75,8 +77,15 @@ const plugin = {
   id: "jupyter_turns:metadata",
   description: "Lets the jupyter_turns kernel code write cell and notebook metadata.",
   autoStart: true,
-  requires: [INotebookTracker],
-  activate: (/** @type {any} */ _app, /** @type {any} */ tracker) => {
+  requires: [INotebookTracker, IRenderMimeRegistry],
+  activate: (
+    /** @type {any} */ _app,
+    /** @type {any} */ tracker,
+    /** @type {any} */ rendermime,
+  ) => {
+    // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
+    rendermime.addFactory(recordRendererFactory, 0);
+    loadBundle().catch(() => {}); // a renderer that needs it reports the failure
     const watched = new WeakSet();
     tracker.forEach((/** @type {any} */ panel) => watchContext(panel.context, watched));
     tracker.widgetAdded.connect((/** @type {any} */ _, /** @type {any} */ panel) =>

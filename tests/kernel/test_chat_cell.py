@@ -41,9 +41,9 @@ def test_a_chat_turn_streams_into_the_widget(kernel: KernelDriver) -> None:
     assert streamed == "The answer streams in word by word."
     assert _kinds(widget) == ["chat_request", "message"]
     assert widget.state["status"]["state"] == "complete"
-    # the cell's text/plain is stable and its records are there
-    view = next(o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o["data"])
-    assert view["data"]["text/plain"] == "ChatWidget(thread='main')"
+    # no page here: the cell's one output is the record, its text/plain stable
+    (output,) = cell.outputs
+    assert output["data"]["text/plain"] == "Conversation · thread main · 2 events"
     final = cell.records()[-1]
     assert [e["kind"] for e in final["events"]] == ["chat_request", "message"]
 
