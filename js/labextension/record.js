@@ -39,6 +39,7 @@ export class RecordRenderer extends Widget {
     super();
     this.mimeType = options.mimeType;
     this.addClass("jp-RenderedJupyterTurns");
+    this.node.dataset.mimeType = options.mimeType; // as JupyterLab's own renderers mark theirs
     /** @type {(() => void) | null} */
     this.cleanup = null;
   }

@@ -27,7 +27,7 @@ class _Page:
             self.sent.append(("update", kwargs["display_id"], bundle))
 
         class _Comm:
-            def send(comm, message: dict[str, Any]) -> None:  # noqa: N805
+            def send(comm, message: dict[str, Any]) -> None:
                 self.metadata.append(message.get("value"))
 
         return Recorder(
