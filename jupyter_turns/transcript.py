@@ -127,8 +127,9 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
                 )
                 items.append(("jt-message", [_md(event.content), stopped]))
             case "block":
-                kind = (event.metadata.get("raw_block") or {}).get("type", "block")
-                items.append(("jt-opaque jt-muted", [_esc(f"({kind})")]))
+                kind = (event.metadata.get("raw_block") or {}).get("type", "provider")
+                label = "redacted reasoning" if kind == "redacted_thinking" else kind
+                items.append(("jt-opaque jt-muted", [_esc(f"({label} block)")]))
             case "tool_call_request":
                 arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
                 name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'

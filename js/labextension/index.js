@@ -17,6 +17,7 @@ import { INotebookTracker } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory } from "./record.js";
+import { showUnfinishedTurns } from "./turns.js";
 
 export const COMM_TARGET = "jupyter_turns.metadata";
 
@@ -70,6 +71,14 @@ function watchContext(context, watched) {
     registerOn(change.newValue, getModel);
   });
   registerOn(sessionContext.session?.kernel, getModel);
+  // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
+  // turn the kernel saved instead. The same on opening a file saved in that state.
+  sessionContext.statusChanged.connect((/** @type {any} */ _, /** @type {string} */ status) => {
+    if (status === "dead" || status === "restarting" || status === "autorestarting") {
+      showUnfinishedTurns(getModel());
+    }
+  });
+  context.ready.then(() => showUnfinishedTurns(getModel()));
 }
 
 /** A JupyterFrontEndPlugin<void>. */

@@ -2,6 +2,7 @@
  * Apply one `jupyter_turns.metadata` request to a notebook model — no Jupyter imports, so it
  * runs (and is tested) anywhere.
  */
+import { showFinishedTurn } from "./turns.js";
 
 /**
  * @typedef {{cell_id?: string | null, scope?: string, key?: unknown, value?: unknown,
@@ -47,6 +48,7 @@ export function applyMetadata(model, data) {
     target.deleteMetadata(request.key);
   } else {
     target.setMetadata(request.key, request.value);
+    if (target !== model) showFinishedTurn(target, request.value);
   }
   return { ok: true };
 }

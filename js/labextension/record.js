@@ -9,7 +9,8 @@
  */
 import { Widget } from "@lumino/widgets";
 
-export const RECORD_MIME = "application/vnd.jupyter-turns+json";
+import { RECORD_MIME } from "./turns.js";
+
 const FILE = "jupyter_turns/static/jupyter-turns-widget.js";
 
 /** @type {Promise<any> | null} */

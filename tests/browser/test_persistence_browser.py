@@ -3,6 +3,8 @@ continues the thread by itself, and the transcript a reader sees without a kerne
 
 from __future__ import annotations
 
+import os
+import signal
 from typing import Any
 
 import pytest
@@ -135,4 +137,62 @@ def test_without_a_kernel_the_reopened_notebook_shows_the_conversation_as_it_was
         expect(output.locator(".jp-OutputArea-output")).to_have_count(1)
     lab.cell(3).scroll_into_view_if_needed()
     lab.screenshot("reopened-without-kernel.png")
+    assert lab.unexpected_page_errors() == []
+
+
+KILLED = '''\
+import os
+
+@tool(run="unattended")
+async def slow_lookup(q: str) -> str:
+    """Takes forever."""
+    await asyncio.sleep(3600)
+    return "never"
+
+script = [
+    cycle(reasoning("Need a lookup."), message("Looking it up."),
+          tool_call("slow_lookup", {"q": "x"})),
+    cycle(message("never reached")),
+]
+print(os.getpid())
+'''
+
+
+def test_a_kernel_killed_mid_turn_leaves_the_finished_cycle_shown_and_saved(lab: Lab) -> None:
+    lab.write_notebook("killed.ipynb", [LOAD, SETUP, KILLED, chat_cell("Look x up.")])
+    lab.open("killed.ipynb")
+    run_setup(lab, 2)
+    pid = int(print_cell(lab, 2))
+    root = start_chat(lab, 3)
+    # the first cycle is over and its tool runs (forever): the turn so far is in the metadata
+    expect(root.locator(".jt-tool[data-status='running']")).to_have_count(1)
+    expect(root.locator(".jt-message")).to_have_text("Looking it up.")
+    lab.page.wait_for_function(
+        "() => window.__jt.panel.content.widgets[3].model.getMetadata('jupyter_turns')"
+        "?.events?.length === 4"
+    )
+    os.kill(pid, signal.SIGKILL)
+
+    # the page puts the saved turn where the widget was, and says it did not finish
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_have_text("Looking it up.")
+    expect(saved.locator(".jt-tool-name")).to_have_text("slow_lookup")
+    expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
+    dialog = lab.page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("appears to have died")  # the server restarts it
+    dialog.get_by_role("button", name="Ok").click()
+    expect(dialog).to_have_count(0)
+    lab.wait_kernel_idle()
+    lab.save()
+    cell = lab.read_notebook("killed.ipynb").cells[3]
+    assert [sorted(o["data"]) for o in cell.outputs] == [sorted([RECORD_MIME, "text/plain"])]
+    record = cell.outputs[0]["data"][RECORD_MIME]
+    assert record["live"] is True
+    assert _kinds(record["events"]) == ["chat_request", "reasoning", "message", "tool_call_request"]
+
+    lab.close_and_reopen("killed.ipynb")
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_have_text("Looking it up.")
+    expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
+    expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
     assert lab.unexpected_page_errors() == []

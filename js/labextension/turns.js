@@ -1,0 +1,88 @@
+/**
+ * A chat cell whose turn never finished: its one output is still the live widget (the kernel
+ * died or restarted mid-turn), which a reopened notebook could only show as "Error displaying
+ * widget". The kernel kept the turn so far in the cell's metadata, marked `live`; these
+ * functions put that record in the widget's place. No Jupyter imports: runs (and is tested)
+ * anywhere.
+ */
+
+export const RECORD_MIME = "application/vnd.jupyter-turns+json";
+export const WIDGET_MIME = "application/vnd.jupyter.widget-view+json";
+const KEY = "jupyter_turns";
+
+/**
+ * @typedef {{data: Record<string, unknown>}} OutputLike
+ * @typedef {{length: number, get(i: number): OutputLike, set(i: number, output: object): void}}
+ *   OutputsLike
+ * @typedef {{getMetadata?(key: string): unknown, outputs?: OutputsLike}} CellLike
+ * @typedef {{cells: {length: number, get(i: number): CellLike}}} NotebookLike
+ */
+
+/**
+ * The output a saved record is shown as (the kernel's own final bundle has an HTML copy too).
+ * @param {Record<string, any>} record
+ */
+export function recordOutput(record) {
+  const events = Array.isArray(record.events) ? record.events.length : 0;
+  const state = record.live === true ? " · did not finish" : "";
+  const text = `Conversation · thread ${String(record.thread ?? "main")} · ${events} event${events === 1 ? "" : "s"}${state}`;
+  return {
+    output_type: "display_data",
+    data: { [RECORD_MIME]: record, "text/plain": text },
+    metadata: {},
+  };
+}
+
+/**
+ * @param {CellLike} cell
+ * @returns {Record<string, any> | null} the cell's saved turn, if it is a record
+ */
+function savedRecord(cell) {
+  const value = cell.getMetadata?.(KEY);
+  if (!value || typeof value !== "object" || Array.isArray(value)) return null;
+  const record = /** @type {Record<string, any>} */ (value);
+  return Array.isArray(record.events) ? record : null;
+}
+
+/**
+ * Every chat cell whose turn did not finish gets its saved record in place of its widget.
+ * Call when the kernel has died or restarted, and when a notebook is opened.
+ * @param {NotebookLike | null} model
+ * @returns {number} how many outputs were replaced
+ */
+export function showUnfinishedTurns(model) {
+  let replaced = 0;
+  const cells = model?.cells;
+  for (let i = 0; cells && i < cells.length; i++) {
+    const cell = cells.get(i);
+    const record = savedRecord(cell);
+    const outputs = cell.outputs;
+    if (!record || record.live !== true || !outputs) continue;
+    for (let j = 0; j < outputs.length; j++) {
+      if (WIDGET_MIME in (outputs.get(j).data ?? {})) {
+        outputs.set(j, recordOutput(record));
+        replaced++;
+      }
+    }
+  }
+  return replaced;
+}
+
+/**
+ * A finished record arrived for a cell that shows an unfinished one (the page was reloaded
+ * while the turn ran, so the kernel's in-place update had no output to reach): show it.
+ * @param {CellLike} cell
+ * @param {unknown} value the cell's new `jupyter_turns` metadata
+ */
+export function showFinishedTurn(cell, value) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return;
+  const record = /** @type {Record<string, any>} */ (value);
+  const outputs = cell.outputs;
+  if (record.live === true || !Array.isArray(record.events) || !outputs) return;
+  for (let j = 0; j < outputs.length; j++) {
+    const shown = /** @type {any} */ (outputs.get(j).data ?? {})[RECORD_MIME];
+    if (shown?.live === true && shown.conversation_id === record.conversation_id) {
+      outputs.set(j, recordOutput(record));
+    }
+  }
+}
