@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 __all__ = [
     "API_KINDS",
@@ -166,14 +166,15 @@ StreamEvent: TypeAlias = Part | Flush | Finished
 # --------------------------------------------------------------------------- conversation events
 
 
-def _metadata(**keys: dict[str, Any]) -> Any:
+def _metadata(**keys: JsonValue) -> Any:
     """A ``metadata`` field: free-form, with the keys readers rely on declared in its schema
     (``docs/event-schema.json``, which the page's views are checked against)."""
-    return Field(default_factory=dict, json_schema_extra={"properties": keys})
+    properties: JsonValue = dict(keys)
+    return Field(default_factory=dict, json_schema_extra={"properties": properties})
 
 
-_PARTIAL = {"type": "boolean", "description": "cut short: the stream ended or was stopped"}
-_RAW_BLOCK = {
+_PARTIAL: JsonValue = {"type": "boolean", "description": "cut short: the stream ended or was stopped"}
+_RAW_BLOCK: JsonValue = {
     "type": "object",
     "description": "the provider's block, kept verbatim to send back",
     "properties": {"type": {"type": "string"}},

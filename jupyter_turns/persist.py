@@ -104,6 +104,11 @@ class MetadataWriter:
         if cell_id:
             self._send({"cell_id": cell_id, "key": META_KEY, "value": value})
 
+    def cell_from_output(self, cell_id: str | None, mime: str) -> None:
+        """The cell's metadata becomes the ``mime`` data of its output (already on the page)."""
+        if cell_id:
+            self._send({"cell_id": cell_id, "key": META_KEY, "from_output": mime})
+
     def notebook(self, value: Any) -> None:
         self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
 
@@ -171,9 +176,17 @@ class Recorder:
         self._display(widget, display_id=self.display_id)
         self._shown = self._widget = True
 
+    @property
+    def showing_widget(self) -> bool:
+        """The output is the live widget: a page draws the turn, and keeps what it showed."""
+        return self._widget
+
     def save(self, build: Callable[[], dict[str, Any]], *, metadata: bool = True) -> None:
-        """Save the turn so far, now or within ``min_interval``; ``metadata=False`` (streamed
-        text) leaves the notebook's metadata alone."""
+        """Save the turn so far, now or within ``min_interval``. ``metadata=False`` marks new
+        streamed text: written to the live record without a page, and left to the page (which
+        shows it, and saves it if the kernel dies) where there is one."""
+        if self._widget and not metadata:
+            return
         self._pending = build
         self._pending_metadata = self._pending_metadata or metadata
         wait = self._last_write + self.min_interval - self._clock()
@@ -205,8 +218,11 @@ class Recorder:
         self._pending = None
         self._pending_metadata = False
         self._output(record_bundle(record))
+        if self._widget:  # the extension copies the record it just got: not sent twice
+            self.metadata.cell_from_output(self.cell_id, RECORD_MIME)
+        else:
+            self.metadata.cell(self.cell_id, record)
         self._widget = False
-        self.metadata.cell(self.cell_id, record)
         self.metadata.notebook(self.notebook_state())
         self.writes += 1
 

@@ -22,6 +22,7 @@ from .events import ConversationEvent
 __all__ = ["to_html", "to_markdown"]
 
 _BACKTICKS = re.compile(r"`+")
+_BETWEEN_TAGS = re.compile(r">\n+<")
 _SHORT = 800  # characters (and under 12 lines): tool text this short is shown open, as live
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 _ALLOWED_TAGS = {
@@ -160,7 +161,9 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
             case "error":
                 items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
     body = "".join(_div(cls, "".join(inner)) for cls, inner in items)
-    return f'<div class="jt-root jt-saved">{body}</div>\n'
+    # one line between tags: a notebook stores a multi-line string as a list of lines, each
+    # with its own quotes and indentation (code keeps its newlines: its text is escaped)
+    return _BETWEEN_TAGS.sub("><", f'<div class="jt-root jt-saved">{body}</div>')
 
 
 def _esc(text: object) -> str:

@@ -6,10 +6,14 @@ import { showFinishedTurn } from "./turns.js";
 
 /**
  * @typedef {{cell_id?: string | null, scope?: string, key?: unknown, value?: unknown,
- *            delete?: boolean}} MetadataRequest
+ *            delete?: boolean, from_output?: string}} MetadataRequest
+ *   `from_output`: the value is the data of that mime type in the cell's output (the kernel
+ *   just sent it there, so it is not sent twice)
  * @typedef {{ok: true} | {ok: false, reason: string}} MetadataReply
  * @typedef {{ id: string, setMetadata(key: string, value: unknown): void,
- *             deleteMetadata(key: string): void }} MetadataTarget
+ *             deleteMetadata(key: string): void,
+ *             outputs?: {length: number, get(i: number): {data: Record<string, unknown>}} }}
+ *   MetadataTarget
  * @typedef {MetadataTarget & { cells: { length: number, get(i: number): MetadataTarget } }}
  *   NotebookModelLike
  */
@@ -44,13 +48,34 @@ export function applyMetadata(model, data) {
       return { ok: false, reason: `no cell with id ${request.cell_id} in this notebook` };
     }
   }
+  let value = request.value;
+  if (typeof request.from_output === "string") {
+    value = outputData(target, request.from_output);
+    if (value === undefined) {
+      return { ok: false, reason: `the cell has no ${request.from_output} output` };
+    }
+  }
   if (request.delete === true) {
     target.deleteMetadata(request.key);
   } else {
-    target.setMetadata(request.key, request.value);
-    if (target !== model) showFinishedTurn(target, request.value);
+    target.setMetadata(request.key, value);
+    if (target !== model) showFinishedTurn(/** @type {any} */ (target), value);
   }
   return { ok: true };
+}
+
+/**
+ * The newest output data of type `mime` in a cell, if any.
+ * @param {MetadataTarget} cell
+ * @param {string} mime
+ */
+function outputData(cell, mime) {
+  const outputs = cell.outputs;
+  for (let i = (outputs?.length ?? 0) - 1; outputs && i >= 0; i--) {
+    const data = outputs.get(i).data ?? {};
+    if (mime in data) return data[mime];
+  }
+  return undefined;
 }
 
 /**

@@ -46,16 +46,22 @@ function savedRecord(cell) {
 
 /**
  * Every chat cell whose turn did not finish gets its saved record in place of its widget.
- * Call when the kernel has died or restarted, and when a notebook is opened.
+ * Call when the kernel has died or restarted, and when a notebook is opened. `shown` holds,
+ * by cell index, the events a live view still showed (its drafts as `partial` events): the
+ * page saw more than the kernel had saved, and that is what is kept.
  * @param {NotebookLike | null} model
+ * @param {Map<number, object[]>} [shown]
  * @returns {number} how many outputs were replaced
  */
-export function showUnfinishedTurns(model) {
+export function showUnfinishedTurns(model, shown = new Map()) {
   let replaced = 0;
   const cells = model?.cells;
   for (let i = 0; cells && i < cells.length; i++) {
     const cell = cells.get(i);
-    const record = savedRecord(cell);
+    const saved = savedRecord(cell);
+    const seen = shown.get(i);
+    const record =
+      saved && seen && seen.length >= saved.events.length ? { ...saved, events: seen } : saved;
     const outputs = cell.outputs;
     if (!record || record.live !== true || !outputs) continue;
     for (let j = 0; j < outputs.length; j++) {

@@ -73,3 +73,13 @@ test("the finished record replaces a shown unfinished one of the same conversati
   applyMetadata(notebook(elsewhere), { cell_id: "b", key: "jupyter_turns", value: finished });
   assert.equal(elsewhere.outputs.list[0].data[RECORD_MIME].conversation_id, "other");
 });
+
+test("the kernel's final record is copied from the output into the cell's metadata", () => {
+  const done = cell("a", live, [recordOutput(finished)]);
+  const nb = notebook(done);
+  const copy = { cell_id: "a", key: "jupyter_turns", from_output: RECORD_MIME };
+  assert.deepEqual(applyMetadata(nb, copy), { ok: true });
+  assert.equal(done.metadata.get("jupyter_turns"), finished);
+  const empty = cell("b", null, []);
+  assert.equal(applyMetadata(notebook(empty), { ...copy, cell_id: "b" }).ok, false);
+});

@@ -196,3 +196,33 @@ def test_a_kernel_killed_mid_turn_leaves_the_finished_cycle_shown_and_saved(lab:
     expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
     expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
     assert lab.unexpected_page_errors() == []
+
+
+STREAMING = (
+    "import os\n"
+    "script = [slow(cycle(message('The first half of an answer' + ' and more' * 400)), 0.05)]\n"
+    "print(os.getpid())"
+)
+
+
+def test_a_kernel_killed_mid_stream_keeps_the_text_the_page_showed(lab: Lab) -> None:
+    lab.write_notebook("cut.ipynb", [LOAD, SETUP, STREAMING, chat_cell("Explain x.")])
+    lab.open("cut.ipynb")
+    run_setup(lab, 2)
+    pid = int(print_cell(lab, 2))
+    root = start_chat(lab, 3)
+    expect(root.locator(".jt-draft .jt-message")).to_contain_text("The first half of an answer")
+    os.kill(pid, signal.SIGKILL)
+
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_contain_text("The first half of an answer")
+    expect(saved.locator(".jt-message .jt-partial")).to_have_count(1)
+    expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
+    dialog = lab.page.locator(".jp-Dialog")
+    dialog.get_by_role("button", name="Ok").click()
+    expect(dialog).to_have_count(0)
+    lab.save()
+    record = lab.read_notebook("cut.ipynb").cells[3].outputs[0]["data"][RECORD_MIME]
+    message = record["events"][-1]
+    assert message["kind"] == "message" and message["metadata"] == {"partial": True}
+    assert message["content"].startswith("The first half of an answer")

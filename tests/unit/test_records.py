@@ -28,7 +28,7 @@ class _Page:
 
         class _Comm:
             def send(comm, message: dict[str, Any]) -> None:
-                self.metadata.append(message.get("value"))
+                self.metadata.append(message.get("value") or message)
 
         return Recorder(
             thread="main",
@@ -86,10 +86,20 @@ def test_with_a_page_the_widget_is_the_output_until_the_record_replaces_it() -> 
     ]
     assert len({display_id for _, display_id, _ in page.sent}) == 1
     # the turn so far went to the cell's metadata, marked live, for the page to show if the
-    # kernel dies; then the final record
+    # kernel dies; at the end the page copies the record from the output (not sent twice)
     cells = [value for value in page.metadata if value and "events" in value]
-    assert [c.get("live") for c in cells] == [True, None]
-    assert [len(c["events"]) for c in cells] == [1, 2]
+    assert [(c.get("live"), len(c["events"])) for c in cells] == [(True, 1)]
+    copy = {"cell_id": "cell-1", "key": "jupyter_turns", "from_output": RECORD_MIME}
+    assert copy in page.metadata
+
+
+def test_with_a_page_new_text_alone_is_left_to_the_page() -> None:
+    page = _Page()
+    recorder = page.recorder()
+    recorder.show(object())
+    recorder.save(lambda: turn_record("c1", "main", [ChatRequest(content="hi")]))
+    recorder.save(lambda: turn_record("c1", "main", []), metadata=False)
+    assert recorder.writes == 1 and len(page.metadata) == 2  # the request: cell + notebook
 
 
 def test_a_cell_whose_turn_never_began_is_left_with_an_empty_output() -> None:
