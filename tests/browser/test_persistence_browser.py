@@ -137,6 +137,18 @@ def test_without_a_kernel_the_reopened_notebook_shows_the_conversation_as_it_was
         expect(output.locator(".jp-OutputArea-output")).to_have_count(1)
     lab.cell(3).scroll_into_view_if_needed()
     lab.screenshot("reopened-without-kernel.png")
+
+    # the same file in Notebook 7
+    lab.open_in_notebook7("read.ipynb")
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message").last).to_have_text("The sum is 5.")
+    expect(saved.locator(".jt-tool .jt-tool-name")).to_have_text("add")
+    reasoning = saved.locator(".jt-reasoning details")
+    expect(reasoning).not_to_have_attribute("open", "")
+    reasoning.locator("summary").click()
+    expect(saved.get_by_text("Two small numbers.", exact=True)).to_be_visible()
+    expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
+    lab.screenshot("reopened-in-notebook7.png")
     assert lab.unexpected_page_errors() == []
 
 
@@ -190,11 +202,12 @@ def test_a_kernel_killed_mid_turn_leaves_the_finished_cycle_shown_and_saved(lab:
     assert record["live"] is True
     assert _kinds(record["events"]) == ["chat_request", "reasoning", "message", "tool_call_request"]
 
-    lab.close_and_reopen("killed.ipynb")
-    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
-    expect(saved.locator(".jt-message")).to_have_text("Looking it up.")
-    expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
-    expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
+    for reopen in (lab.close_and_reopen, lab.open_in_notebook7):
+        reopen("killed.ipynb")
+        saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+        expect(saved.locator(".jt-message")).to_have_text("Looking it up.")
+        expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
+        expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
     assert lab.unexpected_page_errors() == []
 
 
