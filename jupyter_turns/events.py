@@ -173,7 +173,10 @@ def _metadata(**keys: JsonValue) -> Any:
     return Field(default_factory=dict, json_schema_extra={"properties": properties})
 
 
-_PARTIAL: JsonValue = {"type": "boolean", "description": "cut short: the stream ended or was stopped"}
+_PARTIAL: JsonValue = {
+    "type": "boolean",
+    "description": "cut short: the stream ended or was stopped",
+}
 _RAW_BLOCK: JsonValue = {
     "type": "object",
     "description": "the provider's block, kept verbatim to send back",

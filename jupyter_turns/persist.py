@@ -8,10 +8,11 @@ All written by the kernel through the messaging protocol (never the .ipynb file)
   expanded sanitized HTML transcript (readable without the extension) and a one-line summary;
 * cell and notebook metadata (key ``jupyter_turns``) through the ``jupyter_turns.metadata``
   comm, when the JupyterLab / Notebook 7 extension is there (without it nothing errors): the
-  turn so far, marked ``live``, from the request on, within a second of every cycle boundary and
-  of new streamed text (unfinished blocks as ``partial`` events), so a kernel that dies
-  mid-turn leaves the request and what was shown saved; the extension then shows that record
-  in place of the widget. Then the final record.
+  turn so far, marked ``live``, from the request on and within a second of every cycle
+  boundary, so a kernel that dies mid-turn leaves it there; the extension then shows it (with
+  what the page still showed) in place of the widget. At the end, a pointer to the output's
+  record (``in_output``): the file holds the record once, and the extension moves it into the
+  metadata if the output is cleared.
 
 nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
 compares the final record bundle (its deterministic HTML and summary) with the saved one.
@@ -104,10 +105,12 @@ class MetadataWriter:
         if cell_id:
             self._send({"cell_id": cell_id, "key": META_KEY, "value": value})
 
-    def cell_from_output(self, cell_id: str | None, mime: str) -> None:
-        """The cell's metadata becomes the ``mime`` data of its output (already on the page)."""
+    def cell_in_output(self, cell_id: str | None, mime: str) -> None:
+        """The cell's record is its output's ``mime`` data: the extension keeps a pointer in
+        the metadata (the file holds the record once) and moves the record there if the
+        output is cleared."""
         if cell_id:
-            self._send({"cell_id": cell_id, "key": META_KEY, "from_output": mime})
+            self._send({"cell_id": cell_id, "key": META_KEY, "in_output": mime})
 
     def notebook(self, value: Any) -> None:
         self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
@@ -218,8 +221,8 @@ class Recorder:
         self._pending = None
         self._pending_metadata = False
         self._output(record_bundle(record))
-        if self._widget:  # the extension copies the record it just got: not sent twice
-            self.metadata.cell_from_output(self.cell_id, RECORD_MIME)
+        if self._widget:  # the page has it in the output: the metadata points there
+            self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
         else:
             self.metadata.cell(self.cell_id, record)
         self._widget = False

@@ -19,7 +19,7 @@ import { INotebookTracker } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory } from "./record.js";
-import { showUnfinishedTurns } from "./turns.js";
+import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 
 export const COMM_TARGET = "jupyter_turns.metadata";
 
@@ -99,7 +99,10 @@ function watchContext(context, watched, tracker) {
       showUnfinishedTurns(getModel(), shownByLiveViews(tracker, context));
     }
   });
-  context.ready.then(() => showUnfinishedTurns(getModel()));
+  context.ready.then(() => {
+    showUnfinishedTurns(getModel());
+    keepAllWhenCleared(getModel());
+  });
 }
 
 /** A JupyterFrontEndPlugin<void>. */

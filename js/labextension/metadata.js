@@ -2,13 +2,14 @@
  * Apply one `jupyter_turns.metadata` request to a notebook model — no Jupyter imports, so it
  * runs (and is tested) anywhere.
  */
-import { showFinishedTurn } from "./turns.js";
+import { keepWhenCleared, outputData, pointerTo, showFinishedTurn } from "./turns.js";
 
 /**
  * @typedef {{cell_id?: string | null, scope?: string, key?: unknown, value?: unknown,
- *            delete?: boolean, from_output?: string}} MetadataRequest
- *   `from_output`: the value is the data of that mime type in the cell's output (the kernel
- *   just sent it there, so it is not sent twice)
+ *            delete?: boolean, in_output?: string}} MetadataRequest
+ *   `in_output`: the cell's output of that mime type holds the record (the kernel just sent
+ *   it there): the metadata keeps a pointer to it, and the record itself if the output is
+ *   cleared (turns.js keepWhenCleared)
  * @typedef {{ok: true} | {ok: false, reason: string}} MetadataReply
  * @typedef {{ id: string, setMetadata(key: string, value: unknown): void,
  *             deleteMetadata(key: string): void,
@@ -49,11 +50,13 @@ export function applyMetadata(model, data) {
     }
   }
   let value = request.value;
-  if (typeof request.from_output === "string") {
-    value = outputData(target, request.from_output);
-    if (value === undefined) {
-      return { ok: false, reason: `the cell has no ${request.from_output} output` };
+  if (typeof request.in_output === "string") {
+    const record = outputData(/** @type {any} */ (target), request.in_output);
+    if (!record || typeof record !== "object") {
+      return { ok: false, reason: `the cell has no ${request.in_output} output` };
     }
+    value = pointerTo(/** @type {Record<string, any>} */ (record));
+    keepWhenCleared(/** @type {any} */ (target), /** @type {Record<string, any>} */ (record));
   }
   if (request.delete === true) {
     target.deleteMetadata(request.key);
@@ -62,20 +65,6 @@ export function applyMetadata(model, data) {
     if (target !== model) showFinishedTurn(/** @type {any} */ (target), value);
   }
   return { ok: true };
-}
-
-/**
- * The newest output data of type `mime` in a cell, if any.
- * @param {MetadataTarget} cell
- * @param {string} mime
- */
-function outputData(cell, mime) {
-  const outputs = cell.outputs;
-  for (let i = (outputs?.length ?? 0) - 1; outputs && i >= 0; i--) {
-    const data = outputs.get(i).data ?? {};
-    if (mime in data) return data[mime];
-  }
-  return undefined;
 }
 
 /**

@@ -12,9 +12,12 @@ const KEY = "jupyter_turns";
 
 /**
  * @typedef {{data: Record<string, unknown>}} OutputLike
- * @typedef {{length: number, get(i: number): OutputLike, set(i: number, output: object): void}}
+ * @typedef {{type: string, oldValues?: OutputLike[]}} OutputsChange
+ * @typedef {{length: number, get(i: number): OutputLike, set(i: number, output: object): void,
+ *            changed?: {connect(fn: (sender: unknown, change: OutputsChange) => void): void}}}
  *   OutputsLike
- * @typedef {{getMetadata?(key: string): unknown, outputs?: OutputsLike}} CellLike
+ * @typedef {{getMetadata?(key: string): unknown, setMetadata?(key: string, value: unknown): void,
+ *            outputs?: OutputsLike}} CellLike
  * @typedef {{cells: {length: number, get(i: number): CellLike}}} NotebookLike
  */
 
@@ -89,6 +92,76 @@ export function showFinishedTurn(cell, value) {
     const shown = /** @type {any} */ (outputs.get(j).data ?? {})[RECORD_MIME];
     if (shown?.live === true && shown.conversation_id === record.conversation_id) {
       outputs.set(j, recordOutput(record));
+    }
+  }
+}
+
+/**
+ * What a finished chat cell keeps in its metadata while its output holds the record: a pointer
+ * (the record is not stored twice in the file). See keepWhenCleared.
+ * @param {Record<string, any>} record
+ */
+export function pointerTo(record) {
+  return {
+    version: record.version,
+    conversation_id: record.conversation_id,
+    thread: record.thread,
+    in_output: RECORD_MIME,
+  };
+}
+
+/**
+ * The newest output data of type `mime` in a cell, if any.
+ * @param {CellLike} cell
+ * @param {string} mime
+ * @returns {unknown}
+ */
+export function outputData(cell, mime) {
+  const outputs = cell.outputs;
+  for (let i = (outputs?.length ?? 0) - 1; outputs && i >= 0; i--) {
+    const data = outputs.get(i).data ?? {};
+    if (mime in data) return data[mime];
+  }
+  return undefined;
+}
+
+/** @type {WeakMap<object, Record<string, any>>} the record each watched cell's output holds */
+const kept = new WeakMap();
+
+/**
+ * When the cell's output holding `record` goes (Clear Outputs, a re-run), the record moves into
+ * the cell's metadata in place of the pointer, so the conversation stays in the file. The
+ * record is kept from when it was shown: a cleared output's model may already be disposed.
+ * @param {CellLike} cell
+ * @param {Record<string, any>} record
+ */
+export function keepWhenCleared(cell, record) {
+  const watching = kept.has(cell);
+  kept.set(cell, record);
+  if (watching || !cell.outputs?.changed) return;
+  cell.outputs.changed.connect(() => {
+    const held = kept.get(cell);
+    const pointer = /** @type {any} */ (cell.getMetadata?.(KEY));
+    if (!held || pointer?.in_output !== RECORD_MIME) return;
+    if (pointer.conversation_id !== held.conversation_id) return;
+    const shown = /** @type {any} */ (outputData(cell, RECORD_MIME));
+    if (shown?.conversation_id === held.conversation_id) return; // still there
+    cell.setMetadata?.(KEY, held);
+  });
+}
+
+/**
+ * Watch every chat cell of a notebook whose metadata points at its output.
+ * @param {NotebookLike | null} model
+ */
+export function keepAllWhenCleared(model) {
+  const cells = model?.cells;
+  for (let i = 0; cells && i < cells.length; i++) {
+    const cell = cells.get(i);
+    const value = /** @type {any} */ (cell.getMetadata?.(KEY));
+    const record = /** @type {any} */ (outputData(cell, RECORD_MIME));
+    if (value?.in_output === RECORD_MIME && record && typeof record === "object") {
+      keepWhenCleared(cell, record);
     }
   }
 }

@@ -74,12 +74,23 @@ test("the finished record replaces a shown unfinished one of the same conversati
   assert.equal(elsewhere.outputs.list[0].data[RECORD_MIME].conversation_id, "other");
 });
 
-test("the kernel's final record is copied from the output into the cell's metadata", () => {
+test("the finished cell's metadata points at its output, and takes the record when cleared", () => {
+  const listeners = [];
   const done = cell("a", live, [recordOutput(finished)]);
+  done.outputs.changed = { connect: (fn) => listeners.push(fn) };
   const nb = notebook(done);
-  const copy = { cell_id: "a", key: "jupyter_turns", from_output: RECORD_MIME };
-  assert.deepEqual(applyMetadata(nb, copy), { ok: true });
+  const request = { cell_id: "a", key: "jupyter_turns", in_output: RECORD_MIME };
+  assert.deepEqual(applyMetadata(nb, request), { ok: true });
+  assert.deepEqual(done.metadata.get("jupyter_turns"), {
+    version: 1,
+    conversation_id: "c",
+    thread: "main",
+    in_output: RECORD_MIME,
+  });
+  // Clear Outputs: the record moves into the metadata
+  const removed = done.outputs.list.splice(0);
+  for (const fn of listeners) fn(null, { type: "remove", oldValues: removed });
   assert.equal(done.metadata.get("jupyter_turns"), finished);
   const empty = cell("b", null, []);
-  assert.equal(applyMetadata(notebook(empty), { ...copy, cell_id: "b" }).ok, false);
+  assert.equal(applyMetadata(notebook(empty), { ...request, cell_id: "b" }).ok, false);
 });

@@ -126,7 +126,7 @@ def _total(run: dict[str, Any]) -> int:
 
 def _saved_notebook_bytes(messages: list[WireMessage], source: str) -> int:
     """The .ipynb a page saves for the cell: its one output as the last update left it, the
-    record copied into the cell's metadata (what the extension does), the notebook metadata."""
+    extension's pointer to it in the cell's metadata, the notebook metadata."""
     final = [m.msg["content"]["data"] for m in messages if m.msg_type == "update_display_data"]
     if not final:
         raise RuntimeError("the benchmark turn left no final record output")
@@ -138,7 +138,13 @@ def _saved_notebook_bytes(messages: list[WireMessage], source: str) -> int:
     ]
     cell = nbformat.v4.new_code_cell(source, execution_count=1)
     cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
-    cell.metadata["jupyter_turns"] = data["application/vnd.jupyter-turns+json"]
+    record = data["application/vnd.jupyter-turns+json"]
+    cell.metadata["jupyter_turns"] = {  # the extension's pointer (js/labextension/turns.js)
+        "version": record["version"],
+        "conversation_id": record["conversation_id"],
+        "thread": record.get("thread"),
+        "in_output": "application/vnd.jupyter-turns+json",
+    }
     notebook = nbformat.v4.new_notebook(cells=[cell])
     if notes:
         notebook.metadata["jupyter_turns"] = notes[-1]

@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from jupyter_turns.notebook import load
+
 from .chat import (
     LOAD,
     RECORD_MIME,
@@ -63,20 +65,25 @@ def test_the_saved_file_holds_the_turn_and_a_restarted_kernel_continues_it(lab: 
 
     saved = lab.read_notebook("persist.ipynb")
     cell = saved.cells[3]
-    meta = cell.metadata["jupyter_turns"]
-    assert meta["version"] == 1 and meta["thread"] == "main"
-    assert _kinds(meta["events"]) == ["chat_request", "reasoning", "message"]
-    assert meta["events"][2]["content"] == "Paris is the capital."
-    threads = saved.metadata["jupyter_turns"]
-    assert threads["current"] == "main"
-    assert threads["threads"]["main"]["conversation_id"] == meta["conversation_id"]
     # one output: the widget while the turn ran, replaced in place by the record bundle
     assert [sorted(o.get("data", {})) for o in cell.outputs] == [
         sorted([RECORD_MIME, "text/html", "text/plain"])
     ]
     record = final_record(cell)
-    assert record["conversation_id"] == meta["conversation_id"]
-    assert [e["id"] for e in record["events"]] == [e["id"] for e in meta["events"]]
+    assert record["version"] == 1 and record["thread"] == "main"
+    assert _kinds(record["events"]) == ["chat_request", "reasoning", "message"]
+    assert record["events"][2]["content"] == "Paris is the capital."
+    # the cell's metadata points at it (the record is not stored twice in the file)
+    meta = cell.metadata["jupyter_turns"]
+    assert meta == {
+        "version": 1,
+        "conversation_id": record["conversation_id"],
+        "thread": "main",
+        "in_output": RECORD_MIME,
+    }
+    threads = saved.metadata["jupyter_turns"]
+    assert threads["current"] == "main"
+    assert threads["threads"]["main"]["conversation_id"] == meta["conversation_id"]
 
     lab.restart_kernel()
     lab.run_cell(0)
@@ -90,9 +97,26 @@ def test_the_saved_file_holds_the_turn_and_a_restarted_kernel_continues_it(lab: 
     ]
     lab.save()
     later = lab.read_notebook("persist.ipynb")
-    continued = later.cells[5].metadata["jupyter_turns"]
+    continued = final_record(later.cells[5])
     assert continued["conversation_id"] == meta["conversation_id"]  # the same thread
     assert _kinds(continued["events"]) == ["chat_request", "message"]
+
+    # Clear All Outputs: each record moves into its cell's metadata, and the file still
+    # restores the whole thread
+    lab.command("notebook:clear-all-cell-outputs")
+    expect(lab.cell_output(3).locator(".jt-root")).to_have_count(0)
+    lab.save()
+    cleared = lab.read_notebook("persist.ipynb")
+    assert _kinds(cleared.cells[3].metadata["jupyter_turns"]["events"]) == _kinds(record["events"])
+    assert not any(cell.get("outputs") for cell in cleared.cells)
+    restored = load(lab.path("persist.ipynb"))["main"]
+    assert _kinds([e.model_dump() for e in restored.events]) == [
+        "chat_request",
+        "reasoning",
+        "message",
+        "chat_request",
+        "message",
+    ]
 
 
 SHOWN = (

@@ -86,10 +86,10 @@ def test_with_a_page_the_widget_is_the_output_until_the_record_replaces_it() -> 
     ]
     assert len({display_id for _, display_id, _ in page.sent}) == 1
     # the turn so far went to the cell's metadata, marked live, for the page to show if the
-    # kernel dies; at the end the page copies the record from the output (not sent twice)
+    # kernel dies; at the end it points at the record in the output (not sent twice)
     cells = [value for value in page.metadata if value and "events" in value]
     assert [(c.get("live"), len(c["events"])) for c in cells] == [(True, 1)]
-    copy = {"cell_id": "cell-1", "key": "jupyter_turns", "from_output": RECORD_MIME}
+    copy = {"cell_id": "cell-1", "key": "jupyter_turns", "in_output": RECORD_MIME}
     assert copy in page.metadata
 
 
