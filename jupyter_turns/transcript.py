@@ -171,7 +171,24 @@ def _esc(text: object) -> str:
 
 
 def _div(cls: str, inner: str) -> str:
-    return f'<div class="{cls}">{inner}</div>'
+    style = _STYLES.get(cls.split()[0])
+    styled = f' style="{style}"' if style else ""
+    return f'<div class="{cls}"{styled}>{inner}</div>'
+
+
+# Inline, so the fallback reads like the widget where no stylesheet comes with it (nbconvert,
+# VS Code); colors that work on light and dark backgrounds. Sanitizers that drop styles (GitHub)
+# leave the same structure.
+_STYLES = {
+    "jt-request": "border-left:3px solid #8888;padding:2px 10px;margin:6px 0",
+    "jt-who": "font-size:85%;opacity:.7",
+    "jt-tool": "border:1px solid #8886;border-radius:6px;padding:4px 10px;margin:6px 0",
+    "jt-tool-head": "font-family:monospace",
+    "jt-notice": "opacity:.75;font-style:italic;margin:4px 0",
+    "jt-error": "color:#c33;margin:4px 0",
+    "jt-opaque": "opacity:.6;font-size:90%",
+    "jt-partial": "opacity:.6;font-style:italic",
+}
 
 
 def _md(text: str) -> str:

@@ -78,6 +78,6 @@ def test_the_html_transcript_shows_every_event_of_the_fixture() -> None:
         "Error (overloaded): overloaded_error: the API is busy",
     ]:
         assert shown in text, shown
-    assert '<div class="jt-tool">' in page and 'class="jt-chip jt-chip-denied"' in page
+    assert '<div class="jt-tool" style=' in page and 'class="jt-chip jt-chip-denied"' in page
     # the answers are open; only reasoning and long tool text fold
     assert "<details" not in page.split('<div class="jt-message">')[1].split("</div>")[0]
