@@ -47,6 +47,7 @@ import nbformat
 from nbformat import NotebookNode
 from nbformat.sign import NotebookNotary
 from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .server import ARTIFACTS, LabError, LabServer, safe_name
@@ -445,7 +446,10 @@ class Lab:
         return target
 
     def close(self) -> None:
-        """Shut down this test's kernels and restore the settings it changed."""
+        """Leave the page (an open notebook would start its kernel again), shut down this
+        test's kernels and restore the settings it changed."""
+        with contextlib.suppress(PlaywrightError):
+            self.page.goto("about:blank")
         with contextlib.suppress(OSError, urllib.error.URLError):
             self.server.shutdown_sessions(under=self.folder + "/")
             for plugin, raw in self._saved_settings.items():

@@ -8,9 +8,10 @@ import signal
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from jupyter_turns.notebook import load
+from tests.support.notebook_code import SLOW_TOOL
 
 from .chat import (
     LOAD,
@@ -176,30 +177,21 @@ def test_without_a_kernel_the_reopened_notebook_shows_the_conversation_as_it_was
     assert lab.unexpected_page_errors() == []
 
 
-KILLED = '''\
-import os
+KILLED = SLOW_TOOL + "import os\nprint(os.getpid())"
 
-@tool(run="unattended")
-async def slow_lookup(q: str) -> str:
-    """Takes forever."""
-    await asyncio.sleep(3600)
-    return "never"
 
-script = [
-    cycle(reasoning("Need a lookup."), message("Looking it up."),
-          tool_call("slow_lookup", {"q": "x"})),
-    cycle(message("never reached")),
-]
-print(os.getpid())
-'''
+def _chat_then_kill_ready(lab: Lab, name: str, code: str, body: str) -> tuple[int, Locator]:
+    """Open a notebook of LOAD, SETUP, `code` (printing the kernel's pid) and a chat cell with
+    `body`; start the chat: the kernel's pid and the widget's root."""
+    lab.write_notebook(name, [LOAD, SETUP, code, chat_cell(body)])
+    lab.open(name)
+    run_setup(lab, 2)
+    pid = int(print_cell(lab, 2))
+    return pid, start_chat(lab, 3)
 
 
 def test_a_kernel_killed_mid_turn_leaves_the_finished_cycle_shown_and_saved(lab: Lab) -> None:
-    lab.write_notebook("killed.ipynb", [LOAD, SETUP, KILLED, chat_cell("Look x up.")])
-    lab.open("killed.ipynb")
-    run_setup(lab, 2)
-    pid = int(print_cell(lab, 2))
-    root = start_chat(lab, 3)
+    pid, root = _chat_then_kill_ready(lab, "killed.ipynb", KILLED, "Look x up.")
     # the first cycle is over and its tool runs (forever): the turn so far is in the metadata
     expect(root.locator(".jt-tool[data-status='running']")).to_have_count(1)
     expect(root.locator(".jt-message")).to_have_text("Looking it up.")
@@ -243,11 +235,7 @@ STREAMING = (
 
 
 def test_a_kernel_killed_mid_stream_keeps_the_text_the_page_showed(lab: Lab) -> None:
-    lab.write_notebook("cut.ipynb", [LOAD, SETUP, STREAMING, chat_cell("Explain x.")])
-    lab.open("cut.ipynb")
-    run_setup(lab, 2)
-    pid = int(print_cell(lab, 2))
-    root = start_chat(lab, 3)
+    pid, root = _chat_then_kill_ready(lab, "cut.ipynb", STREAMING, "Explain x.")
     expect(root.locator(".jt-draft .jt-message")).to_contain_text("The first half of an answer")
     os.kill(pid, signal.SIGKILL)
 

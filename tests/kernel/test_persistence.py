@@ -15,6 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from jupyter_turns.notebook import export_markdown, load, load_threads
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
+from tests.support.notebook_code import SETUP, SLOW_TOOL
 
 from .kernel import RECORD_MIME, KernelDriver
 
@@ -52,27 +53,8 @@ def test_a_kernel_killed_between_cycles_leaves_cycle_one_saved(tmp_path: Path) -
     kernel = KernelDriver()
     try:
         kernel.run("%load_ext jupyter_turns")
-        kernel.run(
-            textwrap.dedent(
-                """
-                import asyncio
-                from jupyter_turns import tool
-                from jupyter_turns.providers.scripted import cycle, message, reasoning, tool_call
-
-                @tool(run="unattended")
-                async def slow_lookup(q: str) -> str:
-                    '''Takes forever.'''
-                    await asyncio.sleep(3600)
-                    return "never"
-
-                script = [
-                    cycle(reasoning("Need a lookup."), message("Looking it up."),
-                          tool_call("slow_lookup", {"q": "x"}, call_id="call_1")),
-                    cycle(message("never reached")),
-                ]
-                """
-            )
-        )
+        kernel.run(SETUP)
+        kernel.run(SLOW_TOOL)
         source = "%%chat --provider scripted --script script\nFind x"
         cell = kernel.execute(source)
 
