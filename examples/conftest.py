@@ -1,5 +1,5 @@
-"""nbval: the conversation records carry ids and timestamps; compare everything else."""
+"""nbval: compare each chat cell's final output, all but the record (ids, timestamps)."""
 
-from jupyter_turns.testing import skip_record_comparison as pytest_collection_modifyitems
+from jupyter_turns.testing import nbval_for_chat_cells as pytest_collection_modifyitems
 
 __all__ = ["pytest_collection_modifyitems"]

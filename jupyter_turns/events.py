@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 __all__ = [
     "API_KINDS",
@@ -166,6 +166,25 @@ StreamEvent: TypeAlias = Part | Flush | Finished
 # --------------------------------------------------------------------------- conversation events
 
 
+def _metadata(**keys: JsonValue) -> Any:
+    """A ``metadata`` field: free-form, with the keys readers rely on declared in its schema
+    (``docs/event-schema.json``, which the page's views are checked against)."""
+    properties: JsonValue = dict(keys)
+    return Field(default_factory=dict, json_schema_extra={"properties": properties})
+
+
+_PARTIAL: JsonValue = {
+    "type": "boolean",
+    "description": "cut short: the stream ended or was stopped",
+}
+_RAW_BLOCK: JsonValue = {
+    "type": "object",
+    "description": "the provider's block, kept verbatim to send back",
+    "properties": {"type": {"type": "string"}},
+    "required": ["type"],
+}
+
+
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="allow")
 
@@ -180,21 +199,26 @@ class ChatRequest(_Event):
 
 class Reasoning(_Event):
     kind: Literal["reasoning"] = "reasoning"
-    content: str
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    content: str  # empty when the provider sent none to show (the signature still counts)
+    metadata: dict[str, Any] = _metadata(
+        signature={"type": "string", "description": "sent back byte for byte"},
+        partial=_PARTIAL,
+    )
 
 
 class Message(_Event):
     kind: Literal["message"] = "message"
     content: str
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = _metadata(
+        partial=_PARTIAL, citations={"type": "array", "items": {"type": "object"}}
+    )
 
 
 class Block(_Event):
     """An opaque provider block (redacted reasoning, server tool use...) kept to send back."""
 
     kind: Literal["block"] = "block"
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = _metadata(raw_block=_RAW_BLOCK)
 
 
 class ToolCallRequest(_Event):
@@ -202,7 +226,10 @@ class ToolCallRequest(_Event):
     call_id: str
     name: str
     arguments: dict[str, Any]
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = _metadata(
+        raw_block=_RAW_BLOCK,
+        raw_arguments={"type": "string", "description": "arguments that were not valid JSON"},
+    )
 
 
 class Decision(BaseModel):

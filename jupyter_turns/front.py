@@ -4,11 +4,13 @@ It decides whether anyone can click: a rendered view means yes; a kernel with no
 session (nbclient, nbval, ``jupyter execute``) means no, and prompts resolve by the headless
 policy at once; with a session it waits briefly for the view to render.
 
-The turn's live record is written as soon as the turn starts (the request), at every cycle
-boundary (within a second: the Recorder throttles) and, while text streams, with what the page
-shows: after 1 s, then 2, 4, 8 s... (at most ``_MAX_BACKOFF`` apart) while only the text grows,
-since every rewrite resends the whole record. A kernel killed at any point leaves the request,
-the finished blocks, and the shown text up to the last rewrite.
+The cell has one output (see :mod:`jupyter_turns.persist`): the widget where a page draws it,
+else the live record. The turn so far is saved when it starts (the request), at every cycle
+boundary and when events arrive (within a second: the Recorder throttles). New streamed text
+alone is saved only without a page, after 1 s, then 2, 4, 8 s... (at most ``_MAX_BACKOFF``
+apart), since every rewrite resends the whole record; a page keeps what it shows and, if the
+kernel dies, saves that in the widget's place. At the end the final record replaces the
+widget, which is then closed (its last pending sync is dropped: nothing will draw it).
 """
 
 from __future__ import annotations
@@ -99,10 +101,10 @@ class CellFront:
         self._backoff = self.recorder.min_interval
 
     def show(self) -> None:
-        """Display the widget; the turn's record follows once the turn has started."""
-        from IPython.display import display
-
-        display(self.widget)
+        """Display the widget where a page can draw it; the turn's record follows once the
+        turn has started, and replaces the widget when it ends."""
+        if has_frontend(self.session.namespace):
+            self.recorder.show(self.widget)
         self._ticker = self._loop.call_soon(self._save_progress)
 
     def close(self) -> None:
@@ -110,9 +112,14 @@ class CellFront:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-        self.sink.flush()
+        if self.recorder.showing_widget and self._last is not None:
+            self.sink.drop_pending()  # the record replaces the widget now: nothing to draw
+        else:
+            self.sink.flush()
         turn = self._last
-        if turn is not None:
+        if turn is None:
+            self.recorder.abandon()
+        else:
             self.recorder.finish(self._record(turn))
             if self.cell_id:
                 this_run = turn_record(
@@ -120,6 +127,7 @@ class CellFront:
                 )
                 self.session.cell_records[self.cell_id] = [*self._displaced, this_run]
         self.widget.prompts = []
+        self.widget.close()  # the record replaced it; nothing draws it again
 
     async def _interactive(self) -> bool:
         if self.settings.headless != "auto":
@@ -179,7 +187,9 @@ class CellFront:
             if mark != self._saved:
                 text_only = self._saved is not None and mark[0] == self._saved[0]
                 self._saved = mark
-                self.recorder.save(lambda: self._live_record(turn), metadata=False)
+                # new events (or the turn's first save) go to the metadata; new text alone
+                # only to a live record without a page (a page keeps what it shows)
+                self.recorder.save(lambda: self._live_record(turn), metadata=not text_only)
                 if text_only:
                     wait = min(2 * self._backoff, _MAX_BACKOFF)
         self._backoff = wait

@@ -1,20 +1,21 @@
-"""Saving a cell's turn into the notebook: output records, metadata through the lab extension.
+"""Saving a cell's turn into the notebook: one output per chat cell, and metadata.
 
-Three stores, all written by the kernel through the messaging protocol (never the .ipynb file):
+All written by the kernel through the messaging protocol (never the .ipynb file):
 
-* the *live record*: a display output (mime ``application/vnd.jupyter-turns+json``) written
-  when the turn starts (the user's request), then within a second of every cycle boundary and
-  of new streamed text (unfinished blocks saved as ``partial`` events), so a kernel that dies
-  mid-turn, even in its first cycle, leaves the request and what was shown saved;
-* the *final record*: at the end of the turn, a new display output with the whole record and a
-  ``<details>``-folded markdown transcript (readable without a kernel or the extension); the
-  live record then shrinks to a stub, so the record is not stored twice;
-* cell and notebook metadata (key ``jupyter_turns``) through the ``jupyter_turns.metadata`` comm,
-  when the JupyterLab / Notebook 7 extension is there; without it nothing errors.
+* the cell's *one output* (a single display id): while the turn runs, the chat widget where a
+  page draws it, else the live record (mime ``application/vnd.jupyter-turns+json``) rewritten
+  in place; when the turn ends, the final record bundle replaces it in place: the record, an
+  expanded sanitized HTML transcript (readable without the extension) and a one-line summary;
+* cell and notebook metadata (key ``jupyter_turns``) through the ``jupyter_turns.metadata``
+  comm, when the JupyterLab / Notebook 7 extension is there (without it nothing errors): the
+  turn so far, marked ``live``, from the request on and within a second of every cycle
+  boundary, so a kernel that dies mid-turn leaves it there; the extension then shows it (with
+  what the page still showed) in place of the widget. At the end, a pointer to the output's
+  record (``in_output``): the file holds the record once, and the extension moves it into the
+  metadata if the output is cleared.
 
-nbval compares an output's first display with its saved last one: the live record's compared
-parts never change (its JSON mime is skipped, see :mod:`jupyter_turns.testing`) and the final
-record is displayed once, with a deterministic transcript.
+nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
+compares the final record bundle (its deterministic HTML and summary) with the saved one.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ __all__ = ["RECORD_MIME", "MetadataWriter", "Recorder", "record_bundle", "turn_r
 RECORD_MIME = "application/vnd.jupyter-turns+json"
 META_KEY = "jupyter_turns"
 COMM_TARGET = "jupyter_turns.metadata"
-LIVE_TEXT = ""  # the live record shows nothing in frontends without a renderer
 
 log = logging.getLogger(__name__)
 _display_ids = itertools.count(1)
@@ -64,18 +64,22 @@ def turn_record(
 
 
 def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
-    """The final output: the record plus a folded, sanitized transcript for readers without
-    a renderer (HTML, because a session's own markdown outputs render raw HTML as trusted)."""
+    """The final output: the record, an expanded sanitized HTML transcript for readers without
+    the extension's renderer, and a one-line summary."""
     from .conversation import parse_events
 
-    events = parse_events(record)
-    thread = record.get("thread", "main")
-    summary = f"Conversation record · thread {thread} · {plural(len(events), 'event')}"
     return {
         RECORD_MIME: record,
-        "text/html": to_html(events, summary=summary),
-        "text/plain": summary,
+        "text/html": to_html(parse_events(record)),
+        "text/plain": _summary(record),
     }
+
+
+def _summary(record: dict[str, Any], *, live: bool = False) -> str:
+    events = record.get("events") or []
+    thread = record.get("thread", "main")
+    state = " · running" if live else ""
+    return f"Conversation · thread {thread} · {plural(len(events), 'event')}{state}"
 
 
 class MetadataWriter:
@@ -101,6 +105,13 @@ class MetadataWriter:
         if cell_id:
             self._send({"cell_id": cell_id, "key": META_KEY, "value": value})
 
+    def cell_in_output(self, cell_id: str | None, mime: str) -> None:
+        """The cell's record is its output's ``mime`` data: the extension keeps a pointer in
+        the metadata (the file holds the record once) and moves the record there if the
+        output is cleared."""
+        if cell_id:
+            self._send({"cell_id": cell_id, "key": META_KEY, "in_output": mime})
+
     def notebook(self, value: Any) -> None:
         self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
 
@@ -112,13 +123,19 @@ def _default_comm() -> Any:
 
 
 class Recorder:
-    """Writes one cell's turn while it runs and once more at its end.
+    """Keeps one cell's one output: the live view while the turn runs, the record at its end.
 
-    :meth:`save` writes the live record (and, for a cycle boundary, the metadata) at once,
-    unless the last write was less than ``min_interval`` seconds ago: then one deferred write,
-    with the newest record, follows when the interval is up. So the turn so far is saved within
-    ``min_interval``, and a long, fast tool loop or a long stream does not resend its growing
-    record many times a second. The record is built only when it is written.
+    With a page (:meth:`show` a widget) the output is the chat widget; the turn so far goes to
+    the cell's metadata (the lab extension), marked ``live``, so a kernel that dies mid-turn
+    leaves it there for the page to show in place of the widget. Without a page (nbclient,
+    ``jupyter execute``) the output is the live record itself, rewritten in place. At the end
+    the same output (one display id) becomes the final record bundle.
+
+    :meth:`save` writes at once unless the last write was less than ``min_interval`` seconds
+    ago: then one deferred write, with the newest record, follows when the interval is up. So
+    the turn so far is saved within ``min_interval``, and a long, fast tool loop or a long
+    stream does not resend its growing record many times a second. The record is built only
+    when it is written.
     """
 
     def __init__(
@@ -148,18 +165,31 @@ class Recorder:
         self._call_later = call_later or _loop_call_later
         self._display = display
         self._update = update_display
-        self._display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
+        self.display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
         self._shown = False
+        self._widget = False  # the output is a live widget (a page draws it)
         self._pending: Callable[[], dict[str, Any]] | None = None
         self._pending_metadata = False
         self._timer: Any = None
         self._last_write = -math.inf
         self.writes = 0
 
+    def show(self, widget: Any) -> None:
+        """Make ``widget`` the cell's output until the turn ends."""
+        self._display(widget, display_id=self.display_id)
+        self._shown = self._widget = True
+
+    @property
+    def showing_widget(self) -> bool:
+        """The output is the live widget: a page draws the turn, and keeps what it showed."""
+        return self._widget
+
     def save(self, build: Callable[[], dict[str, Any]], *, metadata: bool = True) -> None:
-        """Save the turn so far, now or within ``min_interval``; ``metadata=False`` writes only
-        the live record (streamed text: the output alone survives a crash, and the cell's
-        metadata is not resent every second)."""
+        """Save the turn so far, now or within ``min_interval``. ``metadata=False`` marks new
+        streamed text: written to the live record without a page, and left to the page (which
+        shows it, and saves it if the kernel dies) where there is one."""
+        if self._widget and not metadata:
+            return
         self._pending = build
         self._pending_metadata = self._pending_metadata or metadata
         wait = self._last_write + self.min_interval - self._clock()
@@ -174,37 +204,46 @@ class Recorder:
         metadata, self._pending_metadata = self._pending_metadata, False
         if build is None:
             return
-        record = build()
-        bundle = {RECORD_MIME: record, "text/plain": LIVE_TEXT}
-        if self._shown:
-            self._update(bundle, raw=True, display_id=self._display_id)
-        else:
-            self._display(bundle, raw=True, display_id=self._display_id)
-            self._shown = True
+        record = {**build(), "live": True}
+        if not self._widget:
+            self._output({RECORD_MIME: record, "text/plain": _summary(record, live=True)})
+        self.metadata.cell(self.cell_id, record)
         if metadata:
-            self.metadata.cell(self.cell_id, record)
             self.metadata.notebook(self.notebook_state())
         self._last_write = self._clock()
         self.writes += 1
 
     def finish(self, record: dict[str, Any]) -> None:
-        """The turn ended: the final record output, a stub in the live one, final metadata."""
+        """The turn ended: its output becomes the final record; the final metadata."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self._pending = None
         self._pending_metadata = False
-        if self._shown:
-            stub = conversation_record(
-                record["conversation_id"], (), thread=record.get("thread"), superseded=True
-            )
-            self._update(
-                {RECORD_MIME: stub, "text/plain": LIVE_TEXT}, raw=True, display_id=self._display_id
-            )
-        self._display(record_bundle(record), raw=True)
-        self.metadata.cell(self.cell_id, record)
+        self._output(record_bundle(record))
+        if self._widget:  # the page has it in the output: the metadata points there
+            self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
+        else:
+            self.metadata.cell(self.cell_id, record)
+        self._widget = False
         self.metadata.notebook(self.notebook_state())
         self.writes += 1
+
+    def abandon(self) -> None:
+        """No turn ran (the request was refused before it began): the output goes empty."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._shown:
+            self._update({"text/plain": ""}, raw=True, display_id=self.display_id)
+        self._widget = False
+
+    def _output(self, bundle: dict[str, Any]) -> None:
+        if self._shown:
+            self._update(bundle, raw=True, display_id=self.display_id)
+        else:
+            self._display(bundle, raw=True, display_id=self.display_id)
+            self._shown = True
 
 
 def _loop_call_later(delay: float, callback: Callable[[], None]) -> Any:

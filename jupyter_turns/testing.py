@@ -1,21 +1,40 @@
 """Testing helpers: the nbval adjustment for notebooks with %%chat cells.
 
-A conversation record carries event ids and timestamps, so it differs on every run. Use this
-in a ``conftest.py`` next to your notebooks::
+A chat cell has one output that the kernel replaces in place when the turn ends
+(``update_display_data``), and nbval 0.11 ignores in-place updates: it would compare the
+first display (the live widget or record) with the saved final record. And the record carries
+event ids and timestamps, so it differs on every run. Use this in a ``conftest.py`` next to
+your notebooks::
 
-    from jupyter_turns.testing import skip_record_comparison as pytest_collection_modifyitems
+    from jupyter_turns.testing import nbval_for_chat_cells as pytest_collection_modifyitems
 
-nbval then compares everything else (the transcript, the widget's text, your other cells) and
-leaves the record to tests that load it with :func:`jupyter_turns.notebook.load`.
+nbval then sees each chat cell's final output and compares everything but the record (the
+transcript HTML, the summary, your other cells); tests that need the record load it with
+:func:`jupyter_turns.notebook.load`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+from nbformat import NotebookNode
 
 from .persist import RECORD_MIME
 
-__all__ = ["skip_record_comparison"]
+__all__ = ["nbval_for_chat_cells", "skip_record_comparison"]
+
+_OURS = "jupyter-turns-"  # the display ids persist.Recorder gives a chat cell's output
+
+
+def nbval_for_chat_cells(session: Any, config: Any, items: list[Any]) -> None:
+    """A ``pytest_collection_modifyitems`` hook: in-place updates applied, the record skipped."""
+    skip_record_comparison(session, config, items)
+    for item in items:
+        notebook: Any = getattr(item, "parent", None)
+        get = getattr(notebook, "get_kernel_message", None)
+        if get is not None and not getattr(get, "_jupyter_turns", False):
+            notebook.get_kernel_message = _applying_updates(get)
 
 
 def skip_record_comparison(session: Any, config: Any, items: list[Any]) -> None:
@@ -25,3 +44,30 @@ def skip_record_comparison(session: Any, config: Any, items: list[Any]) -> None:
         skip = getattr(notebook, "skip_compare", None)
         if notebook is not None and isinstance(skip, tuple) and RECORD_MIME not in skip:
             notebook.skip_compare = (*skip, RECORD_MIME)
+
+
+def _applying_updates(get: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+    """Wrap nbval's message reader: a chat output's ``data`` is kept as the very node nbval
+    stores, and an update of that display rewrites it in place (and is not passed on)."""
+    shown: dict[str, Any] = {}
+
+    def get_kernel_message(*args: Any, **kwargs: Any) -> Any:
+        while True:
+            message = get(*args, **kwargs)
+            kind = message.get("msg_type")
+            content = message.get("content") or {}
+            display_id = str((content.get("transient") or {}).get("display_id") or "")
+            if not display_id.startswith(_OURS):
+                return message
+            if kind == "display_data":
+                node = NotebookNode(content.get("data") or {})  # type: ignore[no-untyped-call]
+                content["data"] = shown[display_id] = node
+                return message
+            if kind != "update_display_data" or display_id not in shown:
+                return message
+            data = shown[display_id]
+            data.clear()
+            data.update(content.get("data") or {})
+
+    get_kernel_message._jupyter_turns = True  # type: ignore[attr-defined]
+    return get_kernel_message

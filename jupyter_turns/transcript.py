@@ -22,6 +22,8 @@ from .events import ConversationEvent
 __all__ = ["to_html", "to_markdown"]
 
 _BACKTICKS = re.compile(r"`+")
+_BETWEEN_TAGS = re.compile(r">\n+<")
+_SHORT = 800  # characters (and under 12 lines): tool text this short is shown open, as live
 _MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 _ALLOWED_TAGS = {
     "a",
@@ -102,13 +104,105 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
     return "\n\n".join(parts) + "\n"
 
 
-def to_html(events: Iterable[ConversationEvent], *, summary: str | None = None) -> str:
-    """The transcript as sanitized HTML, folded in ``<details>`` when ``summary`` is given."""
-    body = nh3.clean(
-        _MARKDOWN.render(to_markdown(events)),
-        tags=_ALLOWED_TAGS,
-        url_schemes={"http", "https", "mailto"},
-    )
-    if summary is None:
-        return body
-    return f"<details><summary>{html.escape(summary)}</summary>\n{body}</details>\n"
+def to_html(events: Iterable[ConversationEvent]) -> str:
+    """The transcript as sanitized HTML shaped like the widget (its class names), expanded:
+    answers open; reasoning, and long tool arguments and results, in ``<details>``."""
+    items: list[tuple[str, list[str]]] = []  # (class, inner HTML parts), in order
+    cards: dict[str, list[str]] = {}  # a tool call's card, filled by its later events
+
+    def card(call_id: str) -> list[str]:
+        if call_id not in cards:
+            cards[call_id] = []
+            items.append(("jt-tool", cards[call_id]))
+        return cards[call_id]
+
+    for event in events:
+        match event.kind:
+            case "chat_request":
+                items.append(("jt-request", [_div("jt-who", _esc("You")), _md(event.content)]))
+            case "reasoning" if event.content.strip():
+                items.append(("jt-reasoning", [_fold("Reasoned", _md(event.content))]))
+            case "message":
+                stopped = (
+                    _div("jt-partial", "stopped here") if event.metadata.get("partial") else ""
+                )
+                items.append(("jt-message", [_md(event.content), stopped]))
+            case "block":
+                kind = (event.metadata.get("raw_block") or {}).get("type", "provider")
+                label = "redacted reasoning" if kind == "redacted_thinking" else kind
+                items.append(("jt-opaque jt-muted", [_esc(f"({label} block)")]))
+            case "tool_call_request":
+                arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
+                name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'
+                card(event.call_id).extend(
+                    [_div("jt-tool-head", name), _pre("Arguments", arguments)]
+                )
+            case "tool_call_response":
+                chips = " ".join(
+                    f'<span class="jt-chip jt-chip-{_esc(d.action)}">{_esc(d.action)}'
+                    f"{' by policy' if d.by == 'policy' else ''}</span>"
+                    for d in event.decisions
+                )
+                label = "Error" if event.is_error else "Result"
+                card(event.call_id).extend(
+                    [_div("jt-decisions", chips), _pre(label, event.content)]
+                )
+            case "inquiry_request":
+                choices = f" ({', '.join(event.choices)})" if event.choices else ""
+                question = _esc(f"Tool asks: {event.question}{choices}")
+                card(event.call_id).append(_div("jt-inquiry-q", question))
+            case "inquiry_response":
+                answer = "no answer (nobody could answer)" if event.answer is None else event.answer
+                card(event.call_id).append(
+                    _div("jt-inquiry-a", _esc(f"Answer ({event.by}): {answer}"))
+                )
+            case "notice":
+                items.append((f"jt-notice jt-notice-{_esc(event.level)}", [_esc(event.text)]))
+            case "error":
+                items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
+    body = "".join(_div(cls, "".join(inner)) for cls, inner in items)
+    # one line between tags: a notebook stores a multi-line string as a list of lines, each
+    # with its own quotes and indentation (code keeps its newlines: its text is escaped)
+    return _BETWEEN_TAGS.sub("><", f'<div class="jt-root jt-saved">{body}</div>')
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _div(cls: str, inner: str) -> str:
+    style = _STYLES.get(cls.split()[0])
+    styled = f' style="{style}"' if style else ""
+    return f'<div class="{cls}"{styled}>{inner}</div>'
+
+
+# Inline, so the fallback reads like the widget where no stylesheet comes with it (nbconvert,
+# VS Code); colors that work on light and dark backgrounds. Sanitizers that drop styles (GitHub)
+# leave the same structure.
+_STYLES = {
+    "jt-request": "border-left:3px solid #8888;padding:2px 10px;margin:6px 0",
+    "jt-who": "font-size:85%;opacity:.7",
+    "jt-tool": "border:1px solid #8886;border-radius:6px;padding:4px 10px;margin:6px 0",
+    "jt-tool-head": "font-family:monospace",
+    "jt-notice": "opacity:.75;font-style:italic;margin:4px 0",
+    "jt-error": "color:#c33;margin:4px 0",
+    "jt-opaque": "opacity:.6;font-size:90%",
+    "jt-partial": "opacity:.6;font-style:italic",
+}
+
+
+def _md(text: str) -> str:
+    """Model, tool or user markdown: rendered without raw HTML, then cleaned."""
+    rendered = _MARKDOWN.render(text)
+    return nh3.clean(rendered, tags=_ALLOWED_TAGS, url_schemes={"http", "https", "mailto"})
+
+
+def _fold(summary: str, inner: str, *, open_: bool = False) -> str:
+    flag = " open" if open_ else ""
+    return f"<details{flag}><summary>{_esc(summary)}</summary>{inner}</details>"
+
+
+def _pre(label: str, text: str) -> str:
+    """Tool arguments or a result: open when short, like the widget's cards."""
+    short = len(text) <= _SHORT and text.count("\n") < 12
+    return _fold(f"{label} · {len(text):,} chars", f"<pre>{_esc(text)}</pre>", open_=short)

@@ -137,6 +137,13 @@ class WidgetSink:
             except RuntimeError:
                 self._last_send = 0.0
 
+    def drop_pending(self) -> None:
+        """Forget what is waiting to be sent (the view is about to be replaced)."""
+        if self._scheduled is not None:
+            self._scheduled.cancel()
+            self._scheduled = None
+        self._events_dirty = False
+
     def _send_draft(self) -> None:
         """``delta`` with the new text of every block, then ``released`` for the blocks that
         became events. A block at the index of one released before it (the next cycle's

@@ -260,7 +260,7 @@ def check_hostile(page: Page) -> None:
         {"kind": "tool_call_response", "id": "h7", "timestamp": t, "call_id": HOSTILE[0], "content": joined, "is_error": True, "status": "error", "decisions": [{"action": HOSTILE[0], "by": "user", "detail": HOSTILE[1]}], "elapsed": 1},
         {"kind": "notice", "id": "h8", "timestamp": t, "level": "info", "text": HOSTILE[0]},
         {"kind": "error", "id": "h9", "timestamp": t, "message": joined, "error_type": HOSTILE[0]},
-        {"kind": "block", "id": "h10", "timestamp": t, "metadata": {"type": HOSTILE[0]}},
+        {"kind": "block", "id": "h10", "timestamp": t, "metadata": {"raw_block": {"type": HOSTILE[0]}}},
         {"kind": HOSTILE[0], "id": "h11", "timestamp": t},
     ]
     prompts = [
@@ -300,6 +300,36 @@ def check_hostile(page: Page) -> None:
     check(page.evaluate("() => document.getElementById('jt-root') === null"), "no DOM clobbering by id")
 
 
+def check_saved_record(page: Page) -> None:
+    """The shared fixture record (tests/fixtures/record_all_kinds.json, also drawn by the Python
+    transcript tests) through renderRecord, the saved-record view the lab extension uses."""
+    page.evaluate(
+        """async () => {
+          const { renderRecord } = await import("/jupyter_turns/static/widget.js");
+          const record = await (await fetch("/tests/fixtures/record_all_kinds.json")).json();
+          const el = document.createElement("div");
+          el.id = "saved-record";
+          document.getElementById("app").appendChild(el);
+          renderRecord(record, el);
+        }"""
+    )
+    r = "#saved-record .jt-root.jt-saved"
+    verify("saved: the opaque blocks by their type", lambda: expect(page.locator(f"{r} .jt-opaque")).to_have_text(["redacted reasoning block", "server_tool_use block", "web_search_tool_result block"]))
+    verify("saved: the answers open", lambda: expect(page.locator(f"{r} .jt-message").first).to_contain_text("Paris has about 2.1 million people."))
+    verify("saved: the partial answer marked", lambda: expect(page.locator(f"{r} .jt-message .jt-partial")).to_have_count(1))
+    verify("saved: one card per tool call", lambda: expect(page.locator(f"{r} .jt-tool .jt-tool-name")).to_have_text(["lookup", "fetch", "python"]))
+    verify("saved: tool error and denial", lambda: expect(page.locator(f"{r} .jt-tool-result")).to_contain_text(["2,102,650", "ConnectionError: refused", "Not run: denied by policy."]))
+    verify("saved: the inquiries and their answers", lambda: expect(page.locator(f"{r} .jt-inquiry")).to_have_count(2))
+    verify("saved: notices and the error", lambda: expect(page.locator(f"{r} .jt-notice")).to_contain_text(["Stopped by the user.", "ping_v2"]))
+    verify("saved: the error event", lambda: expect(page.locator(f"{r} .jt-error")).to_contain_text("the API is busy"))
+    verify("saved: no buttons", lambda: expect(page.locator(f"{r} button")).to_have_count(0))
+    reasoning = page.locator(f"{r} .jt-reasoning details").first
+    verify("saved: reasoning folded", lambda: expect(reasoning).not_to_have_attribute("open", ""))
+    reasoning.locator("summary").click()
+    verify("saved: reasoning opens on click", lambda: expect(reasoning).to_contain_text("The user wants a number; search first."))
+    verify("saved: the footer", lambda: expect(page.locator(f"{r} .jt-footer")).to_contain_text("thread main"))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--realtime", action="store_true", help="stream at 100 deltas/s (20 s)")
@@ -326,6 +356,7 @@ def main() -> int:
                 ("timers", lambda: check_timers(page)),
                 ("stream", lambda: check_stream(page, args.realtime)),
                 ("hostile", lambda: check_hostile(page)),
+                ("saved record", lambda: check_saved_record(page)),
             ]:
                 print(f"--- {name}")
                 run()

@@ -134,7 +134,7 @@ def conversation() -> dict[str, object]:
         {"kind": "inquiry_request", "id": "e5", "timestamp": t, "inquiry_id": "q1", "call_id": "c1", "question": "Include the header?", "choices": ["yes", "no"]},
         {"kind": "inquiry_response", "id": "e6", "timestamp": t, "inquiry_id": "q1", "call_id": "c1", "answer": "yes", "by": "user"},
         {"kind": "tool_call_response", "id": "e7", "timestamp": t, "call_id": "c1", "content": "a,b\n1,2\n3,4", "is_error": False, "status": "done", "decisions": [{"action": "approved", "by": "user", "detail": None}, {"action": "delivered", "by": "policy", "detail": None}], "elapsed": 0.42},
-        {"kind": "block", "id": "e8", "timestamp": t, "metadata": {"type": "redacted_thinking"}},
+        {"kind": "block", "id": "e8", "timestamp": t, "metadata": {"raw_block": {"type": "redacted_thinking", "data": "EmwK"}}},
         {"kind": "message", "id": "e9", "timestamp": t, "content": "The file has two columns:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n| 3 | 4 |\n\nNext I will plot it.", "metadata": {}},
         {"kind": "tool_call_request", "id": "e10", "timestamp": t, "call_id": "c2", "name": "run_python", "arguments": {"code": "df.plot()"}, "metadata": {}},
         {"kind": "notice", "id": "e11", "timestamp": t, "level": "warning", "text": "run_python asks before running"},

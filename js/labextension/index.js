@@ -1,5 +1,7 @@
 /**
- * JupyterLab 4 / Notebook 7 plugin that lets the kernel write cell and notebook metadata.
+ * JupyterLab 4 / Notebook 7 plugin: lets the kernel write cell and notebook metadata, draws
+ * saved conversation records (record.js) and keeps a chat cell whose turn never finished
+ * readable (turns.js).
  *
  * Kernel code cannot set metadata through the messaging protocol (docs/architecture.md §8). For every
  * notebook, this plugin registers the comm target `jupyter_turns.metadata` on the notebook's
@@ -14,7 +16,10 @@
  * frontend saves it like any edit.
  */
 import { INotebookTracker } from "@jupyterlab/notebook";
+import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { applyMetadata } from "./metadata.js";
+import { loadBundle, recordRendererFactory } from "./record.js";
+import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 
 export const COMM_TARGET = "jupyter_turns.metadata";
 
@@ -51,11 +56,30 @@ function registerOn(kernel, getModel) {
 }
 
 /**
+ * What each live chat view of this document still shows, by cell index.
+ * @param {any} tracker an INotebookTracker
+ * @param {any} context
+ * @returns {Map<number, object[]>}
+ */
+function shownByLiveViews(tracker, context) {
+  const shown = new Map();
+  tracker.forEach((/** @type {any} */ panel) => {
+    if (panel.context !== context) return;
+    panel.content.widgets.forEach((/** @type {any} */ cell, /** @type {number} */ i) => {
+      const root = cell.node.querySelector(".jt-root:not(.jt-saved)");
+      if (root?.jtSnapshot && !shown.has(i)) shown.set(i, root.jtSnapshot());
+    });
+  });
+  return shown;
+}
+
+/**
  * Watch one notebook document (shared by all its views) for kernel changes.
  * @param {any} context a DocumentRegistry.IContext<INotebookModel>
  * @param {WeakSet<object>} watched
+ * @param {any} tracker the INotebookTracker (its panels hold the live views)
  */
-function watchContext(context, watched) {
+function watchContext(context, watched, tracker) {
   if (watched.has(context)) {
     return;
   }
@@ -68,6 +92,17 @@ function watchContext(context, watched) {
     registerOn(change.newValue, getModel);
   });
   registerOn(sessionContext.session?.kernel, getModel);
+  // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
+  // turn the kernel saved instead. The same on opening a file saved in that state.
+  sessionContext.statusChanged.connect((/** @type {any} */ _, /** @type {string} */ status) => {
+    if (status === "dead" || status === "restarting" || status === "autorestarting") {
+      showUnfinishedTurns(getModel(), shownByLiveViews(tracker, context));
+    }
+  });
+  context.ready.then(() => {
+    showUnfinishedTurns(getModel());
+    keepAllWhenCleared(getModel());
+  });
 }
 
 /** A JupyterFrontEndPlugin<void>. */
@@ -75,12 +110,19 @@ const plugin = {
   id: "jupyter_turns:metadata",
   description: "Lets the jupyter_turns kernel code write cell and notebook metadata.",
   autoStart: true,
-  requires: [INotebookTracker],
-  activate: (/** @type {any} */ _app, /** @type {any} */ tracker) => {
+  requires: [INotebookTracker, IRenderMimeRegistry],
+  activate: (
+    /** @type {any} */ _app,
+    /** @type {any} */ tracker,
+    /** @type {any} */ rendermime,
+  ) => {
+    // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
+    rendermime.addFactory(recordRendererFactory, 0);
+    loadBundle().catch(() => {}); // a renderer that needs it reports the failure
     const watched = new WeakSet();
-    tracker.forEach((/** @type {any} */ panel) => watchContext(panel.context, watched));
+    tracker.forEach((/** @type {any} */ panel) => watchContext(panel.context, watched, tracker));
     tracker.widgetAdded.connect((/** @type {any} */ _, /** @type {any} */ panel) =>
-      watchContext(panel.context, watched),
+      watchContext(panel.context, watched, tracker),
     );
   },
 };

@@ -2,13 +2,19 @@
  * Apply one `jupyter_turns.metadata` request to a notebook model — no Jupyter imports, so it
  * runs (and is tested) anywhere.
  */
+import { keepWhenCleared, outputData, pointerTo, showFinishedTurn } from "./turns.js";
 
 /**
  * @typedef {{cell_id?: string | null, scope?: string, key?: unknown, value?: unknown,
- *            delete?: boolean}} MetadataRequest
+ *            delete?: boolean, in_output?: string}} MetadataRequest
+ *   `in_output`: the cell's output of that mime type holds the record (the kernel just sent
+ *   it there): the metadata keeps a pointer to it, and the record itself if the output is
+ *   cleared (turns.js keepWhenCleared)
  * @typedef {{ok: true} | {ok: false, reason: string}} MetadataReply
  * @typedef {{ id: string, setMetadata(key: string, value: unknown): void,
- *             deleteMetadata(key: string): void }} MetadataTarget
+ *             deleteMetadata(key: string): void,
+ *             outputs?: {length: number, get(i: number): {data: Record<string, unknown>}} }}
+ *   MetadataTarget
  * @typedef {MetadataTarget & { cells: { length: number, get(i: number): MetadataTarget } }}
  *   NotebookModelLike
  */
@@ -43,10 +49,20 @@ export function applyMetadata(model, data) {
       return { ok: false, reason: `no cell with id ${request.cell_id} in this notebook` };
     }
   }
+  let value = request.value;
+  if (typeof request.in_output === "string") {
+    const record = outputData(/** @type {any} */ (target), request.in_output);
+    if (!record || typeof record !== "object") {
+      return { ok: false, reason: `the cell has no ${request.in_output} output` };
+    }
+    value = pointerTo(/** @type {Record<string, any>} */ (record));
+    keepWhenCleared(/** @type {any} */ (target), /** @type {Record<string, any>} */ (record));
+  }
   if (request.delete === true) {
     target.deleteMetadata(request.key);
   } else {
-    target.setMetadata(request.key, request.value);
+    target.setMetadata(request.key, value);
+    if (target !== model) showFinishedTurn(/** @type {any} */ (target), value);
   }
   return { ok: true };
 }

@@ -64,6 +64,33 @@ export class ChatView {
 
     this.flush();
     model.send({ type: "ready" });
+    // for the lab extension, when the kernel dies mid-turn (labextension/turns.js)
+    /** @type {any} */ (this.root).jtSnapshot = () => this.snapshot();
+  }
+
+  /**
+   * What this view shows, as saved events: the synced events, then every draft block (still
+   * streaming, or handed to an event that has not arrived) as a `partial` event.
+   * @returns {import("./types.js").ConvEvent[]}
+   */
+  snapshot() {
+    this.flush();
+    const events = [...(this.model.get("events") ?? [])];
+    const known = new Set(events.map((event) => String(event.id)));
+    const now = new Date().toISOString();
+    /** @param {{kind: string, view: {text(): string}}} block @param {string} id */
+    const partial = (block, id) => ({
+      kind: block.kind,
+      id,
+      timestamp: now,
+      content: block.view.text(),
+      metadata: { partial: true },
+    });
+    for (const [id, block] of this.draft.handed) {
+      if (!known.has(id)) events.push(partial(block, id));
+    }
+    for (const [index, block] of this.draft.blocks) events.push(partial(block, `draft-${index}`));
+    return events;
   }
 
   /** @param {Trait} name */

@@ -4,6 +4,7 @@
  * Protocol, stats counters and module map: see js/README.md.
  */
 import css from "./styles.css";
+import { renderRecord as drawRecord } from "./record.js";
 import { ChatView } from "./view.js";
 
 /** @typedef {import("./types.js").Model} Model */
@@ -34,6 +35,17 @@ function render({ model, el }) {
   injectStyles();
   const view = new ChatView(model, el);
   return () => view.dispose();
+}
+
+/**
+ * Draw a saved record (the lab extension's mime renderer imports this bundle for it).
+ * @param {unknown} record
+ * @param {HTMLElement} host
+ * @returns {() => void} cleanup
+ */
+export function renderRecord(record, host) {
+  injectStyles();
+  return drawRecord(record, host);
 }
 
 export default { initialize, render };

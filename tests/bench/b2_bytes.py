@@ -17,6 +17,8 @@ import time
 import uuid
 from typing import Any
 
+import nbformat
+
 from tests.kernel.kernel import Cell, KernelDriver
 
 from .common import REPO, Dist, Figure, Settings, judge_max, judge_min
@@ -24,6 +26,7 @@ from .wire import IOPubTap, WireMessage, breakdown
 
 SIZE_GOAL = 5.0
 BASELINE_GOAL = 100.0
+SAVED_GOAL = 3.2  # the saved .ipynb for that answer (record + HTML fallback + cell metadata)
 
 _SETUP = """
 import sys, asyncio
@@ -121,6 +124,33 @@ def _total(run: dict[str, Any]) -> int:
     return sum(m.total for m in messages) + int(run["reply_bytes"])
 
 
+def _saved_notebook_bytes(messages: list[WireMessage], source: str) -> int:
+    """The .ipynb a page saves for the cell: its one output as the last update left it, the
+    extension's pointer to it in the cell's metadata, the notebook metadata."""
+    final = [m.msg["content"]["data"] for m in messages if m.msg_type == "update_display_data"]
+    if not final:
+        raise RuntimeError("the benchmark turn left no final record output")
+    data = final[-1]
+    notes = [
+        m.msg["content"]["data"].get("value")
+        for m in messages
+        if m.msg_type == "comm_msg" and m.msg["content"]["data"].get("scope") == "notebook"
+    ]
+    cell = nbformat.v4.new_code_cell(source, execution_count=1)
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    record = data["application/vnd.jupyter-turns+json"]
+    cell.metadata["jupyter_turns"] = {  # the extension's pointer (js/labextension/turns.js)
+        "version": record["version"],
+        "conversation_id": record["conversation_id"],
+        "thread": record.get("thread"),
+        "in_output": "application/vnd.jupyter-turns+json",
+    }
+    notebook = nbformat.v4.new_notebook(cells=[cell])
+    if notes:
+        notebook.metadata["jupyter_turns"] = notes[-1]
+    return len(nbformat.writes(notebook).encode())
+
+
 def _rows(messages: list[WireMessage], reply_bytes: int) -> dict[str, dict[str, int]]:
     rows = breakdown(messages)
     rows["execute_reply (shell, re-serialized)"] = {
@@ -177,6 +207,21 @@ def run(settings: Settings) -> list[Figure]:
             details=details,
         )
     ]
+    saved = _saved_notebook_bytes(last["messages"], _OURS.format(name="BENCH_SCRIPT_0"))
+    met, margin = judge_max(saved / answer_bytes, SAVED_GOAL)
+    figures.append(
+        Figure(
+            "B2",
+            "saved .ipynb for that answer (one output + cell metadata) / answer size",
+            saved / answer_bytes,
+            "x answer",
+            Dist.of([saved / answer_bytes]),
+            f"≤ {SAVED_GOAL:g}x",
+            met,
+            margin,
+            details={"saved_bytes": saved},
+        )
+    )
     met, margin = judge_min(below.median, BASELINE_GOAL)
     figures.append(
         Figure(

@@ -46,7 +46,8 @@ from typing import Any
 import nbformat
 from nbformat import NotebookNode
 from nbformat.sign import NotebookNotary
-from playwright.sync_api import Browser, Locator, Page
+from playwright.sync_api import Browser, Locator, Page, expect
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from .server import ARTIFACTS, LabError, LabServer, safe_name
@@ -74,6 +75,10 @@ KNOWN_PAGE_ERRORS = (
     # @jupyter-widgets/jupyterlab-manager 5.0.16 reads `session.kernel` of a notebook opened
     # without a kernel: it then sets up no widget manager for that notebook.
     "Cannot read properties of null (reading 'kernel')",
+    # Notebook 7.6.5's own settings code, on every page it opens under the test server's user
+    # settings (LAB_SETTINGS name JupyterLab plugins Notebook 7 does not load); seen opening a
+    # plain notebook with no chat output at all.
+    "Cannot read properties of undefined (reading 'schema')",
 )
 
 _APP_READY = "() => !!(window.jupyterapp && window.__jtTrack)"
@@ -303,6 +308,17 @@ class Lab:
         self.server.shutdown_sessions(under=self.folder + "/")
         self.open(name, kernel=kernel, timeout=timeout)
 
+    def open_in_notebook7(self, name: str, *, timeout: float = 60) -> None:
+        """Leave the page, shut this folder's kernels down and open the saved file in Notebook
+        7's own page (`/notebooks/...`, served by the same server), as its users do; returns
+        once its cells are drawn. The cell locators below work there too."""
+        self.page.goto("about:blank")
+        self.server.shutdown_sessions(under=self.folder + "/")
+        url = f"{self.server.url}/notebooks/{self.folder}/{name}"
+        self.page.goto(url, wait_until="domcontentloaded")
+        cells = self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
+        expect(cells.first).to_be_visible(timeout=timeout * 1000)
+
     # --- cells -----------------------------------------------------------------------------
 
     def cells(self) -> Locator:
@@ -430,7 +446,10 @@ class Lab:
         return target
 
     def close(self) -> None:
-        """Shut down this test's kernels and restore the settings it changed."""
+        """Leave the page (an open notebook would start its kernel again), shut down this
+        test's kernels and restore the settings it changed."""
+        with contextlib.suppress(PlaywrightError):
+            self.page.goto("about:blank")
         with contextlib.suppress(OSError, urllib.error.URLError):
             self.server.shutdown_sessions(under=self.folder + "/")
             for plugin, raw in self._saved_settings.items():

@@ -22,6 +22,7 @@ import json
 from collections import Counter
 from typing import Any
 
+import nbformat
 import pytest
 from playwright.sync_api import Locator, Page, expect
 
@@ -86,16 +87,20 @@ CLOSE = (
 RENDERED = (
     '.jp-OutputArea-output:is([data-mime-type="text/markdown"], [data-mime-type="text/html"])'
 )
+# A chat cell's one saved output, drawn by the extension's record renderer
+RECORD = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter-turns+json"]'
 
 # Where each placement is drawn: the checks below look at all of them.
 RENDERINGS = [
     "live widget (streamed)",
-    "live folded transcript",
-    "saved transcript, reopened with a kernel",
+    "the record that replaces the widget when the turn ends",
+    "saved record, reopened with a kernel",
     "%chat history, reopened with a kernel",
     "widget redrawn from the saved file",
-    "saved transcript without a kernel",
+    "saved record without a kernel",
     "saved %chat history without a kernel",
+    "saved record in an untrusted copy (someone else's notebook)",
+    "saved %chat history in the untrusted copy",
 ]
 PLACES = {1: "reasoning", 2: "message", 3: "tool arguments", 4: "tool result", 5: "tool name",
           6: "inquiry question"}  # fmt: skip
@@ -348,7 +353,7 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
         if missing:
             problems.append(f"{sentinel.phase}, {what}: {len(missing)} canaries missing {missing}")
 
-    # 1. live: streamed into the widget; the folded transcript appears when the turn ends
+    # 1. live: streamed into the widget; the record view replaces it when the turn ends
     sentinel.phase = "live"
     root = start_chat(lab, 3)
     root.locator(".jt-prompt-approval").get_by_role("button", name="Approve", exact=True).click()
@@ -356,12 +361,11 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
     lab.wait_cell_idle(3, timeout=60)
     wait_turn_end(root)
     expect(root.locator(".jt-tool")).to_have_count(2 + len(PAYLOADS))
-    streamed = int(root.get_attribute("data-deltas") or 0)
+    streamed = int(lab.page.evaluate("() => window.__jupyter_turns_stats.deltas"))
     assert streamed >= 20, f"the payloads arrived in {streamed} draft parts, not streamed"
     open_folds_and_click_links(lab, sentinel, lab.cell_output(3))
     sentinel.settle(lab.page)
-    check("widget", root)
-    check("transcript", lab.cell_output(3).locator(RENDERED))
+    check("record view", lab.cell_output(3).locator(RECORD))
     lab.save()
 
     # 2. saved record, new kernel: the saved transcript, %chat history, the widget redrawn
@@ -376,7 +380,7 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
     for index in (3, 5, 6):
         open_folds_and_click_links(lab, sentinel, lab.cell_output(index))
     sentinel.settle(lab.page)
-    check("saved transcript", lab.cell_output(3).locator(RENDERED))
+    check("saved record", lab.cell_output(3).locator(RECORD))
     check("%chat history", lab.cell_output(5).locator(RENDERED))
     check("widget redrawn from the file", redraw)
     lab.save()
@@ -387,7 +391,21 @@ def test_xss_payloads_never_run_live_from_a_saved_record_or_without_a_kernel(lab
     for index in (3, 5):
         open_folds_and_click_links(lab, sentinel, lab.cell_output(index))
     sentinel.settle(lab.page)
-    check("saved transcript", lab.cell_output(3).locator(RENDERED))
+    check("saved record", lab.cell_output(3).locator(RECORD))
+    check("%chat history", lab.cell_output(5).locator(RENDERED))
+
+    # 4. the same file from someone else: not signed by this user's Jupyter, so untrusted; the
+    # record renderer is registered as safe and draws it all the same
+    sentinel.phase = "untrusted copy"
+    copy = nbformat.read(lab.path("hostile.ipynb"), as_version=4)
+    copy.metadata["shared_by"] = "someone else"  # another file: this user never signed it
+    nbformat.write(copy, lab.path("hostile-copy.ipynb"))
+    assert not nbformat.sign.NotebookNotary().check_signature(copy)
+    reopen(lab, "hostile-copy.ipynb", kernel=False)
+    for index in (3, 5):
+        open_folds_and_click_links(lab, sentinel, lab.cell_output(index))
+    sentinel.settle(lab.page)
+    check("saved record", lab.cell_output(3).locator(RECORD))
     check("%chat history", lab.cell_output(5).locator(RENDERED))
 
     hits = sentinel.real_hits()

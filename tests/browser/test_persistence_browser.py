@@ -3,11 +3,15 @@ continues the thread by itself, and the transcript a reader sees without a kerne
 
 from __future__ import annotations
 
-import re
+import os
+import signal
 from typing import Any
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
+
+from jupyter_turns.notebook import load
+from tests.support.notebook_code import SLOW_TOOL
 
 from .chat import (
     LOAD,
@@ -22,8 +26,6 @@ from .chat import (
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
-
-WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
 FIRST = "script = [cycle(reasoning('A capital question.'), message('Paris is the capital.'))]"
 # Defined after the restart: nothing of the first kernel's namespace is left.
@@ -64,18 +66,25 @@ def test_the_saved_file_holds_the_turn_and_a_restarted_kernel_continues_it(lab: 
 
     saved = lab.read_notebook("persist.ipynb")
     cell = saved.cells[3]
+    # one output: the widget while the turn ran, replaced in place by the record bundle
+    assert [sorted(o.get("data", {})) for o in cell.outputs] == [
+        sorted([RECORD_MIME, "text/html", "text/plain"])
+    ]
+    record = final_record(cell)
+    assert record["version"] == 1 and record["thread"] == "main"
+    assert _kinds(record["events"]) == ["chat_request", "reasoning", "message"]
+    assert record["events"][2]["content"] == "Paris is the capital."
+    # the cell's metadata points at it (the record is not stored twice in the file)
     meta = cell.metadata["jupyter_turns"]
-    assert meta["version"] == 1 and meta["thread"] == "main"
-    assert _kinds(meta["events"]) == ["chat_request", "reasoning", "message"]
-    assert meta["events"][2]["content"] == "Paris is the capital."
+    assert meta == {
+        "version": 1,
+        "conversation_id": record["conversation_id"],
+        "thread": "main",
+        "in_output": RECORD_MIME,
+    }
     threads = saved.metadata["jupyter_turns"]
     assert threads["current"] == "main"
     assert threads["threads"]["main"]["conversation_id"] == meta["conversation_id"]
-    mimes = [list(o.get("data", {})) for o in cell.outputs]
-    assert any(WIDGET_MIME in m for m in mimes) and any(RECORD_MIME in m for m in mimes)
-    record = final_record(cell)
-    assert record["conversation_id"] == meta["conversation_id"]
-    assert [e["id"] for e in record["events"]] == [e["id"] for e in meta["events"]]
 
     lab.restart_kernel()
     lab.run_cell(0)
@@ -89,9 +98,26 @@ def test_the_saved_file_holds_the_turn_and_a_restarted_kernel_continues_it(lab: 
     ]
     lab.save()
     later = lab.read_notebook("persist.ipynb")
-    continued = later.cells[5].metadata["jupyter_turns"]
+    continued = final_record(later.cells[5])
     assert continued["conversation_id"] == meta["conversation_id"]  # the same thread
     assert _kinds(continued["events"]) == ["chat_request", "message"]
+
+    # Clear All Outputs: each record moves into its cell's metadata, and the file still
+    # restores the whole thread
+    lab.command("notebook:clear-all-cell-outputs")
+    expect(lab.cell_output(3).locator(".jt-root")).to_have_count(0)
+    lab.save()
+    cleared = lab.read_notebook("persist.ipynb")
+    assert _kinds(cleared.cells[3].metadata["jupyter_turns"]["events"]) == _kinds(record["events"])
+    assert not any(cell.get("outputs") for cell in cleared.cells)
+    restored = load(lab.path("persist.ipynb"))["main"]
+    assert _kinds([e.model_dump() for e in restored.events]) == [
+        "chat_request",
+        "reasoning",
+        "message",
+        "chat_request",
+        "message",
+    ]
 
 
 SHOWN = (
@@ -100,29 +126,128 @@ SHOWN = (
 )
 
 
-def test_without_a_kernel_the_reopened_notebook_shows_the_folded_transcript(lab: Lab) -> None:
+def test_without_a_kernel_the_reopened_notebook_shows_the_conversation_as_it_was(
+    lab: Lab,
+) -> None:
     lab.write_notebook("read.ipynb", [LOAD, SETUP, SHOWN, chat_cell("Add 2 and 3")])
     lab.open("read.ipynb")
     run_setup(lab, 3)
     root = start_chat(lab, 3)
     root.get_by_role("button", name="Approve", exact=True).click()
     lab.wait_cell_idle(3)
+    expect(root.locator(".jt-message").last).to_have_text("The sum is 5.")
     lab.save()
 
-    lab.close_and_reopen("read.ipynb")
-    assert lab.kernel_status() is None
-    record = lab.cell_output(3).locator("details").filter(has_text="Conversation record")
-    expect(record).to_have_count(1)
-    summary = record.locator("summary")
-    expect(summary).to_have_text(re.compile(r"^Conversation record · thread main · \d+ events$"))
-    assert record.get_attribute("open") is None  # folded until the reader opens it
-    expect(record.get_by_text("The sum is")).to_be_hidden()
-    summary.click()
-    for text in ("Add 2 and 3", "Two small numbers.", "Let me add them.", "The sum is 5."):
-        expect(record.get_by_text(text, exact=True)).to_be_visible()
-    expect(record.locator("strong", has_text="5")).to_be_visible()  # markdown, not raw text
-    expect(record).to_contain_text("Tool call add")
-    expect(record).to_contain_text("Tool result (done; approved by user)")
+    for kernel in (False, True):
+        lab.close_and_reopen("read.ipynb", kernel=kernel)
+        if not kernel:
+            assert lab.kernel_status() is None
+        output = lab.cell_output(3)
+        saved = output.locator(".jt-root.jt-saved")
+        # the answer shows at once, without a click, drawn by the record renderer
+        expect(saved.locator(".jt-message").last).to_have_text("The sum is 5.")
+        expect(saved.locator(".jt-message strong", has_text="5")).to_be_visible()
+        expect(saved.locator(".jt-request")).to_contain_text("Add 2 and 3")
+        card = saved.locator(".jt-tool")
+        expect(card.locator(".jt-tool-name")).to_have_text("add")
+        expect(card.locator(".jt-tool-result")).to_contain_text("5")
+        expect(card.locator(".jt-chip-approved")).to_be_visible()
+        # the reasoning is folded and opens on click
+        reasoning = saved.locator(".jt-reasoning details")
+        expect(reasoning).not_to_have_attribute("open", "")
+        expect(saved.get_by_text("Two small numbers.")).to_have_count(0)
+        reasoning.locator("summary").click()
+        expect(saved.get_by_text("Two small numbers.", exact=True)).to_be_visible()
+        expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
+        expect(output.locator(".jp-OutputArea-output")).to_have_count(1)
     lab.cell(3).scroll_into_view_if_needed()
     lab.screenshot("reopened-without-kernel.png")
+
+    # the same file in Notebook 7
+    lab.open_in_notebook7("read.ipynb")
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message").last).to_have_text("The sum is 5.")
+    expect(saved.locator(".jt-tool .jt-tool-name")).to_have_text("add")
+    reasoning = saved.locator(".jt-reasoning details")
+    expect(reasoning).not_to_have_attribute("open", "")
+    reasoning.locator("summary").click()
+    expect(saved.get_by_text("Two small numbers.", exact=True)).to_be_visible()
+    expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
+    lab.screenshot("reopened-in-notebook7.png")
     assert lab.unexpected_page_errors() == []
+
+
+KILLED = SLOW_TOOL + "import os\nprint(os.getpid())"
+
+
+def _chat_then_kill_ready(lab: Lab, name: str, code: str, body: str) -> tuple[int, Locator]:
+    """Open a notebook of LOAD, SETUP, `code` (printing the kernel's pid) and a chat cell with
+    `body`; start the chat: the kernel's pid and the widget's root."""
+    lab.write_notebook(name, [LOAD, SETUP, code, chat_cell(body)])
+    lab.open(name)
+    run_setup(lab, 2)
+    pid = int(print_cell(lab, 2))
+    return pid, start_chat(lab, 3)
+
+
+def test_a_kernel_killed_mid_turn_leaves_the_finished_cycle_shown_and_saved(lab: Lab) -> None:
+    pid, root = _chat_then_kill_ready(lab, "killed.ipynb", KILLED, "Look x up.")
+    # the first cycle is over and its tool runs (forever): the turn so far is in the metadata
+    expect(root.locator(".jt-tool[data-status='running']")).to_have_count(1)
+    expect(root.locator(".jt-message")).to_have_text("Looking it up.")
+    lab.page.wait_for_function(
+        "() => window.__jt.panel.content.widgets[3].model.getMetadata('jupyter_turns')"
+        "?.events?.length === 4"
+    )
+    os.kill(pid, signal.SIGKILL)
+
+    # the page puts the saved turn where the widget was, and says it did not finish
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_have_text("Looking it up.")
+    expect(saved.locator(".jt-tool-name")).to_have_text("slow_lookup")
+    expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
+    dialog = lab.page.locator(".jp-Dialog")
+    expect(dialog).to_contain_text("appears to have died")  # the server restarts it
+    dialog.get_by_role("button", name="Ok").click()
+    expect(dialog).to_have_count(0)
+    lab.wait_kernel_idle()
+    lab.save()
+    cell = lab.read_notebook("killed.ipynb").cells[3]
+    assert [sorted(o["data"]) for o in cell.outputs] == [sorted([RECORD_MIME, "text/plain"])]
+    record = cell.outputs[0]["data"][RECORD_MIME]
+    assert record["live"] is True
+    assert _kinds(record["events"]) == ["chat_request", "reasoning", "message", "tool_call_request"]
+
+    for reopen in (lab.close_and_reopen, lab.open_in_notebook7):
+        reopen("killed.ipynb")
+        saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+        expect(saved.locator(".jt-message")).to_have_text("Looking it up.")
+        expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
+        expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
+    assert lab.unexpected_page_errors() == []
+
+
+STREAMING = (
+    "import os\n"
+    "script = [slow(cycle(message('The first half of an answer' + ' and more' * 400)), 0.05)]\n"
+    "print(os.getpid())"
+)
+
+
+def test_a_kernel_killed_mid_stream_keeps_the_text_the_page_showed(lab: Lab) -> None:
+    pid, root = _chat_then_kill_ready(lab, "cut.ipynb", STREAMING, "Explain x.")
+    expect(root.locator(".jt-draft .jt-message")).to_contain_text("The first half of an answer")
+    os.kill(pid, signal.SIGKILL)
+
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_contain_text("The first half of an answer")
+    expect(saved.locator(".jt-message .jt-partial")).to_have_count(1)
+    expect(saved.locator(".jt-notice")).to_contain_text("did not finish")
+    dialog = lab.page.locator(".jp-Dialog")
+    dialog.get_by_role("button", name="Ok").click()
+    expect(dialog).to_have_count(0)
+    lab.save()
+    record = lab.read_notebook("cut.ipynb").cells[3].outputs[0]["data"][RECORD_MIME]
+    message = record["events"][-1]
+    assert message["kind"] == "message" and message["metadata"] == {"partial": True}
+    assert message["content"].startswith("The first half of an answer")

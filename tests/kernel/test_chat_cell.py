@@ -41,9 +41,9 @@ def test_a_chat_turn_streams_into_the_widget(kernel: KernelDriver) -> None:
     assert streamed == "The answer streams in word by word."
     assert _kinds(widget) == ["chat_request", "message"]
     assert widget.state["status"]["state"] == "complete"
-    # the cell's text/plain is stable and its records are there
-    view = next(o for o in cell.outputs if "application/vnd.jupyter.widget-view+json" in o["data"])
-    assert view["data"]["text/plain"] == "ChatWidget(thread='main')"
+    # no page here: the cell's one output is the record, its text/plain stable
+    (output,) = cell.outputs
+    assert output["data"]["text/plain"] == "Conversation · thread main · 2 events"
     final = cell.records()[-1]
     assert [e["kind"] for e in final["events"]] == ["chat_request", "message"]
 
@@ -64,8 +64,15 @@ def test_approve_click_while_busy_runs_the_tool(lab_kernel: KernelDriver) -> Non
         widget, {"type": "approval", "prompt_id": prompt["id"], "action": "approved"}
     )
     kernel.wait(lambda: cell.done, 30, "the turn to end")
-    assert _kinds(widget)[-3:] == ["tool_call_request", "tool_call_response", "message"]
-    response = widget.state["events"][-2]
+    # the record that replaced the widget in the cell's one output
+    assert len(cell.outputs) == 1
+    events = cell.records()[-1]["events"]
+    assert [e["kind"] for e in events][-3:] == [
+        "tool_call_request",
+        "tool_call_response",
+        "message",
+    ]
+    response = events[-2]
     assert response["content"] == "5" and response["decisions"][0] == {
         "action": "approved",
         "by": "user",
@@ -159,13 +166,14 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(
     kernel.send_custom(widget, {"type": "interrupt", "prompt_id": menu["id"], "action": "stop"})
     kernel.wait(lambda: cell.done, 30, "the turn to end")
     assert cell.reply is not None and cell.reply["status"] == "ok"
-    message = next(e for e in widget.state["events"] if e["kind"] == "message")
+    events = cell.records()[-1]["events"]  # the record that replaced the widget
+    message = next(e for e in events if e["kind"] == "message")
     shown = "".join(
         text for m in widget.custom if m["type"] == "delta" for _, _, text in m["parts"]
     )
     assert message["content"] == shown and message["metadata"] == {"partial": True}
     assert 0 < len(message["content"]) < len("one two three four five six seven eight nine ten")
-    assert widget.state["events"][-1]["kind"] == "notice"
+    assert events[-1]["kind"] == "notice"
 
 
 def test_second_interrupt_aborts_the_cell(lab_kernel: KernelDriver) -> None:

@@ -15,6 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from jupyter_turns.notebook import export_markdown, load, load_threads
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
+from tests.support.notebook_code import SETUP, SLOW_TOOL
 
 from .kernel import RECORD_MIME, KernelDriver
 
@@ -52,27 +53,8 @@ def test_a_kernel_killed_between_cycles_leaves_cycle_one_saved(tmp_path: Path) -
     kernel = KernelDriver()
     try:
         kernel.run("%load_ext jupyter_turns")
-        kernel.run(
-            textwrap.dedent(
-                """
-                import asyncio
-                from jupyter_turns import tool
-                from jupyter_turns.providers.scripted import cycle, message, reasoning, tool_call
-
-                @tool(run="unattended")
-                async def slow_lookup(q: str) -> str:
-                    '''Takes forever.'''
-                    await asyncio.sleep(3600)
-                    return "never"
-
-                script = [
-                    cycle(reasoning("Need a lookup."), message("Looking it up."),
-                          tool_call("slow_lookup", {"q": "x"}, call_id="call_1")),
-                    cycle(message("never reached")),
-                ]
-                """
-            )
-        )
+        kernel.run(SETUP)
+        kernel.run(SLOW_TOOL)
         source = "%%chat --provider scripted --script script\nFind x"
         cell = kernel.execute(source)
 
@@ -186,13 +168,11 @@ def _execute(tmp_path: Path, cells: list[str], env: dict[str, str] | None = None
 def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
     path = _execute(tmp_path, NOTEBOOK_CELLS)
     notebook = nbformat.read(path, as_version=4)
-    records = [
-        output["data"][RECORD_MIME]
-        for cell in notebook.cells
-        for output in cell.get("outputs", [])
-        if RECORD_MIME in output.get("data", {})
-        and not output["data"][RECORD_MIME].get("superseded")
-    ]
+    chat_cells = [cell for cell in notebook.cells if cell.source.startswith("%%chat")]
+    # one output per chat cell: the live record, replaced in place by the final record
+    assert [len(cell.outputs) for cell in chat_cells] == [1, 1]
+    records = [cell.outputs[0]["data"][RECORD_MIME] for cell in chat_cells]
+    assert not any("live" in record for record in records)
     assert [[e["kind"] for e in r["events"]] for r in records] == [
         ["chat_request", "reasoning", "tool_call_request", "tool_call_response", "message"],
         ["chat_request", "message"],
@@ -208,15 +188,11 @@ def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
         return str(events[0]["timestamp"])
 
     assert sorted(widget_events, key=first_time) == [r["events"] for r in records]
-    # without a renderer, the transcript is readable markdown
-    transcripts = [
-        output["data"]["text/html"]
-        for cell in notebook.cells
-        for output in cell.get("outputs", [])
-        if "text/html" in output.get("data", {})
-    ]
-    assert "7 squared is <strong>49</strong>." in transcripts[0]
-    assert transcripts[0].startswith("<details><summary>Conversation record")
+    # without a renderer, the transcript is readable at once: the answer is not folded
+    transcripts = [cell.outputs[0]["data"]["text/html"] for cell in chat_cells]
+    answer = '<div class="jt-message"><p>7 squared is <strong>49</strong>.</p>'
+    assert answer in transcripts[0]
+    assert transcripts[0].startswith('<div class="jt-root jt-saved">')
     assert "You asked about 7." in export_markdown(path)
 
 

@@ -1,14 +1,16 @@
 """Notebook code the kernel and browser tests run before a scripted ``%%chat`` turn.
 
 ``SETUP`` defines the ``add`` tool (it records each call in ``ran``), imports the scripted
-provider's helpers, and ``slow(items, pause)`` to stretch a scripted stream.
+provider's helpers, and ``slow(items, pause)`` to stretch a scripted stream. ``SLOW_TOOL``
+(after SETUP) scripts a turn whose first cycle ends in a tool that never returns, for the
+tests that kill a kernel between cycles.
 """
 
 from __future__ import annotations
 
 import textwrap
 
-__all__ = ["SETUP"]
+__all__ = ["SETUP", "SLOW_TOOL"]
 
 SETUP = textwrap.dedent(
     '''\
@@ -37,5 +39,21 @@ SETUP = textwrap.dedent(
                 if parts % every == 0:
                     out.append(Delay(pause))
         return out
+    '''
+)
+
+SLOW_TOOL = textwrap.dedent(
+    '''\
+    @tool(run="unattended")
+    async def slow_lookup(q: str) -> str:
+        """Takes forever."""
+        await asyncio.sleep(3600)
+        return "never"
+
+    script = [
+        cycle(reasoning("Need a lookup."), message("Looking it up."),
+              tool_call("slow_lookup", {"q": "x"}, call_id="call_1")),
+        cycle(message("never reached")),
+    ]
     '''
 )

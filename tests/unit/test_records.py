@@ -12,36 +12,102 @@ from jupyter_turns.events import ChatRequest, Message
 from jupyter_turns.persist import RECORD_MIME, MetadataWriter, Recorder, turn_record
 
 
-def _recorder(shown: list[dict[str, Any]]) -> Recorder:
-    def display(bundle: dict[str, Any], **_: Any) -> None:
-        shown.append(bundle)
+class _Page:
+    """What the kernel sends: each display and update with its display id, and the metadata."""
 
-    return Recorder(
-        thread="main",
-        cell_id=None,
-        metadata=MetadataWriter(lambda: None),
-        notebook_state=dict,
-        call_later=lambda delay, callback: None,
-        display=display,
-        update_display=display,
-    )
+    def __init__(self) -> None:
+        self.sent: list[tuple[str, str, Any]] = []  # (display | update, display id, bundle)
+        self.metadata: list[Any] = []
+
+    def recorder(self) -> Recorder:
+        def display(bundle: Any, **kwargs: Any) -> None:
+            self.sent.append(("display", kwargs["display_id"], bundle))
+
+        def update(bundle: Any, **kwargs: Any) -> None:
+            self.sent.append(("update", kwargs["display_id"], bundle))
+
+        class _Comm:
+            def send(comm, message: dict[str, Any]) -> None:
+                self.metadata.append(message.get("value") or message)
+
+        return Recorder(
+            thread="main",
+            cell_id="cell-1",
+            metadata=MetadataWriter(_Comm),
+            notebook_state=dict,
+            call_later=lambda delay, callback: None,
+            display=display,
+            update_display=update,
+        )
 
 
-def test_turn_records_conversation_records_and_stubs_share_the_schema_version(
+def test_turn_records_and_the_final_output_share_the_schema_version(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(events, "SCHEMA_VERSION", 7)
     monkeypatch.setattr(conversation, "SCHEMA_VERSION", 7)  # the reader: the final output parses
     turn = [ChatRequest(content="hi"), Message(content="hello")]
-    shown: list[dict[str, Any]] = []
-    recorder = _recorder(shown)
+    page = _Page()
+    recorder = page.recorder()
     recorder.save(lambda: turn_record("c1", "main", turn))
     recorder.finish(turn_record("c1", "main", turn))
-    live, stub, final = (bundle[RECORD_MIME] for bundle in shown)
+    live, final = (bundle[RECORD_MIME] for _, _, bundle in page.sent)
 
-    written = [live, stub, final, Conversation(turn).to_record()]
-    assert [record["version"] for record in written] == [7, 7, 7, 7]
-    assert stub["superseded"] is True and stub["events"] == []
+    written = [live, final, Conversation(turn).to_record()]
+    assert [record["version"] for record in written] == [7, 7, 7]
+
+
+def test_without_a_page_the_live_record_is_the_one_output_and_becomes_the_final_one() -> None:
+    turn = [ChatRequest(content="hi"), Message(content="hello")]
+    page = _Page()
+    recorder = page.recorder()
+    recorder.save(lambda: turn_record("c1", "main", turn[:1]))
+    recorder.finish(turn_record("c1", "main", turn))
+
+    (first, first_id, live), (then, then_id, final) = page.sent
+    assert (first, then) == ("display", "update") and first_id == then_id
+    assert live[RECORD_MIME]["live"] is True and "live" not in final[RECORD_MIME]
+    assert sorted(final) == [RECORD_MIME, "text/html", "text/plain"]
+    assert "hello" in final["text/html"] and "<details" not in final["text/html"]
+
+
+def test_with_a_page_the_widget_is_the_output_until_the_record_replaces_it() -> None:
+    turn = [ChatRequest(content="hi"), Message(content="hello")]
+    page = _Page()
+    recorder = page.recorder()
+    widget = object()
+    recorder.show(widget)
+    recorder.save(lambda: turn_record("c1", "main", turn[:1]))
+    recorder.finish(turn_record("c1", "main", turn))
+
+    assert [(kind, bundle is widget) for kind, _, bundle in page.sent] == [
+        ("display", True),
+        ("update", False),
+    ]
+    assert len({display_id for _, display_id, _ in page.sent}) == 1
+    # the turn so far went to the cell's metadata, marked live, for the page to show if the
+    # kernel dies; at the end it points at the record in the output (not sent twice)
+    cells = [value for value in page.metadata if value and "events" in value]
+    assert [(c.get("live"), len(c["events"])) for c in cells] == [(True, 1)]
+    copy = {"cell_id": "cell-1", "key": "jupyter_turns", "in_output": RECORD_MIME}
+    assert copy in page.metadata
+
+
+def test_with_a_page_new_text_alone_is_left_to_the_page() -> None:
+    page = _Page()
+    recorder = page.recorder()
+    recorder.show(object())
+    recorder.save(lambda: turn_record("c1", "main", [ChatRequest(content="hi")]))
+    recorder.save(lambda: turn_record("c1", "main", []), metadata=False)
+    assert recorder.writes == 1 and len(page.metadata) == 2  # the request: cell + notebook
+
+
+def test_a_cell_whose_turn_never_began_is_left_with_an_empty_output() -> None:
+    page = _Page()
+    recorder = page.recorder()
+    recorder.show(object())
+    recorder.abandon()
+    assert [(kind, bundle) for kind, _, bundle in page.sent][1] == ("update", {"text/plain": ""})
 
 
 def test_a_turn_record_reads_back_as_its_events() -> None:

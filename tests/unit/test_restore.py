@@ -231,3 +231,22 @@ def test_a_turn_without_a_readable_time_goes_after_the_others_by_cell(tmp_path: 
     cells = [_cell(late), _cell(turn_record("c", "main", _turn("timed", "10:00:00")))]
     saved = read_notebook(_write(tmp_path, cells))
     assert _texts(saved, "main") == ["timed", "no time"]
+
+
+def test_a_pointer_in_the_metadata_restores_from_the_output_without_a_note(
+    tmp_path: Path,
+) -> None:
+    record = turn_record("c1", "main", _turn("asked", "10:00:00"))
+    cell = _cell(record)
+    cell.metadata["jupyter_turns"] = {
+        "version": 1,
+        "conversation_id": "c1",
+        "thread": "main",
+        "in_output": RECORD_MIME,
+    }
+    cleared = _cell(turn_record("c1", "main", _turn("asked again", "11:00:00")))
+    cleared.metadata["jupyter_turns"] = cleared.outputs[0]["data"][RECORD_MIME]  # moved there
+    cleared.outputs = []
+    saved = read_notebook(_write(tmp_path, [cell, cleared]))
+    assert _texts(saved, "main") == ["asked", "asked again"]
+    assert saved.problems == []

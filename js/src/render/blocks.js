@@ -3,6 +3,7 @@
  * notices, errors and opaque provider blocks. Tool cards live in toolcard.js, reasoning in
  * reasoning.js.
  */
+import { blockType } from "../fields.js";
 import { h, prettyJson } from "../dom.js";
 import { MarkdownStream } from "./stream.js";
 
@@ -81,7 +82,7 @@ export function renderError(event) {
 /** @param {ConvEvent} event */
 export function renderOpaqueBlock(event) {
   const metadata = event.metadata && typeof event.metadata === "object" ? event.metadata : {};
-  const type = typeof metadata.type === "string" ? metadata.type : "provider";
+  const type = blockType(event);
   const label = type === "redacted_thinking" ? "redacted reasoning block" : `${type} block`;
   const title = prettyJson(metadata);
   return h(

@@ -1,0 +1,167 @@
+/**
+ * A chat cell whose turn never finished: its one output is still the live widget (the kernel
+ * died or restarted mid-turn), which a reopened notebook could only show as "Error displaying
+ * widget". The kernel kept the turn so far in the cell's metadata, marked `live`; these
+ * functions put that record in the widget's place. No Jupyter imports: runs (and is tested)
+ * anywhere.
+ */
+
+export const RECORD_MIME = "application/vnd.jupyter-turns+json";
+export const WIDGET_MIME = "application/vnd.jupyter.widget-view+json";
+const KEY = "jupyter_turns";
+
+/**
+ * @typedef {{data: Record<string, unknown>}} OutputLike
+ * @typedef {{type: string, oldValues?: OutputLike[]}} OutputsChange
+ * @typedef {{length: number, get(i: number): OutputLike, set(i: number, output: object): void,
+ *            changed?: {connect(fn: (sender: unknown, change: OutputsChange) => void): void}}}
+ *   OutputsLike
+ * @typedef {{getMetadata?(key: string): unknown, setMetadata?(key: string, value: unknown): void,
+ *            outputs?: OutputsLike}} CellLike
+ * @typedef {{cells: {length: number, get(i: number): CellLike}}} NotebookLike
+ */
+
+/**
+ * The output a saved record is shown as (the kernel's own final bundle has an HTML copy too).
+ * @param {Record<string, any>} record
+ */
+export function recordOutput(record) {
+  const events = Array.isArray(record.events) ? record.events.length : 0;
+  const state = record.live === true ? " · did not finish" : "";
+  const text = `Conversation · thread ${String(record.thread ?? "main")} · ${events} event${events === 1 ? "" : "s"}${state}`;
+  return {
+    output_type: "display_data",
+    data: { [RECORD_MIME]: record, "text/plain": text },
+    metadata: {},
+  };
+}
+
+/**
+ * @param {CellLike} cell
+ * @returns {Record<string, any> | null} the cell's saved turn, if it is a record
+ */
+function savedRecord(cell) {
+  const value = cell.getMetadata?.(KEY);
+  if (!value || typeof value !== "object" || Array.isArray(value)) return null;
+  const record = /** @type {Record<string, any>} */ (value);
+  return Array.isArray(record.events) ? record : null;
+}
+
+/**
+ * Every chat cell whose turn did not finish gets its saved record in place of its widget.
+ * Call when the kernel has died or restarted, and when a notebook is opened. `shown` holds,
+ * by cell index, the events a live view still showed (its drafts as `partial` events): the
+ * page saw more than the kernel had saved, and that is what is kept.
+ * @param {NotebookLike | null} model
+ * @param {Map<number, object[]>} [shown]
+ * @returns {number} how many outputs were replaced
+ */
+export function showUnfinishedTurns(model, shown = new Map()) {
+  let replaced = 0;
+  const cells = model?.cells;
+  for (let i = 0; cells && i < cells.length; i++) {
+    const cell = cells.get(i);
+    const saved = savedRecord(cell);
+    const seen = shown.get(i);
+    const record =
+      saved && seen && seen.length >= saved.events.length ? { ...saved, events: seen } : saved;
+    const outputs = cell.outputs;
+    if (!record || record.live !== true || !outputs) continue;
+    for (let j = 0; j < outputs.length; j++) {
+      if (WIDGET_MIME in (outputs.get(j).data ?? {})) {
+        outputs.set(j, recordOutput(record));
+        replaced++;
+      }
+    }
+  }
+  return replaced;
+}
+
+/**
+ * A finished record arrived for a cell that shows an unfinished one (the page was reloaded
+ * while the turn ran, so the kernel's in-place update had no output to reach): show it.
+ * @param {CellLike} cell
+ * @param {unknown} value the cell's new `jupyter_turns` metadata
+ */
+export function showFinishedTurn(cell, value) {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return;
+  const record = /** @type {Record<string, any>} */ (value);
+  const outputs = cell.outputs;
+  if (record.live === true || !Array.isArray(record.events) || !outputs) return;
+  for (let j = 0; j < outputs.length; j++) {
+    const shown = /** @type {any} */ (outputs.get(j).data ?? {})[RECORD_MIME];
+    if (shown?.live === true && shown.conversation_id === record.conversation_id) {
+      outputs.set(j, recordOutput(record));
+    }
+  }
+}
+
+/**
+ * What a finished chat cell keeps in its metadata while its output holds the record: a pointer
+ * (the record is not stored twice in the file). See keepWhenCleared.
+ * @param {Record<string, any>} record
+ */
+export function pointerTo(record) {
+  return {
+    version: record.version,
+    conversation_id: record.conversation_id,
+    thread: record.thread,
+    in_output: RECORD_MIME,
+  };
+}
+
+/**
+ * The newest output data of type `mime` in a cell, if any.
+ * @param {CellLike} cell
+ * @param {string} mime
+ * @returns {unknown}
+ */
+export function outputData(cell, mime) {
+  const outputs = cell.outputs;
+  for (let i = (outputs?.length ?? 0) - 1; outputs && i >= 0; i--) {
+    const data = outputs.get(i).data ?? {};
+    if (mime in data) return data[mime];
+  }
+  return undefined;
+}
+
+/** @type {WeakMap<object, Record<string, any>>} the record each watched cell's output holds */
+const kept = new WeakMap();
+
+/**
+ * When the cell's output holding `record` goes (Clear Outputs, a re-run), the record moves into
+ * the cell's metadata in place of the pointer, so the conversation stays in the file. The
+ * record is kept from when it was shown: a cleared output's model may already be disposed.
+ * @param {CellLike} cell
+ * @param {Record<string, any>} record
+ */
+export function keepWhenCleared(cell, record) {
+  const watching = kept.has(cell);
+  kept.set(cell, record);
+  if (watching || !cell.outputs?.changed) return;
+  cell.outputs.changed.connect(() => {
+    const held = kept.get(cell);
+    const pointer = /** @type {any} */ (cell.getMetadata?.(KEY));
+    if (!held || pointer?.in_output !== RECORD_MIME) return;
+    if (pointer.conversation_id !== held.conversation_id) return;
+    const shown = /** @type {any} */ (outputData(cell, RECORD_MIME));
+    if (shown?.conversation_id === held.conversation_id) return; // still there
+    cell.setMetadata?.(KEY, held);
+  });
+}
+
+/**
+ * Watch every chat cell of a notebook whose metadata points at its output.
+ * @param {NotebookLike | null} model
+ */
+export function keepAllWhenCleared(model) {
+  const cells = model?.cells;
+  for (let i = 0; cells && i < cells.length; i++) {
+    const cell = cells.get(i);
+    const value = /** @type {any} */ (cell.getMetadata?.(KEY));
+    const record = /** @type {any} */ (outputData(cell, RECORD_MIME));
+    if (value?.in_output === RECORD_MIME && record && typeof record === "object") {
+      keepWhenCleared(cell, record);
+    }
+  }
+}

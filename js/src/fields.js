@@ -1,0 +1,31 @@
+/**
+ * Every field of a saved event that the views read, by kind: the page's half of the event
+ * contract. `test/contract.test.js` checks each path against `docs/event-schema.json` (generated
+ * from the kernel's `events.py`) and against the shared fixture record, so a view that reads a
+ * field the kernel does not write fails a test instead of drawing a placeholder.
+ */
+
+/** @typedef {import("./types.js").ConvEvent} ConvEvent */
+
+export const EVENT_FIELDS = {
+  chat_request: ["id", "content"],
+  reasoning: ["id", "content", "metadata.partial"],
+  message: ["id", "content", "metadata.partial"],
+  block: ["id", "metadata.raw_block.type"],
+  tool_call_request: ["id", "call_id", "name", "arguments"],
+  tool_call_response: ["id", "call_id", "content", "is_error", "status", "decisions", "elapsed"],
+  inquiry_request: ["id", "inquiry_id", "call_id", "question"],
+  inquiry_response: ["id", "inquiry_id", "call_id", "answer", "by"],
+  notice: ["id", "level", "text"],
+  error: ["id", "message", "error_type"],
+};
+
+/**
+ * The provider's type of an opaque block (`redacted_thinking`, `server_tool_use`...).
+ * @param {ConvEvent} event
+ * @returns {string}
+ */
+export function blockType(event) {
+  const raw = event.metadata?.raw_block;
+  return raw && typeof raw.type === "string" ? raw.type : "provider";
+}

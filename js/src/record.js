@@ -1,0 +1,66 @@
+/**
+ * A saved conversation record (`application/vnd.jupyter-turns+json`) → DOM, through the same
+ * views as the live widget (Transcript, its tool cards, the footer), minus the buttons.
+ *
+ * Used by the lab extension's mime renderer when a notebook is reopened, and by the live
+ * widget's page when the kernel replaces the widget with the final record. The answer is
+ * expanded; reasoning and tool details are collapsed and open on click. A record whose turn did
+ * not finish (the kernel stopped mid-turn) says so under what was saved.
+ */
+import { h } from "./dom.js";
+import { Draft } from "./draft.js";
+import { renderNotice } from "./render/blocks.js";
+import { parseMode } from "./render/reasoning.js";
+import { renderFooter } from "./render/status.js";
+import { Transcript } from "./render/transcript.js";
+import { Stats } from "./stats.js";
+
+/** @typedef {import("./types.js").ConvEvent} ConvEvent */
+
+/**
+ * @typedef {object} SavedRecord
+ * @property {ConvEvent[]} [events]
+ * @property {string} [thread]
+ * @property {{outcome?: string, usage?: Record<string, number>, cost_usd?: number | null}} [turn]
+ * @property {{reasoning?: string, model?: string | null}} [settings]
+ * @property {boolean} [live] the turn was still running when this record was saved
+ */
+
+const UNFINISHED = "This turn did not finish: the kernel stopped before it ended.";
+
+/**
+ * Draw `record` into `host`; returns a function that removes it.
+ * @param {unknown} record
+ * @param {HTMLElement} host
+ * @returns {() => void}
+ */
+export function renderRecord(record, host) {
+  const saved = /** @type {SavedRecord} */ (record && typeof record === "object" ? record : {});
+  const outcome = saved.turn?.outcome;
+  // the live widget's last state, so whatever waited on the live view sees the same end
+  const state = saved.live === true ? "unfinished" : outcome === "aborted" ? "aborted" : "complete";
+  const root = h("div", { class: "jt-root jt-saved", "data-state": state });
+  const stats = new Stats(root);
+  const setting = saved.settings?.reasoning === "hidden" ? "hidden" : "progress";
+  const mode = parseMode(setting);
+  const transcript = new Transcript(stats);
+  const events = Array.isArray(saved.events) ? saved.events : [];
+  transcript.update(events, mode, new Draft(stats, mode));
+  transcript.updateTools({});
+  root.appendChild(transcript.el);
+  if (saved.live === true) {
+    root.appendChild(
+      renderNotice({ kind: "notice", id: "unfinished", level: "warning", text: UNFINISHED }),
+    );
+  }
+  const footer = h("div", { class: "jt-footer" });
+  const usage = saved.turn ? { ...saved.turn.usage, cost_usd: saved.turn.cost_usd } : null;
+  renderFooter(footer, usage, { thread: saved.thread, model: saved.settings?.model ?? undefined });
+  root.appendChild(footer);
+  stats.publish();
+  host.appendChild(root);
+  return () => {
+    stats.dispose();
+    root.remove();
+  };
+}

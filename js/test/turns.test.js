@@ -1,0 +1,96 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { applyMetadata } from "../labextension/metadata.js";
+import {
+  RECORD_MIME,
+  WIDGET_MIME,
+  showUnfinishedTurns,
+  recordOutput,
+} from "../labextension/turns.js";
+
+function cell(id, record, outputs) {
+  const metadata = new Map(record ? [["jupyter_turns", record]] : []);
+  return {
+    id,
+    metadata,
+    getMetadata: (key) => metadata.get(key),
+    setMetadata: (key, value) => metadata.set(key, value),
+    deleteMetadata: (key) => metadata.delete(key),
+    outputs: {
+      list: outputs,
+      get length() {
+        return this.list.length;
+      },
+      get: (i) => outputs[i],
+      set: (i, output) => (outputs[i] = output),
+    },
+  };
+}
+
+function notebook(...cells) {
+  return {
+    id: "nb",
+    cells: { length: cells.length, get: (i) => cells[i] },
+    setMetadata() {},
+    deleteMetadata() {},
+  };
+}
+
+const widget = () => ({
+  data: { [WIDGET_MIME]: { model_id: "m1" }, "text/plain": "ChatWidget()" },
+});
+const live = {
+  version: 1,
+  conversation_id: "c",
+  thread: "main",
+  events: [{ kind: "chat_request" }],
+  live: true,
+};
+const finished = { version: 1, conversation_id: "c", thread: "main", events: [{}, {}] };
+
+test("a live widget whose turn did not finish shows the saved record instead", () => {
+  const unfinished = cell("a", live, [widget()]);
+  const done = cell("b", finished, [widget()]); // finished: its own update replaces it
+  const other = cell("c", null, [widget()]); // not a chat cell: someone else's widget
+  assert.equal(showUnfinishedTurns(notebook(unfinished, done, other)), 1);
+  assert.deepEqual(unfinished.outputs.list, [recordOutput(live)]);
+  assert.equal(
+    unfinished.outputs.list[0].data["text/plain"],
+    "Conversation · thread main · 1 event · did not finish",
+  );
+  assert.ok(WIDGET_MIME in done.outputs.list[0].data && WIDGET_MIME in other.outputs.list[0].data);
+  assert.equal(showUnfinishedTurns(notebook(unfinished)), 0); // once
+});
+
+test("the finished record replaces a shown unfinished one of the same conversation", () => {
+  const shown = cell("a", live, [recordOutput(live)]);
+  const nb = notebook(shown);
+  assert.deepEqual(applyMetadata(nb, { cell_id: "a", key: "jupyter_turns", value: finished }), {
+    ok: true,
+  });
+  assert.equal(shown.outputs.list[0].data[RECORD_MIME], finished);
+  const elsewhere = cell("b", live, [recordOutput({ ...live, conversation_id: "other" })]);
+  applyMetadata(notebook(elsewhere), { cell_id: "b", key: "jupyter_turns", value: finished });
+  assert.equal(elsewhere.outputs.list[0].data[RECORD_MIME].conversation_id, "other");
+});
+
+test("the finished cell's metadata points at its output, and takes the record when cleared", () => {
+  const listeners = [];
+  const done = cell("a", live, [recordOutput(finished)]);
+  done.outputs.changed = { connect: (fn) => listeners.push(fn) };
+  const nb = notebook(done);
+  const request = { cell_id: "a", key: "jupyter_turns", in_output: RECORD_MIME };
+  assert.deepEqual(applyMetadata(nb, request), { ok: true });
+  assert.deepEqual(done.metadata.get("jupyter_turns"), {
+    version: 1,
+    conversation_id: "c",
+    thread: "main",
+    in_output: RECORD_MIME,
+  });
+  // Clear Outputs: the record moves into the metadata
+  const removed = done.outputs.list.splice(0);
+  for (const fn of listeners) fn(null, { type: "remove", oldValues: removed });
+  assert.equal(done.metadata.get("jupyter_turns"), finished);
+  const empty = cell("b", null, []);
+  assert.equal(applyMetadata(notebook(empty), { ...request, cell_id: "b" }).ok, false);
+});
