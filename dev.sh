@@ -125,14 +125,34 @@ nbval_count() {
 js_lint() { (cd js && npm run --silent lint); }
 js_tests() { (cd js && npm test --silent); }
 
-run_tests() {
-    if [ -t 1 ]; then export FORCE_COLOR=1 PY_COLORS=1; fi
+# static_checks OUT: the stages that need no kernel (about 30 s on one core); their output goes
+# to OUT.log, their summary lines to OUT.summary and 1 to OUT.failed if one failed.
+static_checks() {
     stage ruff ruff_count "$VENV/bin/ruff" check jupyter_turns tests scripts hatch_build.py
     stage mypy mypy_count "$VENV/bin/mypy"
     stage "js lint" no_count js_lint
     stage "js tests" node_count js_tests
+    printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
+    echo "$FAILED" >"$1.failed"
+}
+
+run_tests() {
+    if [ -t 1 ]; then export FORCE_COLOR=1 PY_COLORS=1; fi
+    # The static checks run beside pytest (whose browser tests pass with both cores busy);
+    # their output is shown after it, and their summary lines come first, as before.
+    local static
+    static=$(mktemp)
+    static_checks "$static" >"$static.log" 2>&1 &
+    local static_pid=$!
     stage pytest pytest_count "$VENV/bin/python" -m pytest tests "$@"
     stage nbval nbval_count "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+    wait "$static_pid" || true
+    cat "$static.log"
+    local -a static_summary=()
+    mapfile -t static_summary <"$static.summary" || true
+    SUMMARY=("${static_summary[@]}" "${SUMMARY[@]}")
+    [ "$(cat "$static.failed" 2>/dev/null)" = 0 ] || FAILED=1
+    rm -f "$static" "$static.log" "$static.summary" "$static.failed"
     echo
     echo "=== summary"
     printf '%s\n' "${SUMMARY[@]}"
