@@ -2,7 +2,7 @@
  * Apply one `jupyter_turns.metadata` request to a notebook model — no Jupyter imports, so it
  * runs (and is tested) anywhere.
  */
-import { keepWhenCleared, outputData, pointerTo, showFinishedTurn } from "./turns.js";
+import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
 
 /**
  * @typedef {{cell_id?: string | null, scope?: string, key?: unknown, value?: unknown,
@@ -62,7 +62,6 @@ export function applyMetadata(model, data) {
     target.deleteMetadata(request.key);
   } else {
     target.setMetadata(request.key, value);
-    if (target !== model) showFinishedTurn(/** @type {any} */ (target), value);
   }
   return { ok: true };
 }

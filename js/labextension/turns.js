@@ -78,25 +78,6 @@ export function showUnfinishedTurns(model, shown = new Map()) {
 }
 
 /**
- * A finished record arrived for a cell that shows an unfinished one (the page was reloaded
- * while the turn ran, so the kernel's in-place update had no output to reach): show it.
- * @param {CellLike} cell
- * @param {unknown} value the cell's new `jupyter_turns` metadata
- */
-export function showFinishedTurn(cell, value) {
-  if (!value || typeof value !== "object" || Array.isArray(value)) return;
-  const record = /** @type {Record<string, any>} */ (value);
-  const outputs = cell.outputs;
-  if (record.live === true || !Array.isArray(record.events) || !outputs) return;
-  for (let j = 0; j < outputs.length; j++) {
-    const shown = /** @type {any} */ (outputs.get(j).data ?? {})[RECORD_MIME];
-    if (shown?.live === true && shown.conversation_id === record.conversation_id) {
-      outputs.set(j, recordOutput(record));
-    }
-  }
-}
-
-/**
  * What a finished chat cell keeps in its metadata while its output holds the record: a pointer
  * (the record is not stored twice in the file). See keepWhenCleared.
  * @param {Record<string, any>} record

@@ -62,18 +62,6 @@ test("a live widget whose turn did not finish shows the saved record instead", (
   assert.equal(showUnfinishedTurns(notebook(unfinished)), 0); // once
 });
 
-test("the finished record replaces a shown unfinished one of the same conversation", () => {
-  const shown = cell("a", live, [recordOutput(live)]);
-  const nb = notebook(shown);
-  assert.deepEqual(applyMetadata(nb, { cell_id: "a", key: "jupyter_turns", value: finished }), {
-    ok: true,
-  });
-  assert.equal(shown.outputs.list[0].data[RECORD_MIME], finished);
-  const elsewhere = cell("b", live, [recordOutput({ ...live, conversation_id: "other" })]);
-  applyMetadata(notebook(elsewhere), { cell_id: "b", key: "jupyter_turns", value: finished });
-  assert.equal(elsewhere.outputs.list[0].data[RECORD_MIME].conversation_id, "other");
-});
-
 test("the finished cell's metadata points at its output, and takes the record when cleared", () => {
   const listeners = [];
   const done = cell("a", live, [recordOutput(finished)]);
