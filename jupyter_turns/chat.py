@@ -13,9 +13,10 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal
 
+from .content import Attachment
 from .conversation import Conversation
 from .errors import JupyterTurnsError
 from .interrupt import InterruptAction, InterruptChannel, InterruptChoice
@@ -90,8 +91,11 @@ class Chat:
         """Tools the user chose to "always allow" in this thread."""
         return self.execution.allowed
 
-    async def send(self, text: str) -> TurnResult:
-        """Run one turn for ``text`` and return its events; the thread keeps them."""
+    async def send(
+        self, text: str, attachments: Sequence[Attachment] = (), notes: Sequence[str] = ()
+    ) -> TurnResult:
+        """Run one turn for ``text`` and return its events; the thread keeps them.
+        ``attachments`` go with the request as labeled data; ``notes`` are shown after it."""
         if self.turn is not None:
             raise JupyterTurnsError("a turn is already running in this thread")
         config = TurnConfig(
@@ -124,7 +128,7 @@ class Chat:
             resilient=resilient,
         )
         try:
-            return await self.turn.run(text)
+            return await self.turn.run(text, attachments, notes)
         finally:
             self.turn = None
 

@@ -15,6 +15,7 @@ from .notebook import find_notebook, read_notebook
 from .text import plural
 from .thread_settings import describe_guarded
 from .threads import apply_settings
+from .tools.builtin import default_builtins
 from .transcript import to_html, to_markdown
 
 if TYPE_CHECKING:
@@ -116,7 +117,10 @@ def restore(session: Session, settings: CellSettings, path: str | None, *, verbo
     withheld: dict[str, str] = {}
     for name, thread in saved.threads.items():
         adopted = session.threads.adopt(
-            thread, trusted=saved.trusted, max_cycles_default=settings.max_cycles
+            thread,
+            trusted=saved.trusted,
+            max_cycles_default=settings.max_cycles,
+            builtins_default=default_builtins(settings.builtins),
         )
         count = plural(len(thread.conversation), "event")
         print(f"Restored thread {name!r}: {count} from {notebook.name}")

@@ -13,6 +13,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .content import api_blocks, labeled
 from .errors import ConversationError, SchemaError
 from .events import (
     API_KINDS,
@@ -196,14 +197,14 @@ def anthropic_messages(events: Iterable[ConversationEvent]) -> list[dict[str, An
     for event in events:
         if event.kind not in API_KINDS:
             continue
-        block = _anthropic_block(event)
-        if block is None:
+        blocks = _anthropic_blocks(event)
+        if not blocks:
             continue
         role = "user" if event.kind in ("chat_request", "tool_call_response") else "assistant"
         if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].append(block)
+            messages[-1]["content"].extend(blocks)
         else:
-            messages.append({"role": role, "content": [block]})
+            messages.append({"role": role, "content": blocks})
     return messages
 
 
@@ -258,10 +259,29 @@ def _depth(value: Any) -> int:
     return deepest
 
 
-def _anthropic_block(event: ConversationEvent) -> dict[str, Any] | None:
+def _anthropic_blocks(event: ConversationEvent) -> list[dict[str, Any]]:
+    """The API content blocks of one event: a request with its attachments (labeled data and
+    their images), a tool result with its images; every other kind is one block or none."""
     match event.kind:
         case "chat_request":
-            return {"type": "text", "text": event.content} if event.content else None
+            blocks = [{"type": "text", "text": event.content}] if event.content else []
+            for attachment in event.attachments:
+                text = labeled(attachment.text, f"{attachment.source} {attachment.label}")
+                blocks.extend(api_blocks(text, attachment.images))
+            return blocks
+        case "tool_call_response":
+            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": event.call_id}
+            result["content"] = (
+                api_blocks(event.content, event.images) if event.images else event.content
+            )
+            result["is_error"] = event.is_error
+            return [result]
+    block = _anthropic_block(event)
+    return [block] if block is not None else []
+
+
+def _anthropic_block(event: ConversationEvent) -> dict[str, Any] | None:
+    match event.kind:
         case "message":
             if not event.content:
                 return None
@@ -283,12 +303,5 @@ def _anthropic_block(event: ConversationEvent) -> dict[str, Any] | None:
             tool_use.update(type="tool_use", id=event.call_id, name=event.name)
             tool_use["input"] = event.arguments
             return tool_use
-        case "tool_call_response":
-            return {
-                "type": "tool_result",
-                "tool_use_id": event.call_id,
-                "content": event.content,
-                "is_error": event.is_error,
-            }
         case _:
             return None

@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
+from .content import MAX_IMAGES, Attachment, ImageData
+
 __all__ = [
     "API_KINDS",
     "SCHEMA_VERSION",
@@ -195,6 +197,7 @@ class _Event(BaseModel):
 class ChatRequest(_Event):
     kind: Literal["chat_request"] = "chat_request"
     content: str
+    attachments: list[Attachment] = Field(default_factory=list)  # sent as labeled data
 
 
 class Reasoning(_Event):
@@ -265,6 +268,7 @@ class ToolCallResponse(_Event):
     status: ToolStatus = "done"
     decisions: list[Decision] = Field(default_factory=list)
     elapsed: float | None = None
+    images: list[ImageData] = Field(default_factory=list, max_length=MAX_IMAGES)
 
 
 class InquiryRequest(_Event):

@@ -31,13 +31,14 @@ if TYPE_CHECKING:
     from .threads import Thread
     from .turn import TurnCoordinator
 
-__all__ = ["CellFront", "has_frontend"]
+__all__ = ["CellFront", "has_frontend", "metadata_writer"]
 
 _metadata_writer: MetadataWriter | None = None
 _MAX_BACKOFF = 16.0  # seconds between rewrites of the live record while only text grows
 
 
-def _metadata() -> MetadataWriter:
+def metadata_writer() -> MetadataWriter:
+    """The one comm to the lab extension, shared by every cell (opened on first use)."""
     global _metadata_writer
     if _metadata_writer is None:
         _metadata_writer = MetadataWriter()
@@ -87,7 +88,7 @@ class CellFront:
             thread=thread.name,
             cell_id=self.cell_id,
             # no frontend (nbclient, `jupyter execute`): nobody listens on the metadata comm
-            metadata=_metadata() if has_frontend(namespace) else MetadataWriter(lambda: None),
+            metadata=metadata_writer() if has_frontend(namespace) else MetadataWriter(lambda: None),
             notebook_state=self._notebook_state,
         )
         chat.sink = self.sink

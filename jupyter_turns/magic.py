@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import re
 import shlex
-import signal
-import sys
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -24,16 +21,19 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Enum, Float, Int, Unicode
 
 from . import commands
+from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
 from .chat import Chat
 from .errors import ProviderConfigError
 from .kernel_status import busy_while_running
-from .loops import call_soon_on
+from .reading.attach import attach
+from .reading.history import KernelHistory
+from .reading.kernel_note import kernel_note
+from .reading.sources import NotebookReader
 from .session import CellSettings, Session
 from .sink import PrintSink
 from .thread_settings import DISPLAY_PATTERN
 from .threads import ProviderKey, Thread, Threads, namespace_tools
-from .tools.builtin import BUILTINS
-from .turn import TurnState
+from .tools.builtin import BUILTINS, READ_ONLY, parse_builtins
 
 __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
 
@@ -94,6 +94,16 @@ class ChatMagics(Magics):
     max_rate = Float(10.0, help="Most draft messages per second sent to the widget.").tag(
         config=True
     )
+    builtins = Unicode(
+        ",".join(READ_ONLY),
+        help="Built-in tools of new threads: a comma list of "
+        f"{', '.join(BUILTINS)}, or 'none'; 'default' stands for the read-only notebook tools.",
+    ).tag(config=True)
+    output_chars = Int(
+        2_000,
+        help="Most characters of one cell's outputs the model gets per cell_output call "
+        "(it pages on with an offset).",
+    ).tag(config=True)
     inline_widget = Bool(
         False,
         help="Ship the widget's code inside each widget instead of loading it from the lab "
@@ -102,7 +112,17 @@ class ChatMagics(Magics):
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
-        self.session = Session(Threads(self._new_chat), shell.user_ns)
+        history = KernelHistory(shell)
+        history.install()
+        reader = NotebookReader(
+            shell.user_ns,
+            metadata=_metadata_writer,
+            history=history,
+            cell_id=lambda: self.session.cell_id,
+            hidden=lambda: set(getattr(shell, "user_ns_hidden", ())),
+            output_chars=lambda: self.output_chars,
+        )
+        self.session = Session(Threads(self._new_chat), shell.user_ns, reader=reader)
         shell.events.register("pre_run_cell", self._pre_run_cell)
 
     def settings(self) -> CellSettings:
@@ -131,7 +151,7 @@ class ChatMagics(Magics):
           --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
           --use a,b           only these @tool functions (default: every @tool in the notebook)
-          --builtins python,inspect          enable kernel tools for this thread
+          --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | export [NAME] [PATH]
@@ -164,15 +184,15 @@ class ChatMagics(Magics):
             provider = threads.provider_for(name, key, namespace)
         except ProviderConfigError as exc:
             raise UsageError(str(exc)) from None
-        builtins = (existing.builtins if existing else set()) | options.builtins
+        builtins = self._builtins(existing, options)
         only = [n.strip() for n in options.use.split(",")] if options.use else None
-        tools = namespace_tools(namespace, only, builtins)
+        tools = namespace_tools(namespace, only, builtins, session.reader)
         if only is not None:
             missing = sorted(set(only) - {t.name for t in tools})
             if missing:
                 raise UsageError(f"--use: no @tool named {', '.join(missing)} in the notebook")
         thread = threads.get(name, new=options.new)
-        self._apply(thread, options, key)
+        self._apply(thread, options, key, builtins)
         threads.use_provider(thread, provider)
         thread.chat.tools = {t.name: t for t in tools}
         return self._run(thread, body.strip())
@@ -182,16 +202,25 @@ class ChatMagics(Magics):
 
         chat = thread.chat
         loop = asyncio.get_running_loop()
+        attached = attach(body, self.session.namespace, self.output_chars * 2)
+        note = kernel_note(
+            chat.conversation.events,
+            self.session.namespace,
+            restarted_at=self.session.started_at if thread.restored else None,
+            reported=thread.gone_reported,
+        )
+        thread.restored = False
+        attachments = [*attached.attachments, *([note] if note else [])]
         if getattr(self.shell, "kernel", None) is None:  # plain IPython: print instead
             chat.sink = PrintSink()
-            await chat.send(body)
+            await chat.send(body, attachments, attached.notes)
             return
         with busy_while_running(getattr(self.shell, "kernel", None)):  # before the widget opens
             front = CellFront(self.session, self.settings(), thread, loop)
             front.show()
-            with _sigint(chat, loop):
+            with sigint_menu(chat, loop):
                 try:
-                    await chat.send(body)
+                    await chat.send(body, attachments, attached.notes)
                 finally:
                     front.close()
 
@@ -209,15 +238,26 @@ class ChatMagics(Magics):
             options.thinking = _thinking(options.thinking)
         if options.max_cycles is not None and options.max_cycles < 1:
             raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
-        names = {n.strip() for n in (options.builtins or "").split(",") if n.strip()}
-        unknown = names - set(BUILTINS)
-        if unknown:
-            raise UsageError(
-                f"--builtins: unknown {', '.join(sorted(unknown))} "
-                f"(built-in tools: {', '.join(sorted(BUILTINS))})"
-            )
-        options.builtins = names
+        try:
+            options.builtins = parse_builtins(options.builtins) if options.builtins else None
+        except ValueError as exc:
+            raise UsageError(f"--builtins: {exc}") from None
         return options
+
+    def _builtins(self, thread: Thread | None, options: argparse.Namespace) -> set[str]:
+        """The thread's built-ins (a new thread starts from ``ChatMagics.builtins``), with
+        ``--builtins``: its names are added; ``none`` clears first."""
+        if thread is not None and thread.configured:
+            names = set(thread.builtins)
+        else:
+            try:
+                names = parse_builtins(self.builtins)[1]
+            except ValueError as exc:
+                raise UsageError(f"ChatMagics.builtins: {exc}") from None
+        if options.builtins is not None:
+            clear, added = options.builtins
+            names = (set() if clear else names) | added
+        return names
 
     def _provider_key(self, thread: Thread | None, options: argparse.Namespace) -> ProviderKey:
         """Which provider the cell asks for: the thread's, or the defaults, with the options."""
@@ -231,7 +271,9 @@ class ChatMagics(Magics):
             kind = options.provider
         return (kind, options.model or model, script)
 
-    def _apply(self, thread: Thread, options: argparse.Namespace, key: ProviderKey) -> None:
+    def _apply(
+        self, thread: Thread, options: argparse.Namespace, key: ProviderKey, builtins: set[str]
+    ) -> None:
         """Cell options stick to the thread; a new thread starts from the configured defaults."""
         if not thread.configured:
             thread.reasoning = self.reasoning
@@ -248,8 +290,14 @@ class ChatMagics(Magics):
             chat.max_cycles = options.max_cycles
         if options.system is not None:
             chat.system = options.system or None
-        thread.builtins |= options.builtins
+        thread.builtins = builtins
         chat.sequential_tools = options.sequential
+
+
+def _metadata_writer() -> Any:
+    from .front import metadata_writer  # the widget's imports wait until a cell needs them
+
+    return metadata_writer()
 
 
 def _thinking(value: str) -> Any:
@@ -261,79 +309,8 @@ def _thinking(value: str) -> Any:
     raise UsageError("--thinking must be off, adaptive or a token budget")
 
 
-@contextlib.contextmanager
-def _sigint(chat: Chat, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
-    """First interrupt opens the menu; a second one while it is open aborts the cell."""
-    try:
-        previous = signal.getsignal(signal.SIGINT)
-        installed = True
-
-        def handler(signum: int, frame: Any) -> None:
-            turn = chat.turn
-            menu_open = turn is not None and turn.state in (
-                TurnState.INTERRUPTED_STREAMING,
-                TurnState.INTERRUPTED_TOOL,
-            )
-            if not menu_open:
-                call_soon_on(loop, chat.interrupt)
-                return
-            try:
-                if callable(previous):
-                    previous(signum, frame)
-            finally:
-                call_soon_on(loop, lambda: None)  # wake a sleeping loop
-
-        signal.signal(signal.SIGINT, handler)
-    except ValueError:  # not the main thread: no signal handling for this turn
-        installed = False
-    try:
-        yield
-    finally:
-        if installed:
-            signal.signal(signal.SIGINT, previous)
-
-
-_CHAT_CALL = re.compile(r"^(\s*)(get_ipython\(\)\.run_cell_magic\((['\"])chat\3)")
-
-
-def await_chat_cells(lines: list[str]) -> list[str]:
-    """Input transformer: ``get_ipython().run_cell_magic('chat', ...)`` becomes awaited."""
-    if lines and _CHAT_CALL.match(lines[0]):
-        return [_CHAT_CALL.sub(r"\1await \2", lines[0], count=1), *lines[1:]]
-    return lines
-
-
-_CHAT_HELP = re.compile(
-    r"""^\s*get_ipython\(\)\.run_line_magic\((['"])pinfo2?\1, (['"])%%?chat\2\)\s*$"""
-)
-
-
-def chat_help_as_output(lines: list[str]) -> list[str]:
-    """Input transformer: ``%chat?`` and ``%%chat?`` print the help as a cell output.
-
-    IPython sends ``?`` help to the pager, which nbclient and ``jupyter execute`` drop.
-    """
-    if len(lines) == 1 and _CHAT_HELP.match(lines[0]):
-        return ["get_ipython().run_line_magic('chat', 'help')\n"]
-    return lines
-
-
-def _check_ipykernel() -> None:
-    kernel_module = sys.modules.get("ipykernel")
-    if kernel_module is None:
-        return
-    version = getattr(kernel_module, "__version__", "0")
-    parts = tuple(int(p) for p in re.findall(r"\d+", version)[:2])
-    if parts < (7, 4):
-        raise ImportError(
-            f"jupyter_turns needs ipykernel >= 7.4 (this kernel has {version}): older kernels "
-            "cannot deliver button clicks while a cell runs. Run `pip install -U ipykernel` "
-            "and restart the kernel."
-        )
-
-
 def load_ipython_extension(ipython: Any) -> None:
-    _check_ipykernel()
+    check_ipykernel()
     for transformer in (await_chat_cells, chat_help_as_output):
         if transformer not in ipython.input_transformers_post:
             ipython.input_transformers_post.append(transformer)

@@ -20,6 +20,7 @@ compares the final record bundle (its deterministic HTML and summary) with the s
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import logging
 import math
@@ -28,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import ConversationEvent, conversation_record
+from .events import ConversationEvent, conversation_record, new_id
 from .text import plural
 from .transcript import to_html
 
@@ -83,23 +84,58 @@ def _summary(record: dict[str, Any], *, live: bool = False) -> str:
 
 
 class MetadataWriter:
-    """Sends ``{cell_id, key, value}`` to the lab extension over one lazily opened comm."""
+    """Sends ``{cell_id, key, value}`` to the lab extension over one lazily opened comm, and
+    asks it questions on the same comm (:meth:`ask`: the live notebook's cells)."""
 
     def __init__(self, open_comm: Callable[[], Any] | None = None) -> None:
         self._open_comm = open_comm or _default_comm
         self._comm: Any = None
         self.sent = 0
+        self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
 
-    def _send(self, message: dict[str, Any]) -> None:
+    def _send(self, message: dict[str, Any]) -> bool:
         try:
             if self._comm is None:
                 self._comm = self._open_comm()
+                listen = getattr(self._comm, "on_msg", None)
+                if callable(listen):  # replies to :meth:`ask`
+                    listen(self._on_msg)
             if self._comm is not None:
                 self._comm.send(message)
                 self.sent += 1
+                return True
         except Exception as exc:  # no frontend, closed comm: the output record still holds it
             log.debug("jupyter_turns: metadata not sent: %s", exc)
             self._comm = None
+        return False
+
+    async def ask(self, request: dict[str, Any], wait: float) -> dict[str, Any] | None:
+        """Send ``request`` with a fresh ``request_id``; the extension's reply, or ``None`` when
+        nothing answers within ``wait`` seconds (no extension, no page, a closed notebook).
+        The reply arrives while the ``%%chat`` cell is still running: ipykernel handles comm
+        messages concurrently with an awaited cell (docs/architecture.md §8)."""
+        loop = asyncio.get_running_loop()
+        request_id = new_id()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._waiting[request_id] = (loop, future)
+        try:
+            if not self._send({**request, "request_id": request_id}):
+                return None
+            reply = await asyncio.wait_for(future, wait)
+            return reply if isinstance(reply, dict) else None
+        except TimeoutError:
+            return None
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def _on_msg(self, message: Any) -> None:
+        """A reply from the page (maybe on a comm thread): resolve the waiting :meth:`ask`."""
+        try:
+            data = message["content"]["data"]
+            loop, future = self._waiting[data["request_id"]]
+        except (KeyError, TypeError):
+            return  # an ``{ok}`` answer to a metadata write: nothing waits for it
+        loop.call_soon_threadsafe(_resolve, future, data)
 
     def cell(self, cell_id: str | None, value: Any) -> None:
         if cell_id:
@@ -114,6 +150,11 @@ class MetadataWriter:
 
     def notebook(self, value: Any) -> None:
         self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
+
+
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
 
 
 def _default_comm() -> Any:

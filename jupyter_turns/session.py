@@ -10,9 +10,13 @@ class and of an import cycle with magic.py.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from .threads import Thread, Threads
+
+if TYPE_CHECKING:
+    from .reading.sources import NotebookReader
 
 __all__ = ["CellSettings", "Session"]
 
@@ -33,6 +37,8 @@ class CellSettings:
     view_timeout: float
     max_rate: float
     inline_widget: bool
+    builtins: str
+    output_chars: int
 
     @classmethod
     def of(cls, configurable: Any) -> CellSettings:
@@ -55,3 +61,7 @@ class Session:
     cell_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
+    reader: NotebookReader | None = None  # what the notebook tools read the notebook through
+    started_at: str = field(  # when this kernel loaded the extension, for the model's notes
+        default_factory=lambda: datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    )

@@ -10,6 +10,7 @@ only when the user's own Jupyter trusts the file (see :mod:`jupyter_turns.trust`
 
 from __future__ import annotations
 
+from collections.abc import Set
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -97,13 +98,14 @@ def parse_settings(raw: Any, where: str = "settings") -> SavedSettings:
 
 
 def split_settings(
-    settings: SavedSettings, *, max_cycles_default: int
+    settings: SavedSettings, *, max_cycles_default: int, builtins_default: Set[str] = frozenset()
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(harmless, guarded)``: what may be applied from any file, and what needs trust.
 
-    A run mode that only restricts (ask, edit, skip, deny) and a cycle limit at or below the
-    user's own are harmless; "unattended", built-ins, "always allow", a system prompt and a
-    higher cycle limit are guarded.
+    A run mode that only restricts (ask, edit, skip, deny), a cycle limit at or below the
+    user's own and built-ins among the user's defaults (``ChatMagics.builtins``) are harmless;
+    "unattended", other built-ins, "always allow", a system prompt and a higher cycle limit
+    are guarded.
     """
     harmless: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
@@ -112,7 +114,9 @@ def split_settings(
             (guarded if value == "unattended" else harmless)[name] = value
         elif name == "max_cycles":
             (guarded if value > max_cycles_default else harmless)[name] = value
-        elif name in ("always_allow", "builtins"):
+        elif name == "builtins":
+            (harmless if set(value) <= builtins_default else guarded)[name] = value
+        elif name == "always_allow":
             if value:
                 guarded[name] = value
         elif name in GUARDED_FIELDS:

@@ -10,7 +10,7 @@ Nothing here knows about widgets; the magic wires a thread to a cell's widget fo
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable, MutableMapping, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +18,7 @@ from .chat import Chat
 from .errors import ProviderConfigError
 from .providers.base import Provider
 from .providers.scripted import ScriptedProvider
+from .reading.sources import NotebookReader
 from .thread_settings import split_settings
 from .tools.builtin import BUILTINS
 from .tools.registry import Tool
@@ -40,6 +41,8 @@ class Thread:
     reasoning: str = "full"  # how the widget shows reasoning
     configured: bool = False  # defaults from the magic's settings applied
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an untrusted file
+    restored: bool = False  # from a file, by this kernel: the next request says it restarted
+    gone_reported: set[str] = field(default_factory=set)  # names already reported as gone
 
     @property
     def model(self) -> str | None:
@@ -129,13 +132,25 @@ class Threads:
             n += 1
         return f"thread-{n}"
 
-    def adopt(self, saved: SavedThread, *, trusted: bool, max_cycles_default: int) -> Thread:
+    def adopt(
+        self,
+        saved: SavedThread,
+        *,
+        trusted: bool,
+        max_cycles_default: int,
+        builtins_default: Set[str] = frozenset(),
+    ) -> Thread:
         """Recreate a thread from a saved one: its conversation and harmless settings always,
-        what grants a permission only from a ``trusted`` file (else it waits in ``withheld``)."""
-        harmless, guarded = split_settings(saved.settings, max_cycles_default=max_cycles_default)
+        what grants a permission only from a ``trusted`` file (else it waits in ``withheld``).
+        The thread starts with the user's default built-ins; a file may only narrow them."""
+        harmless, guarded = split_settings(
+            saved.settings, max_cycles_default=max_cycles_default, builtins_default=builtins_default
+        )
         thread = self.get(saved.name, new=True)
         thread.chat.conversation = saved.conversation
         thread.configured = True
+        thread.restored = True
+        thread.builtins = set(builtins_default)
         apply_settings(thread, harmless)
         if trusted:
             apply_settings(thread, guarded)
@@ -191,6 +206,7 @@ def namespace_tools(
     namespace: dict[str, Any],
     only: Iterable[str] | None,
     builtins: Iterable[str],
+    reader: NotebookReader | None = None,
 ) -> list[Tool]:
     """Every ``@tool`` in the user's namespace (or the ``only`` ones), plus enabled built-ins."""
     wanted = set(only) if only is not None else None
@@ -203,7 +219,7 @@ def namespace_tools(
             and (wanted is None or key in wanted or value.name in wanted)
         ):
             found.setdefault(value.name, value)
+    reader = reader or NotebookReader(namespace)
     for name in builtins:
-        factory = BUILTINS[name]
-        found[name] = factory(lambda: namespace)
+        found[name] = BUILTINS[name](reader)
     return list(found.values())

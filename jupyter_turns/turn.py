@@ -14,6 +14,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import Literal, assert_never
 
+from .content import Attachment
 from .conversation import Conversation
 from .cycle import CycleReader
 from .errors import InvalidTransition, ProviderError
@@ -123,14 +124,17 @@ class TurnCoordinator:
 
     # ------------------------------------------------------------------ the loop
 
-    async def run(self, text: str) -> TurnResult:
-        """Run one turn for the user's ``text``; returns when it completes or is aborted."""
+    async def run(
+        self, text: str, attachments: Sequence[Attachment] = (), notes: Sequence[str] = ()
+    ) -> TurnResult:
+        """Run one turn for ``text`` (+ ``attachments``, ``notes``); see :meth:`Chat.send`."""
         self.interrupts.bind(asyncio.get_running_loop())
         self.interrupts.take()  # a Stop pressed before the turn began is not for this turn
         self.conversation.check_sendable()
         self.turn_start = len(self.conversation)
         self._to(TurnState.STREAMING)
-        self._append(ChatRequest(content=text))
+        request = ChatRequest(content=text, attachments=list(attachments))
+        self._append(request, *(Notice(level="warning", text=note) for note in notes))
         try:
             await self._drive()
         except asyncio.CancelledError:

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, overload
 
+from .content import DATA_RULE
 from .errors import ProviderError
 from .events import ConversationEvent, Finished, Usage
 from .interrupt import InterruptChoice
@@ -97,13 +98,23 @@ class TurnConfig:
         return Request(
             events=tuple(events),
             tools=tuple(tool.spec() for tool in self.tools.values()),
-            system=self.system,
+            system=self.system_for(events),
             model=self.model,
             max_tokens=self.max_tokens,
             thinking=self.thinking,
             continuation=continuation,
             cycle=cycle,
         )
+
+    def system_for(self, events: Sequence[ConversationEvent]) -> str | None:
+        """The system prompt, plus the rule that notebook content is data (never instructions)
+        whenever the thread can read the notebook or a request attached some of it."""
+        reads = any(tool.reads_notebook for tool in self.tools.values()) or any(
+            event.kind == "chat_request" and event.attachments for event in events
+        )
+        if not reads:
+            return self.system
+        return f"{self.system}\n\n{DATA_RULE}" if self.system else DATA_RULE
 
 
 class TurnResult(Sequence[ConversationEvent]):

@@ -14,9 +14,22 @@
  * in the comm_open data and/or in later comm messages. Each request is answered on the same
  * comm with `{ok: true}` or `{ok: false, reason}`. The change marks the notebook dirty; the
  * frontend saves it like any edit.
+ *
+ * A message with a `request` key asks instead of writing (cells.js), answered on the same comm:
+ *
+ *   {request: "cells", request_id: "<id>"}
+ *     -> {request_id, ok: true, path: <notebook path or null>, dirty: <has unsaved changes>,
+ *         cells: [{id, cell_type, source, execution_count, outputs}, ...]}
+ *     -> {request_id, ok: false, reason}    (unknown request, no request_id, closed notebook)
+ *
+ * The cells are the live model's (unsaved edits included), without cell metadata or
+ * attachments; `source` is one string; non-code cells have `execution_count: null` and no
+ * outputs. An output holding a chat record or a widget becomes `{output_type, data:
+ * {"text/plain": ...}, metadata: {}, jupyter_turns: true}`; other outputs are sent as saved.
  */
 import { INotebookTracker } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
+import { answerRequest, isRequest } from "./cells.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory } from "./record.js";
 import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
@@ -24,32 +37,55 @@ import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 export const COMM_TARGET = "jupyter_turns.metadata";
 
 /**
+ * The notebook's path on the server: `localPath` is `path` without a drive prefix (a
+ * collaborative drive's `RTC:`), the same for the default drive.
+ * @param {any} context
+ * @returns {string | null}
+ */
+function notebookPath(context) {
+  const path = context.localPath ?? context.path;
+  return typeof path === "string" ? path : null;
+}
+
+/**
+ * The answer to one comm message: a request (cells.js) or a metadata write (metadata.js).
+ * @param {any} context the notebook's DocumentRegistry.IContext
+ * @param {unknown} data
+ * @returns {object}
+ */
+function reply(context, data) {
+  const model = context.isDisposed ? null : context.model;
+  if (isRequest(data)) {
+    return answerRequest(model, data, () => notebookPath(context));
+  }
+  try {
+    return applyMetadata(model, data);
+  } catch (err) {
+    return { ok: false, reason: `failed to set metadata: ${String(err)}` };
+  }
+}
+
+/**
  * Register the comm target on a kernel connection; the handler looks the model up lazily
  * because the document model outlives neither a closed notebook nor a reload.
  * @param {any} kernel an IKernelConnection
- * @param {() => import("./metadata.js").NotebookModelLike | null} getModel
+ * @param {any} context the notebook's DocumentRegistry.IContext
  */
-function registerOn(kernel, getModel) {
+function registerOn(kernel, context) {
   if (!kernel || kernel.isDisposed) {
     return;
   }
   kernel.registerCommTarget(COMM_TARGET, (/** @type {any} */ comm, /** @type {any} */ openMsg) => {
     /** @param {unknown} data */
     const handle = (data) => {
-      /** @type {import("./metadata.js").MetadataReply} */
-      let reply;
-      try {
-        reply = applyMetadata(getModel(), data);
-      } catch (err) {
-        reply = { ok: false, reason: `failed to set metadata: ${String(err)}` };
-      }
+      const answer = reply(context, data);
       if (!comm.isDisposed) {
-        comm.send(reply);
+        comm.send(answer);
       }
     };
     comm.onMsg = (/** @type {any} */ msg) => handle(msg.content.data);
     const openData = openMsg?.content?.data;
-    if (openData && typeof openData === "object" && "key" in openData) {
+    if (isRequest(openData) || (openData && typeof openData === "object" && "key" in openData)) {
       handle(openData);
     }
   });
@@ -89,9 +125,9 @@ function watchContext(context, watched, tracker) {
   // Comm targets live on the kernel connection object, which survives restarts; a new
   // connection (kernel switched, session re-created) arrives through kernelChanged.
   sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
-    registerOn(change.newValue, getModel);
+    registerOn(change.newValue, context);
   });
-  registerOn(sessionContext.session?.kernel, getModel);
+  registerOn(sessionContext.session?.kernel, context);
   // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
   // turn the kernel saved instead. The same on opening a file saved in that state.
   sessionContext.statusChanged.connect((/** @type {any} */ _, /** @type {string} */ status) => {

@@ -2,18 +2,40 @@
  * Every field of a saved event that the views read, by kind: the page's half of the event
  * contract. `test/contract.test.js` checks each path against `docs/event-schema.json` (generated
  * from the kernel's `events.py`) and against the shared fixture record, so a view that reads a
- * field the kernel does not write fails a test instead of drawing a placeholder.
+ * field the kernel does not write fails a test instead of drawing a placeholder. A path goes
+ * through lists: `images.label` is the `label` of each of `images`.
  */
 
 /** @typedef {import("./types.js").ConvEvent} ConvEvent */
 
+/** The fields of one image (in a tool result's or an attachment's `images`) images.js reads. */
+export const IMAGE_FIELDS = ["media_type", "data", "width", "height", "label"];
+
 export const EVENT_FIELDS = {
-  chat_request: ["id", "content"],
+  chat_request: [
+    "id",
+    "content",
+    "attachments",
+    "attachments.label",
+    "attachments.source",
+    "attachments.text",
+    "attachments.images",
+  ],
   reasoning: ["id", "content", "metadata.partial"],
   message: ["id", "content", "metadata.partial"],
   block: ["id", "metadata.raw_block.type"],
   tool_call_request: ["id", "call_id", "name", "arguments"],
-  tool_call_response: ["id", "call_id", "content", "is_error", "status", "decisions", "elapsed"],
+  tool_call_response: [
+    "id",
+    "call_id",
+    "content",
+    "is_error",
+    "status",
+    "decisions",
+    "elapsed",
+    "images",
+    ...IMAGE_FIELDS.map((field) => `images.${field}`),
+  ],
   inquiry_request: ["id", "inquiry_id", "call_id", "question"],
   inquiry_response: ["id", "inquiry_id", "call_id", "answer", "by"],
   notice: ["id", "level", "text"],

@@ -1,4 +1,7 @@
-"""Built-in kernel tools, off unless a thread enables them: ``python`` and ``inspect``.
+"""Built-in kernel tools: the read-only notebook tools (offered by default) and ``python``.
+
+The registry :data:`BUILTINS` names them all; :data:`READ_ONLY` is the default set
+(``ChatMagics.builtins``); ``--builtins`` adds to a thread's set, ``none`` clears it.
 
 ``python`` runs code in the user's namespace on the kernel's main thread, like a cell: it is
 ``ask`` by default, captures stdout, stderr and the last expression's repr, and truncates huge
@@ -10,6 +13,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dataclasses
 import io
 import signal
 import threading
@@ -17,9 +21,21 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..reading.sources import NotebookReader
+from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_tool
+from ..reading.variables import summarize
+from .figures import produced_images
 from .registry import Tool, tool
+from .results import ToolResult
 
-__all__ = ["BUILTINS", "inspect_tool", "python_tool"]
+__all__ = [
+    "BUILTINS",
+    "READ_ONLY",
+    "default_builtins",
+    "inspect_tool",
+    "parse_builtins",
+    "python_tool",
+]
 
 MAX_OUTPUT = 20_000
 
@@ -80,52 +96,21 @@ def run_code(code: str, namespace: dict[str, Any]) -> str:
 
 def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
     @tool(name="python", run="ask", sequential=True, always_ask=True)
-    async def python(code: str) -> str:
+    async def python(code: str) -> ToolResult:
         """Run Python code in the user's notebook kernel and namespace.
 
         Variables you define stay available to the user and to later calls. Returns stdout,
-        stderr and the repr of the last expression.
+        stderr, the repr of the last expression, and the figures and images the code
+        produced (you see them).
 
         Args:
             code: Python source to execute.
         """
-        return run_code(code, namespace())
+        with produced_images() as images:
+            text = run_code(code, namespace())
+        return ToolResult(text, images)
 
     return python
-
-
-def summarize(value: Any, limit: int = 4_000) -> str:
-    """A short, read-only description of ``value``."""
-    lines = [f"type: {type(value).__module__}.{type(value).__qualname__}"]
-    shape = getattr(value, "shape", None)
-    if shape is not None:
-        lines.append(f"shape: {tuple(shape) if not isinstance(shape, str) else shape}")
-    dtype = getattr(value, "dtype", None)
-    if dtype is not None:
-        lines.append(f"dtype: {dtype}")
-    columns = getattr(value, "columns", None)
-    dtypes = getattr(value, "dtypes", None)
-    if columns is not None:
-        try:
-            if dtypes is not None and hasattr(dtypes, "items"):
-                described = ", ".join(f"{c}: {t}" for c, t in dtypes.items())
-            else:
-                described = ", ".join(map(str, columns))
-            lines.append(f"columns: {described}")
-        except Exception as exc:  # a broken __iter__ must not break the tool
-            lines.append(f"columns: (unreadable: {exc})")
-    if not isinstance(value, str | bytes) and hasattr(value, "__len__"):
-        with contextlib.suppress(Exception):
-            lines.append(f"length: {len(value)}")
-    head = getattr(value, "head", None)
-    if callable(head) and columns is not None:
-        try:
-            lines.append(f"head:\n{head()}")
-        except Exception as exc:
-            lines.append(f"head: (unreadable: {exc})")
-    else:
-        lines.append(f"repr: {_clip(repr(value), 1_000)}")
-    return _clip("\n".join(lines), limit)
 
 
 def inspect_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
@@ -151,7 +136,43 @@ def inspect_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
     return inspect
 
 
-BUILTINS: dict[str, Callable[[Callable[[], dict[str, Any]]], Tool]] = {
-    "python": python_tool,
-    "inspect": inspect_tool,
+def _python(reader: NotebookReader) -> Tool:
+    return dataclasses.replace(python_tool(lambda: reader.namespace), reads_notebook=True)
+
+
+def _inspect(reader: NotebookReader) -> Tool:
+    return dataclasses.replace(inspect_tool(lambda: reader.namespace), reads_notebook=True)
+
+
+BUILTINS: dict[str, Callable[[NotebookReader], Tool]] = {
+    "notebook_cells": notebook_cells_tool,
+    "cell_output": cell_output_tool,
+    "variables": variables_tool,
+    "inspect": _inspect,
+    "python": _python,
 }
+READ_ONLY = ("notebook_cells", "cell_output", "variables", "inspect")  # offered by default
+
+
+def parse_builtins(text: str) -> tuple[bool, set[str]]:
+    """``(clear, names)`` of a ``--builtins`` value: ``none`` clears, ``default`` stands for
+    the read-only tools; raises ValueError naming what is unknown."""
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    clear = "none" in names
+    if "default" in names:
+        names |= set(READ_ONLY)
+    names -= {"none", "default"}
+    unknown = names - set(BUILTINS)
+    if unknown:
+        known = ", ".join([*BUILTINS, "default", "none"])
+        raise ValueError(f"unknown {', '.join(sorted(unknown))} (built-in tools: {known})")
+    return clear, names
+
+
+def default_builtins(text: str) -> set[str]:
+    """The built-ins a new thread gets from ``ChatMagics.builtins`` (unknown names left out:
+    a bad setting is reported when a cell uses it)."""
+    try:
+        return parse_builtins(text)[1]
+    except ValueError:
+        return set(READ_ONLY) & {n.strip() for n in text.split(",")}

@@ -33,7 +33,7 @@ from .context import ToolContext
 from .invoke import invoke
 from .policy import Run, decide_run, review_result
 from .registry import RunMode, Tool, ToolArgumentError
-from .results import Outcome, describe_exception, format_result
+from .results import Outcome, describe_exception, result_content
 
 __all__ = ["ExecutionSettings", "ToolExecutor"]
 
@@ -213,7 +213,8 @@ class ToolExecutor:
             raise
         except Exception as exc:
             return Outcome(describe_exception(exc), True, "error")
-        return Outcome(format_result(value, self.settings.max_result_chars), False, "done")
+        text, images = result_content(value, self.settings.max_result_chars)
+        return Outcome(text, False, "done", images)
 
     async def _ask(self, question: str, choices: Sequence[str] | None) -> str | None:
         """``ctx.ask()``: the question and its answer are recorded as inquiry events."""
@@ -256,4 +257,5 @@ class ToolExecutor:
             status=outcome.status,
             decisions=list(self.decisions),
             elapsed=elapsed,
+            images=outcome.images,
         )

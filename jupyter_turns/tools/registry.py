@@ -46,6 +46,7 @@ class Tool:
     timeout: float | None = None
     sequential: bool = False
     always_ask: bool = False  # only a person approves a call: no run mode or policy does
+    reads_notebook: bool = False  # results are notebook content: requests carry the data rule
     context_param: str | None = None
     flavor: Literal["sync", "async", "asyncgen"] = "sync"
     schema: dict[str, Any] = field(default_factory=dict)

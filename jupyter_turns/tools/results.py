@@ -1,18 +1,27 @@
-"""What a tool call answers: its outcome, a return value as text, an exception as text."""
+"""What a tool call answers: its outcome, a return value as text and images, an exception.
+
+A tool returns any value: text, JSON-able data, a pydantic model or dataclass — or images: a
+:class:`ToolResult` (text plus images), or one object that is an image (a matplotlib Figure,
+a PIL Image, PNG/JPEG bytes, an ``IPython.display.Image``, anything with ``_repr_png_`` or
+``_repr_jpeg_``). Images reach the model as image blocks inside the tool result, at most
+:data:`~jupyter_turns.content.MAX_IMAGES`, downscaled to the API's useful size.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import json
 import traceback
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
+from ..content import MAX_IMAGES, ImageData
 from ..events import ToolStatus
 
-__all__ = ["Outcome", "describe_exception", "format_result"]
+__all__ = ["Outcome", "ToolResult", "describe_exception", "format_result", "result_content"]
 
 
 @dataclass
@@ -22,6 +31,40 @@ class Outcome:
     content: str
     is_error: bool
     status: ToolStatus
+    images: list[ImageData] = field(default_factory=list)
+
+
+@dataclass
+class ToolResult:
+    """What a tool may return to send images with its text: ``ToolResult("3 plots", [fig])``.
+
+    ``images`` holds :class:`~jupyter_turns.content.ImageData` or image-like objects (see the
+    module docstring); the first five that are images are sent, the rest are noted.
+    """
+
+    text: str = ""
+    images: Sequence[Any] = ()
+
+
+def result_content(value: Any, max_chars: int) -> tuple[str, list[ImageData]]:
+    """A return value as the text and images the model gets."""
+    from ..reading.images import image_of
+
+    if isinstance(value, ToolResult):
+        images: list[ImageData] = []
+        for number, item in enumerate(value.images, 1):
+            image = item if isinstance(item, ImageData) else image_of(item, f"image {number}")
+            if image is not None:
+                images.append(image)
+        text = format_result(value.text, max_chars) if value.text else ""
+        if len(images) > MAX_IMAGES:
+            text += f"\n[{len(images) - MAX_IMAGES} more images not sent: at most {MAX_IMAGES}]"
+        return text.strip() or "(images only)", images[:MAX_IMAGES]
+    if not isinstance(value, str | int | float | bool | dict | list | tuple | BaseModel):
+        image = image_of(value, "result")
+        if image is not None:
+            return f"[{image.describe()} — attached]", [image]
+    return format_result(value, max_chars), []
 
 
 def format_result(value: Any, max_chars: int) -> str:

@@ -250,3 +250,16 @@ def test_a_pointer_in_the_metadata_restores_from_the_output_without_a_note(
     saved = read_notebook(_write(tmp_path, [cell, cleared]))
     assert _texts(saved, "main") == ["asked", "asked again"]
     assert saved.problems == []
+
+
+def test_a_file_may_narrow_the_default_builtins_but_not_widen_them() -> None:
+    defaults = {"notebook_cells", "cell_output", "variables", "inspect"}
+    narrow = parse_settings({"builtins": ["variables"]})
+    harmless, guarded = split_settings(narrow, max_cycles_default=25, builtins_default=defaults)
+    assert harmless == {"builtins": ["variables"]} and guarded == {}
+    none = parse_settings({"builtins": []})
+    harmless, guarded = split_settings(none, max_cycles_default=25, builtins_default=defaults)
+    assert harmless == {"builtins": []} and guarded == {}
+    wide = parse_settings({"builtins": ["variables", "python"]})
+    harmless, guarded = split_settings(wide, max_cycles_default=25, builtins_default=defaults)
+    assert harmless == {} and guarded == {"builtins": ["variables", "python"]}

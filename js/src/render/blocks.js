@@ -1,10 +1,11 @@
 /**
- * Renderers for the simple transcript events: the user's request, an assistant message,
- * notices, errors and opaque provider blocks. Tool cards live in toolcard.js, reasoning in
- * reasoning.js.
+ * Renderers for the simple transcript events: the user's request (and its attachments), an
+ * assistant message, notices, errors and opaque provider blocks. Tool cards live in
+ * toolcard.js, reasoning in reasoning.js, images in images.js.
  */
 import { blockType } from "../fields.js";
 import { h, prettyJson } from "../dom.js";
+import { renderImages } from "./images.js";
 import { MarkdownStream } from "./stream.js";
 
 /** @typedef {import("../stats.js").Stats} Stats */
@@ -54,7 +55,60 @@ export function renderRequest(event, stats) {
   const md = new MarkdownStream(stats);
   md.append(typeof event.content === "string" ? event.content : prettyJson(event.content));
   md.finish();
-  return h("div", { class: "jt-request" }, h("div", { class: "jt-who" }, "You"), md.el);
+  return h(
+    "div",
+    { class: "jt-request" },
+    h("div", { class: "jt-who" }, "You"),
+    md.el,
+    renderAttachments(event.attachments),
+  );
+}
+
+/**
+ * What was sent with a request (`@name` variables, a note about the kernel): a line naming
+ * them, then each one folded, its text and images inside. Null when there are none.
+ * @param {unknown} attachments
+ * @returns {HTMLElement | null}
+ */
+export function renderAttachments(attachments) {
+  if (!Array.isArray(attachments) || attachments.length === 0) return null;
+  const items = attachments.map((a) => (a && typeof a === "object" ? a : {}));
+  return h(
+    "div",
+    { class: "jt-attachments" },
+    h(
+      "div",
+      { class: "jt-attached jt-muted" },
+      `Attached: ${items.map(attachmentLabel).join(", ")}`,
+    ),
+    items.map(renderAttachment),
+  );
+}
+
+/** @param {Record<string, unknown>} attachment */
+function attachmentLabel(attachment) {
+  return typeof attachment.label === "string" && attachment.label ? attachment.label : "(unnamed)";
+}
+
+/**
+ * One attachment, collapsed: its label and source, then its text and images.
+ * @param {Record<string, unknown>} attachment
+ */
+function renderAttachment(attachment) {
+  const source = typeof attachment.source === "string" ? attachment.source : "";
+  const text = typeof attachment.text === "string" ? attachment.text : "";
+  return h(
+    "details",
+    { class: "jt-fold jt-attachment" },
+    h(
+      "summary",
+      null,
+      attachmentLabel(attachment),
+      source ? h("span", { class: "jt-muted" }, ` · ${source}`) : null,
+    ),
+    text ? h("pre", null, text) : null,
+    renderImages(attachment.images),
+  );
 }
 
 /** @param {ConvEvent} event */

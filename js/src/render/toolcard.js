@@ -4,10 +4,12 @@
  * inquiries asked during the call. Prompts for the call (approve, result review, a question)
  * are placed in the card's prompt slot by prompts.js.
  *
- * Tool text (arguments, progress, results) is only ever set as textContent.
+ * Tool text (arguments, progress, results) is only ever set as textContent; a result's images
+ * are drawn by images.js (checked `data:` URLs only).
  */
-import { contentText, formatDuration, formatSize, h, prettyJson } from "../dom.js";
+import { append, contentText, formatDuration, formatSize, h, prettyJson } from "../dom.js";
 import { ProgressLog } from "../progress.js";
+import { renderImages } from "./images.js";
 
 /** @typedef {import("../types.js").ConvEvent} ConvEvent */
 /** @typedef {import("../types.js").LiveTool} LiveTool */
@@ -197,7 +199,8 @@ export class ToolCard {
     );
     const text = contentText(response.content);
     const label = response.is_error ? "Error" : "Result";
-    this.result.replaceChildren(
+    this.result.replaceChildren();
+    append(this.result, [
       h(
         "details",
         { class: `jt-fold${response.is_error ? " jt-result-error" : ""}`, open: isShort(text) },
@@ -209,7 +212,8 @@ export class ToolCard {
         ),
         h("pre", null, text),
       ),
-    );
+      renderImages(response.images),
+    ]);
   }
 }
 

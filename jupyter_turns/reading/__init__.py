@@ -1,0 +1,1 @@
+"""What the model reads of the notebook: cells, outputs, variables and images."""

@@ -1,0 +1,221 @@
+"""The notebook as the model reads it: cells with their outputs, as an outline or in full.
+
+A :class:`NotebookView` is one snapshot of the cells, from wherever they could be read (the
+page, the saved file or the kernel's own history, see :mod:`.sources`), with a label saying
+which. :func:`outline` is what ``notebook_cells`` answers: per cell its index, type, execution
+count, source (long sources cut) and a one-line summary of each output. :func:`cell_text` is
+what ``cell_output`` pages through: a cell's outputs as text (rich reprs as text, an error's
+traceback), with the images separately so that they reach the model as image blocks.
+
+Outputs are nbformat dicts (``output_type``, ``data``, ``text``, ``ename``...), the same
+shape from every source. Nothing here trusts them: a malformed output is summarized as such.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..content import MAX_IMAGES, ImageData
+from ..persist import RECORD_MIME
+from .images import image_from_base64
+
+__all__ = ["CellView", "NotebookView", "cell_text", "outline", "output_summary"]
+
+Origin = Literal["live", "file", "history"]
+
+SOURCE_CHARS = 600  # of each cell's source in the outline
+OUTLINE_CHARS = 12_000  # of the whole outline; the rest is one call away
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_FRAME_ROWS = re.compile(r"\[(\d[\d,]*) rows x (\d[\d,]*) columns\]")
+_HTML_FRAME_ROWS = re.compile(r"(\d[\d,]*) rows × (\d[\d,]*) columns")
+_WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+_TEXT_MIMES = ("text/plain", "text/markdown", "text/latex", "application/json", "text/html")
+_IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+
+
+@dataclass(frozen=True)
+class CellView:
+    index: int  # 0-based position in the notebook; in kernel history, the execution count
+    cell_type: str
+    source: str
+    execution_count: int | None = None
+    outputs: Sequence[dict[str, Any]] = ()
+    chat: bool = False  # the %%chat cell that is asking
+    id: str | None = None
+
+
+@dataclass(frozen=True)
+class NotebookView:
+    origin: Origin
+    label: str  # where the cells come from, said to the model with every answer
+    cells: Sequence[CellView] = ()
+    notes: Sequence[str] = field(default_factory=tuple)  # why a better source was not used
+
+    def cell(self, index: int) -> CellView | None:
+        return next((c for c in self.cells if c.index == index), None)
+
+
+def _text(value: Any) -> str:
+    """nbformat multiline strings are a string or a list of strings."""
+    if isinstance(value, list):
+        return "".join(str(v) for v in value)
+    return value if isinstance(value, str) else ""
+
+
+def _first_lines(text: str, lines: int = 2, chars: int = 160) -> str:
+    kept = text.strip("\n").splitlines()[:lines]
+    short = " ⏎ ".join(line.rstrip() for line in kept)
+    more = len(text.strip("\n").splitlines()) > lines or len(short) > chars
+    return (short[:chars] + " …") if more else short
+
+
+def _is_chat_output(output: dict[str, Any]) -> bool:
+    data = output.get("data")
+    return bool(output.get("jupyter_turns")) or (
+        isinstance(data, dict) and (RECORD_MIME in data or _WIDGET_MIME in data)
+    )
+
+
+def _image_size(output: dict[str, Any], mime: str) -> str:
+    size = (
+        (output.get("metadata") or {}).get(mime)
+        if isinstance(output.get("metadata"), dict)
+        else None
+    )
+    if isinstance(size, dict) and size.get("width") and size.get("height"):
+        return f" {size['width']}×{size['height']}"
+    return ""
+
+
+def output_summary(output: Any) -> str:
+    """One line for one output: ``stdout: …``, ``ZeroDivisionError: …``, ``image/png 640×480``,
+    ``DataFrame 1000×12``, or the first lines of its text."""
+    if not isinstance(output, dict):
+        return "(unreadable output)"
+    kind = output.get("output_type")
+    if kind == "stream":
+        return f"{output.get('name', 'stdout')}: {_first_lines(_text(output.get('text')))}"
+    if kind == "error":
+        return f"{output.get('ename', 'Error')}: {_first_lines(str(output.get('evalue', '')), 1)}"
+    data = output.get("data")
+    if not isinstance(data, dict):
+        return f"({kind or 'unknown'} output)"
+    if _is_chat_output(output):
+        return "(chat conversation)"
+    plain = _text(data.get("text/plain"))
+    html = _text(data.get("text/html"))
+    frame = _FRAME_ROWS.search(plain) or _HTML_FRAME_ROWS.search(html)
+    if frame:
+        return f"DataFrame {frame.group(1)}×{frame.group(2)}"
+    if 'class="dataframe' in html:
+        return f"DataFrame: {_first_lines(plain, 1)}"
+    for mime in _IMAGE_MIMES:
+        if mime in data:
+            return f"{mime}{_image_size(output, mime)}"
+    if plain:
+        return _first_lines(plain)
+    mimes = ", ".join(sorted(data)) or "empty"
+    return f"({mimes})"
+
+
+def outline(view: NotebookView, start: int | None, end: int | None) -> str:
+    """``notebook_cells``: the cells from ``start`` to ``end`` (inclusive) as a compact list."""
+    chosen = [
+        c
+        for c in view.cells
+        if (start is None or c.index >= start) and (end is None or c.index <= end)
+    ]
+    kind = "entries" if view.origin == "history" else "cells"
+    head = [f"Source: {view.label}. {len(view.cells)} {kind}; showing {len(chosen)}."]
+    head.extend(f"Note: {note}" for note in view.notes)
+    lines: list[str] = []
+    used = sum(len(h) + 1 for h in head)
+    for position, cell in enumerate(chosen):
+        entry = _outline_entry(cell, view.origin)
+        if used + len(entry) > OUTLINE_CHARS and lines:
+            rest = chosen[position:]
+            lines.append(
+                f"[… {len(rest)} more not shown: call notebook_cells(start={rest[0].index}) …]"
+            )
+            break
+        lines.append(entry)
+        used += len(entry) + 1
+    return "\n".join(head + lines)
+
+
+def _outline_entry(cell: CellView, origin: Origin) -> str:
+    name = f"In[{cell.index}]" if origin == "history" else f"[{cell.index}]"
+    count = f" [{cell.execution_count}]" if cell.execution_count is not None else ""
+    marker = "  ← this chat cell (asking now)" if cell.chat else ""
+    source = cell.source
+    if len(source) > SOURCE_CHARS:
+        source = f"{source[:SOURCE_CHARS]}… [{len(source) - SOURCE_CHARS:,} more characters]"
+    body = "\n".join(f"    {line}" for line in source.splitlines()) or "    (empty)"
+    outputs = [f"    → {output_summary(o)}" for o in cell.outputs]
+    if cell.chat:
+        outputs = []
+    return "\n".join([f"{name} {cell.cell_type}{count}{marker}", body, *outputs])
+
+
+@dataclass(frozen=True)
+class CellText:
+    text: str
+    images: list[ImageData]
+
+
+def cell_text(cell: CellView) -> CellText:
+    """A cell's outputs in full, as text; images (at most ``MAX_IMAGES``) apart."""
+    parts: list[str] = []
+    images: list[ImageData] = []
+    for number, output in enumerate(cell.outputs, 1):
+        head = f"--- output {number}"
+        if not isinstance(output, dict):
+            parts.append(f"{head}: (unreadable)")
+            continue
+        kind = output.get("output_type")
+        if kind == "stream":
+            parts.append(
+                f"{head} ({output.get('name', 'stdout')}) ---\n{_text(output.get('text'))}"
+            )
+        elif kind == "error":
+            traceback = "\n".join(_ANSI.sub("", str(t)) for t in output.get("traceback") or [])
+            title = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
+            parts.append(f"{head} (error) ---\n{title}\n{traceback}")
+        elif _is_chat_output(output):
+            parts.append(f"{head}: a chat conversation (read it in the thread, not here) ---")
+        else:
+            parts.append(_rich(output, head, f"cell {cell.index} output {number}", images))
+    if not cell.outputs:
+        parts.append("(this cell has no outputs)")
+    return CellText("\n".join(parts), images)
+
+
+def _rich(output: dict[str, Any], head: str, label: str, images: list[ImageData]) -> str:
+    data = output.get("data")
+    if not isinstance(data, dict):
+        return f"{head}: (no data) ---"
+    lines = [f"{head} ({output.get('output_type', 'display_data')}) ---"]
+    for mime in _IMAGE_MIMES:
+        if mime in data:
+            image = (
+                image_from_base64(_text(data[mime]), mime, label)
+                if len(images) < MAX_IMAGES
+                else None
+            )
+            if image is not None:
+                images.append(image)
+                lines.append(f"[{image.describe()} — image {len(images)} attached to this result]")
+            else:
+                lines.append(f"[{mime}{_image_size(output, mime)} — not attached]")
+            break
+    for mime in _TEXT_MIMES:
+        if mime in data:
+            text = _text(data[mime]) if mime != "application/json" else str(data[mime])
+            if mime == "text/html" and "text/plain" in data:
+                continue  # the plain repr says the same, shorter
+            lines.append(text if mime == "text/plain" else f"({mime})\n{text}")
+            break
+    return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""Telling the model that the kernel changed under it, so it does not reason from stale state.
+
+A thread restored from the notebook after a kernel restart remembers tool results about
+variables that the new kernel does not have. The first request after the restore says so
+(the kernel restarted at …), and any request says which names that earlier tool calls created
+or read are gone now (``inspect(name)``, names a ``python`` call assigned). Each name is
+reported once; the note goes with the request as a labeled ``kernel`` attachment.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..content import Attachment
+from ..events import ConversationEvent
+
+__all__ = ["kernel_note", "names_from_tool_calls"]
+
+MAX_NAMES = 40
+
+
+def names_from_tool_calls(events: Iterable[ConversationEvent]) -> list[str]:
+    """Top-level names that earlier tool calls read (``inspect``) or bound (``python``)."""
+    names: dict[str, None] = {}
+    for event in events:
+        if event.kind != "tool_call_request":
+            continue
+        arguments = event.arguments
+        if event.name == "inspect" and isinstance(arguments.get("name"), str):
+            names.setdefault(arguments["name"].split(".")[0], None)
+        elif event.name == "python" and isinstance(arguments.get("code"), str):
+            for name in _bound(arguments["code"]):
+                names.setdefault(name, None)
+    return [n for n in names if n.isidentifier() and not n.startswith("_")]
+
+
+def _bound(code: str) -> list[str]:
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    bound: list[str] = []
+    for node in tree.body:
+        if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                bound.extend(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.append(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.extend((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
+    return bound
+
+
+def kernel_note(
+    events: Iterable[ConversationEvent],
+    namespace: Mapping[str, Any],
+    *,
+    restarted_at: str | None,
+    reported: set[str],
+) -> Attachment | None:
+    """The note for the next request, or ``None``; ``reported`` (the thread's) is updated."""
+    lines = []
+    if restarted_at:
+        lines.append(
+            f"The kernel restarted since the earlier turns of this conversation (this kernel "
+            f"started at {restarted_at}). Variables from before exist only if cells were run "
+            "again; check before relying on earlier tool results."
+        )
+    gone = [n for n in names_from_tool_calls(events) if n not in namespace and n not in reported]
+    if gone:
+        shown = ", ".join(gone[:MAX_NAMES]) + (" …" if len(gone) > MAX_NAMES else "")
+        lines.append(f"These names from earlier tool calls no longer exist in the kernel: {shown}")
+        reported.update(gone)
+    if not lines:
+        return None
+    return Attachment(label="kernel", source="kernel", text="\n".join(lines))

@@ -1,0 +1,137 @@
+"""Where the model's view of the notebook comes from, best first.
+
+1. **live**: the page (JupyterLab, Notebook 7) through the bundled extension's comm, asked
+   while the ``%%chat`` cell runs — unsaved edits and current outputs included;
+2. **file**: the notebook file this kernel belongs to (``__session__``, VS Code's
+   ``__vsc_ipynb_file__``), as last saved;
+3. **history**: the kernel's own inputs with what they printed, showed and raised
+   (:class:`~.history.KernelHistory`) — under nbclient, ``jupyter execute`` or a console.
+
+Each view says which it is, and why a better one was not used.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..notebook import find_notebook, session_paths
+from ..persist import MetadataWriter
+from .cells import CellView, NotebookView
+from .history import KernelHistory
+
+__all__ = ["NotebookReader", "cells_from_json"]
+
+LIVE_TIMEOUT = 5.0  # seconds the page gets to answer (both cores may be busy)
+LIVE_RETRY = 60.0  # seconds before a page that did not answer is asked again
+MAX_FILE_BYTES = 200_000_000
+
+
+class NotebookReader:
+    """Reads the notebook for one session; the notebook tools call :meth:`view`."""
+
+    def __init__(
+        self,
+        namespace: dict[str, Any],
+        *,
+        metadata: Callable[[], MetadataWriter] | None = None,
+        history: KernelHistory | None = None,
+        cell_id: Callable[[], str | None] = lambda: None,
+        hidden: Callable[[], set[str]] = set,
+        output_chars: Callable[[], int] = lambda: 2_000,
+        live_timeout: float = LIVE_TIMEOUT,
+    ) -> None:
+        self.namespace = namespace  # the user's namespace itself (``python`` binds names in it)
+        self._metadata = metadata
+        self.history = history
+        self._cell_id = cell_id
+        self.hidden = hidden  # IPython's own names, never listed as the user's variables
+        self.output_chars = output_chars  # the per-output budget (ChatMagics.output_chars)
+        self.live_timeout = live_timeout
+        self._live_failed_at = -math.inf  # the page did not answer: skip it for a while
+
+    async def view(self) -> NotebookView:
+        notes: list[str] = []
+        cell_id = self._cell_id()
+        asked_lately = time.monotonic() - self._live_failed_at < LIVE_RETRY
+        if self._metadata is not None and session_paths(self.namespace) and not asked_lately:
+            live = await self._live(cell_id, notes)
+            if live is not None:
+                return live
+        path = find_notebook(self.namespace)
+        if path is not None:
+            saved = _file(path, cell_id, notes)
+            if saved is not None:
+                return saved
+        elif not notes:
+            notes.append("no notebook page or file is known to this kernel")
+        if self.history is None:
+            return NotebookView("history", "nothing (no kernel history here)", (), tuple(notes))
+        return self.history.view(tuple(notes))
+
+    async def _live(self, cell_id: str | None, notes: list[str]) -> NotebookView | None:
+        assert self._metadata is not None
+        started = time.monotonic()
+        reply = await self._metadata().ask({"request": "cells"}, self.live_timeout)
+        if reply is None:
+            self._live_failed_at = time.monotonic()
+            waited = self._live_failed_at - started
+            notes.append(f"the page did not answer within {waited:.0f} s (is the extension on?)")
+            return None
+        if not reply.get("ok"):
+            notes.append(f"the page could not give its cells: {reply.get('reason', 'no reason')}")
+            return None
+        dirty = " (with edits not saved yet)" if reply.get("dirty") else ""
+        label = f"the notebook as open in the page now{dirty}"
+        return NotebookView("live", label, cells_from_json(reply.get("cells"), cell_id))
+
+
+def _file(path: Path, cell_id: str | None, notes: list[str]) -> NotebookView | None:
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            notes.append(f"{path.name} is too large to read")
+            return None
+        saved = datetime.fromtimestamp(path.stat().st_mtime).strftime("%Y-%m-%d %H:%M:%S")
+        notebook = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError, RecursionError) as exc:
+        notes.append(f"{path.name} could not be read ({type(exc).__name__})")
+        return None
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    label = (
+        f"the saved file {path.name}, as last saved at {saved} (edits and outputs since are "
+        "not in it)"
+    )
+    return NotebookView("file", label, cells_from_json(cells, cell_id), tuple(notes))
+
+
+def cells_from_json(cells: Any, chat_cell_id: str | None) -> tuple[CellView, ...]:
+    """nbformat cells (from the page or a file) as views; anything malformed is skipped."""
+    if not isinstance(cells, list):
+        return ()
+    views = []
+    for index, cell in enumerate(cells):
+        if not isinstance(cell, dict):
+            continue
+        source = cell.get("source")
+        source = "".join(map(str, source)) if isinstance(source, list) else str(source or "")
+        outputs = cell.get("outputs")
+        count = cell.get("execution_count")
+        views.append(
+            CellView(
+                index=index,
+                cell_type=str(cell.get("cell_type") or "unknown"),
+                source=source,
+                execution_count=count if isinstance(count, int) else None,
+                outputs=tuple(o for o in outputs if isinstance(o, dict))
+                if isinstance(outputs, list)
+                else (),
+                chat=chat_cell_id is not None and cell.get("id") == chat_cell_id,
+                id=cell.get("id") if isinstance(cell.get("id"), str) else None,
+            )
+        )
+    return tuple(views)
