@@ -7,6 +7,7 @@ In a notebook: ``%load_ext jupyter_turns`` then a ``%%chat`` cell. From Python:
 from __future__ import annotations
 
 from .chat import Chat
+from .content import Attachment, ImageData
 from .conversation import Conversation
 from .errors import (
     ConversationError,
@@ -33,7 +34,7 @@ from .prompter import (
 from .providers import Provider, Request, ScriptedProvider
 from .retry import RetryPolicy
 from .sink import PrintSink, RecordingSink, Sink
-from .tools import Tool, ToolContext, tool
+from .tools import Tool, ToolContext, ToolResult, tool
 from .turn import TurnResult, TurnState
 
 __version__ = "0.1.0"
@@ -49,12 +50,14 @@ def load_ipython_extension(ipython: object) -> None:
 __all__ = [
     "Approval",
     "ApprovalRequest",
+    "Attachment",
     "CancelToken",
     "Chat",
     "Conversation",
     "ConversationError",
     "Finished",
     "Flush",
+    "ImageData",
     "InquiryAnswer",
     "InquiryPrompt",
     "InterruptAction",
@@ -84,6 +87,7 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolResult",
     "TurnResult",
     "TurnState",
     "Usage",

@@ -112,12 +112,10 @@ class ChatMagics(Magics):
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
-        history = KernelHistory(shell)
-        history.install()
         reader = NotebookReader(
             shell.user_ns,
             metadata=_metadata_writer,
-            history=history,
+            history=KernelHistory.of(shell),
             cell_id=lambda: self.session.cell_id,
             hidden=lambda: set(getattr(shell, "user_ns_hidden", ())),
             output_chars=lambda: self.output_chars,

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 import nh3
 from markdown_it import MarkdownIt
 
+from .content import ImageData
 from .events import ConversationEvent
 
 __all__ = ["to_html", "to_markdown"]
@@ -74,6 +75,9 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
         match event.kind:
             case "chat_request":
                 parts.append(f"**You**\n\n{_quote(event.content)}")
+                parts.extend(
+                    f"*Attached {a.label}*\n\n{_fenced(a.text)}" for a in event.attachments
+                )
             case "reasoning":
                 if reasoning and event.content.strip():
                     parts.append(f"*Reasoning*\n\n{_quote(event.content)}")
@@ -91,6 +95,7 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
                 decisions = ", ".join(f"{d.action} by {d.by}" for d in event.decisions)
                 head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
                 parts.append(f"{head}\n\n{_fenced(event.content)}")
+                parts.extend(f"*{_image_note(image)}*" for image in event.images)
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
                 parts.append(f"**Tool asks:** {event.question}{choices}")
@@ -119,7 +124,16 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
     for event in events:
         match event.kind:
             case "chat_request":
-                items.append(("jt-request", [_div("jt-who", _esc("You")), _md(event.content)]))
+                attached = [
+                    _fold(f"Attached {a.label}", f"<pre>{_esc(a.text)}</pre>")
+                    + "".join(
+                        _div("jt-image-note jt-muted", _esc(_image_note(i))) for i in a.images
+                    )
+                    for a in event.attachments
+                ]
+                items.append(
+                    ("jt-request", [_div("jt-who", _esc("You")), _md(event.content), *attached])
+                )
             case "reasoning" if event.content.strip():
                 items.append(("jt-reasoning", [_fold("Reasoned", _md(event.content))]))
             case "message":
@@ -146,6 +160,7 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
                 label = "Error" if event.is_error else "Result"
                 card(event.call_id).extend(
                     [_div("jt-decisions", chips), _pre(label, event.content)]
+                    + [_div("jt-image-note jt-muted", _esc(_image_note(i))) for i in event.images]
                 )
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
@@ -164,6 +179,12 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
     # one line between tags: a notebook stores a multi-line string as a list of lines, each
     # with its own quotes and indentation (code keeps its newlines: its text is escaped)
     return _BETWEEN_TAGS.sub("><", f'<div class="jt-root jt-saved">{body}</div>')
+
+
+def _image_note(image: ImageData) -> str:
+    """Where an image cannot be drawn (markdown, the HTML fallback: the record holds it once)."""
+    label = f" {image.label}" if image.label else ""
+    return f"[image{label}: {image.describe()}, shown by the jupyter_turns renderer]"
 
 
 def _esc(text: object) -> str:

@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ..content import MAX_IMAGES, ImageData
 from ..persist import RECORD_MIME
-from .images import image_from_base64
+from .images import base64_size, image_from_base64
 
 __all__ = ["CellView", "NotebookView", "cell_text", "outline", "output_summary"]
 
@@ -87,7 +87,10 @@ def _image_size(output: dict[str, Any], mime: str) -> str:
     )
     if isinstance(size, dict) and size.get("width") and size.get("height"):
         return f" {size['width']}×{size['height']}"
-    return ""
+    data = output.get("data")
+    value = data.get(mime) if isinstance(data, dict) else None
+    found = base64_size(_text(value)) if value else None
+    return f" {found[0]}×{found[1]}" if found else ""
 
 
 def output_summary(output: Any) -> str:
@@ -110,8 +113,10 @@ def output_summary(output: Any) -> str:
     frame = _FRAME_ROWS.search(plain) or _HTML_FRAME_ROWS.search(html)
     if frame:
         return f"DataFrame {frame.group(1)}×{frame.group(2)}"
-    if 'class="dataframe' in html:
-        return f"DataFrame: {_first_lines(plain, 1)}"
+    if 'class="dataframe' in html and "<tbody>" in html and "<thead>" in html:
+        rows = html.split("<tbody>", 1)[1].count("<tr")
+        columns = html.split("<thead>", 1)[1].split("</tr>", 1)[0].count("<th") - 1
+        return f"DataFrame {rows}×{columns}"
     for mime in _IMAGE_MIMES:
         if mime in data:
             return f"{mime}{_image_size(output, mime)}"

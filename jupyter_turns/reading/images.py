@@ -25,7 +25,14 @@ from ..content import MAX_IMAGES, ImageData
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-__all__ = ["MAX_SIDE", "image_from_base64", "image_from_bytes", "image_of", "images_of"]
+__all__ = [
+    "MAX_SIDE",
+    "base64_size",
+    "image_from_base64",
+    "image_from_bytes",
+    "image_of",
+    "images_of",
+]
 
 MAX_SIDE = 1568  # the API's useful long side: larger images are scaled down before the model
 
@@ -160,6 +167,17 @@ def image_from_base64(text: str, media_type: str, label: str = "") -> ImageData 
     except (binascii.Error, ValueError):
         return None
     return image_from_bytes(data, media_type, label)
+
+
+def base64_size(text: str) -> tuple[int, int] | None:
+    """A PNG's or GIF's size from the start of its base64 text, without decoding the rest."""
+    head = "".join(text[:64].split())[:32]
+    try:
+        data = base64.b64decode(head[: len(head) - len(head) % 4])
+    except (binascii.Error, ValueError):
+        return None
+    kind = _sniff(data)
+    return _header_size(data, kind) if kind in ("image/png", "image/gif") else None
 
 
 def _loaded_class(module: str, name: str) -> type | None:

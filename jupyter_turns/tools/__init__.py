@@ -6,7 +6,7 @@ from .context import ToolContext
 from .coordinator import ToolCoordinator
 from .executor import ExecutionSettings, ToolExecutor
 from .registry import ResultMode, RunMode, Tool, ToolArgumentError, tool, tool_map
-from .results import format_result
+from .results import ToolResult, format_result
 
 __all__ = [
     "ExecutionSettings",
@@ -17,6 +17,7 @@ __all__ = [
     "ToolContext",
     "ToolCoordinator",
     "ToolExecutor",
+    "ToolResult",
     "format_result",
     "tool",
     "tool_map",

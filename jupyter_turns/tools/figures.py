@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..content import MAX_IMAGES, ImageData
-from ..reading.images import image_from_base64, image_of
+from ..reading.images import image_from_base64, image_from_bytes, image_of
 
 __all__ = ["produced_images"]
 
@@ -45,10 +45,16 @@ def produced_images() -> Iterator[list[ImageData]]:
             for output in getattr(captured, "outputs", ()):
                 for mime in _IMAGE_MIMES:
                     data = output.data.get(mime) if isinstance(output.data, dict) else None
-                    if isinstance(data, str):
-                        image = image_from_base64(data, mime, f"displayed {len(images) + 1}")
-                        if image is not None:
-                            images.append(image)
+                    label = f"displayed {len(images) + 1}"
+                    image = (
+                        image_from_base64(data, mime, label)
+                        if isinstance(data, str)
+                        else image_from_bytes(data, mime, label)
+                        if isinstance(data, bytes)
+                        else None
+                    )
+                    if data is not None:
+                        images.extend([image] if image is not None else [])
                         break
             _take_new_figures(before, images)
     del images[MAX_IMAGES:]

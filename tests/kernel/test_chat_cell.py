@@ -267,3 +267,26 @@ def test_missing_key_is_one_clear_message(kernel: KernelDriver) -> None:
         for o in cell.outputs
     )
     assert "ANTHROPIC_API_KEY" in text and "--provider scripted" in text
+
+
+def test_the_python_tool_returns_the_figures_its_code_drew(kernel: KernelDriver) -> None:
+    kernel.run(SETUP)
+    kernel.run("%matplotlib inline")
+    code = (
+        "import matplotlib.pyplot as plt\\n"
+        "from IPython.display import display\\n"
+        "from PIL import Image\\n"
+        'display(Image.new("RGB", (30, 20)))\\n'
+        "fig, ax = plt.subplots(figsize=(2, 2), dpi=40)\\n"
+        "_ = ax.plot([1, 2])"
+    )
+    kernel.run(f"script = [cycle(tool_call('python', {{'code': '{code}'}})), cycle(message('ok'))]")
+    kernel.run("%chat allow python")
+    cell = kernel.run("%%chat --provider scripted --script script --builtins python\ndraw")
+    response = next(e for e in cell.records()[-1]["events"] if e["kind"] == "tool_call_response")
+    labels = [(i["label"], i["media_type"]) for i in response["images"]]
+    assert labels == [("displayed 1", "image/png"), ("figure 1", "image/png")]
+    assert response["images"][0]["width"] == 30
+    # the figure went to the model and the tool card, not again below the chat cell
+    assert not [o for o in cell.outputs if "image/png" in o.get("data", {})]
+    assert kernel.run("print(plt.get_fignums())").stdout().strip() == "[]"

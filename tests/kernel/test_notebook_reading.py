@@ -32,7 +32,7 @@ CELLS = [
     "%load_ext jupyter_turns",  # In[1]
     "%matplotlib inline\nimport pandas as pd\n"  # In[2]
     "rain = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'rain_mm': [76.0, 1.2, 722.5]})\n"
-    "MARKER = 'planted-source-4711'",
+    "MARKER = 'planted-source-4711'\nprint('printed', 6 * 7)",
     "def load():\n    return 1 / 0\n\nload()",  # In[3]: fails
     "import matplotlib.pyplot as plt\n"  # In[4]: a figure
     "fig, ax = plt.subplots(figsize=(4, 3), dpi=50)\n_ = ax.plot([1, 3, 2])",
@@ -97,6 +97,7 @@ def test_the_model_reads_cells_errors_variables_and_figures_from_kernel_history(
     cells = _text(results["toolu_cells"])
     assert "kernel's own history" in cells
     assert "planted-source-4711" in cells  # a cell's source
+    assert "→ stdout: printed 42" in cells  # what it printed
     assert "ZeroDivisionError: division by zero" in cells  # the error, summarized
     assert re.search(r"image/png", cells), cells  # the figure, summarized
     assert "← this chat cell" in cells

@@ -131,7 +131,8 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             assert kernel.run("print(helped)").stdout().strip() == "[]"
             first = server.requests[0].body
             assert "system" not in first or ATTACKER_SYSTEM not in str(first["system"])
-            assert [t["name"] for t in first["tools"]] == ["helper"]
+            offered = sorted(t["name"] for t in first["tools"])  # the user's defaults, no python
+            assert offered == ["cell_output", "helper", "inspect", "notebook_cells", "variables"]
             assert first["messages"][0]["content"][0]["text"] == "Hello"  # the talk restored
 
             shown = kernel.run("%chat trust").stdout()

@@ -85,3 +85,36 @@ def test_assigning_the_script_variable_again_plays_the_new_script(magics: ChatMa
     run(magics, "--script script_v")  # the same options: the thread's provider is rebuilt
     answers = [e.content for e in magics.session.threads.by_name["main"].chat.conversation.events]
     assert answers[1::2] == ["first script", "second script"]
+
+
+def _builtins(magics: ChatMagics, thread: str = "main") -> set[str]:
+    return set(magics.session.threads.by_name[thread].chat.tools)
+
+
+def test_the_read_only_notebook_tools_are_offered_by_default_and_builtins_changes_them(
+    magics: ChatMagics,
+) -> None:
+    run(magics, "--provider scripted")
+    assert _builtins(magics) == {"notebook_cells", "cell_output", "variables", "inspect"}
+    run(magics, "--builtins python")  # added to the thread's set
+    assert _builtins(magics) == {"notebook_cells", "cell_output", "variables", "inspect", "python"}
+    run(magics, "")  # and it sticks
+    assert "python" in _builtins(magics)
+    run(magics, "--builtins none")
+    assert _builtins(magics) == set()
+    run(magics, "--builtins none,variables")
+    assert _builtins(magics) == {"variables"}
+    run(magics, "--builtins default")
+    assert _builtins(magics) == {"notebook_cells", "cell_output", "variables", "inspect"}
+
+
+def test_chatmagics_builtins_sets_the_defaults_of_new_threads(magics: ChatMagics) -> None:
+    magics.builtins = "none"
+    run(magics, "--new --provider scripted")
+    assert _builtins(magics) == set()
+    magics.builtins = "variables, python"
+    run(magics, "--new --provider scripted --thread other")
+    assert _builtins(magics, "other") == {"variables", "python"}
+    magics.builtins = "variables,rm"
+    with pytest.raises(UsageError, match=r"ChatMagics.builtins: unknown rm"):
+        run(magics, "--new --provider scripted --thread third")
