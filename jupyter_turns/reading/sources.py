@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..notebook import find_notebook, session_paths
+from ..notebook import find_notebook
 from ..persist import MetadataWriter
 from .cells import CellView, NotebookView
 from .history import KernelHistory
@@ -59,7 +60,7 @@ class NotebookReader:
         notes: list[str] = []
         cell_id = self._cell_id()
         asked_lately = time.monotonic() - self._live_failed_at < LIVE_RETRY
-        if self._metadata is not None and session_paths(self.namespace) and not asked_lately:
+        if self._metadata is not None and _lab_session(self.namespace) and not asked_lately:
             live = await self._live(cell_id, notes)
             if live is not None:
                 return live
@@ -89,6 +90,12 @@ class NotebookReader:
         dirty = " (with edits not saved yet)" if reply.get("dirty") else ""
         label = f"the notebook as open in the page now{dirty}"
         return NotebookView("live", label, cells_from_json(reply.get("cells"), cell_id))
+
+
+def _lab_session(namespace: dict[str, Any]) -> bool:
+    """JupyterLab or Notebook 7 runs this kernel (their extension can answer); VS Code's
+    ``__vsc_ipynb_file__`` alone means no extension: read its file at once."""
+    return bool(namespace.get("__session__") or os.environ.get("JPY_SESSION_NAME"))
 
 
 def _file(path: Path, cell_id: str | None, notes: list[str]) -> NotebookView | None:

@@ -211,8 +211,13 @@ def test_restore_rebuilds_the_thread_and_the_next_turn_sends_it(tmp_path: Path) 
         assert "Restored thread 'main': 7 events" in restored.stdout()
         kernel.run("%%chat --script script\nAnd now?")
         sent = kernel.run("print([e.kind for e in script.requests[0].events])").stdout()
+        # the restored thread's first request tells the model that the kernel restarted
+        note = kernel.run(
+            "print(*[(a.label, a.text) for a in script.requests[0].events[-1].attachments])"
+        ).stdout()
     finally:
         kernel.close()
+    assert note.startswith("('kernel', 'The kernel restarted since the earlier turns")
     assert sent.strip() == str(
         [
             "chat_request",

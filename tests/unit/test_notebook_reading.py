@@ -204,3 +204,44 @@ async def test_no_notebook_tools_no_data_rule() -> None:
     provider = ScriptedProvider([cycle(message("Hi."))])
     await Chat(provider, system="Be brief.").send("hello")
     assert provider.requests[0].system == "Be brief."
+
+
+class _Page:
+    """The extension's side of the comm: answers a cells request, or never."""
+
+    def __init__(self, reply: dict[str, Any] | None) -> None:
+        self.reply = reply
+        self.asked: list[dict[str, Any]] = []
+
+    async def ask(self, request: dict[str, Any], wait: float) -> dict[str, Any] | None:
+        self.asked.append(request)
+        return self.reply
+
+
+async def test_the_page_is_asked_first_and_a_silent_page_falls_back_to_the_file(
+    tmp_path: Path,
+) -> None:
+    path = _notebook(tmp_path)
+    cells = [{"id": "chat-cell", "cell_type": "code", "source": "%%chat\nhi", "outputs": []}]
+    page = _Page({"ok": True, "dirty": True, "cells": [
+        {"id": "a", "cell_type": "code", "source": "x = 1  # unsaved", "outputs": []}, *cells
+    ]})  # fmt: skip
+    live = NotebookReader({"__session__": str(path)}, metadata=lambda: page,  # type: ignore[arg-type,return-value]
+                          cell_id=lambda: "chat-cell")  # fmt: skip
+    text = await _call(live, "notebook_cells")
+    assert page.asked == [{"request": "cells"}]
+    assert "the notebook as open in the page now (with edits not saved yet)" in text
+    assert "x = 1  # unsaved" in text and "[1] code  ← this chat cell" in text
+
+    silent = _Page(None)
+    reader = NotebookReader({"__session__": str(path)}, metadata=lambda: silent,  # type: ignore[arg-type,return-value]
+                            cell_id=lambda: "chat-cell")  # fmt: skip
+    text = await _call(reader, "notebook_cells")
+    assert "the saved file rain.ipynb" in text and "Note: the page did not answer" in text
+    await _call(reader, "notebook_cells")
+    assert len(silent.asked) == 1  # not asked again right away
+
+    vscode = _Page(None)  # VS Code has no extension to answer: its file is read at once
+    reader = NotebookReader({"__vsc_ipynb_file__": str(path)}, metadata=lambda: vscode)  # type: ignore[arg-type,return-value]
+    assert "the saved file rain.ipynb" in await _call(reader, "notebook_cells")
+    assert vscode.asked == []
