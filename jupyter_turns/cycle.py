@@ -84,6 +84,8 @@ class CycleReader:
             finished = pump.result()
             released = [draft.index for draft in self.builder.drafts()]
             self._append(*self.builder.drain(), released=released)
+            for notice in finished.details.get("notices") or ():  # e.g. "does not stream"
+                self._append(Notice(level="warning", text=str(notice)))
             unknown = finished.details.get("unknown_events")
             if unknown:
                 types = ", ".join(sorted({str(_type_of(e)) for e in unknown}))

@@ -55,6 +55,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--use")
     parser.add_argument("--builtins")
     parser.add_argument("--sequential", action="store_true")
+    parser.add_argument("--stream", choices=("on", "off"))
     return parser
 
 
@@ -104,6 +105,11 @@ class ChatMagics(Magics):
         help="Most characters of one cell's outputs the model gets per cell_output call "
         "(it pages on with an offset).",
     ).tag(config=True)
+    stream = Bool(
+        True,
+        help="Stream answers (False: plain requests, for endpoints and proxies that do not "
+        "stream; a thread also switches by itself when an endpoint answers without streaming).",
+    ).tag(config=True)
     inline_widget = Bool(
         False,
         help="Ship the widget's code inside each widget instead of loading it from the lab "
@@ -148,6 +154,7 @@ class ChatMagics(Magics):
           --tools ask|unattended|deny     default run mode of tools without their own
           --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
+          --stream on|off     off: plain requests (endpoints that do not stream)
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
 
@@ -221,6 +228,8 @@ class ChatMagics(Magics):
                     await chat.send(body, attachments, attached.notes)
                 finally:
                     front.close()
+                    # an endpoint that answered without streaming: the thread remembers it
+                    thread.stream = getattr(chat.provider, "streaming", thread.stream)
 
     def _options(self, line: str) -> argparse.Namespace:
         """Parse and check the cell's options; values come back normalized."""
@@ -275,6 +284,7 @@ class ChatMagics(Magics):
         """Cell options stick to the thread; a new thread starts from the configured defaults."""
         if not thread.configured:
             thread.reasoning = self.reasoning
+            thread.stream = self.stream
             thread.configured = True
         thread.provider, thread.model, thread.script = key
         chat = thread.chat
@@ -289,6 +299,8 @@ class ChatMagics(Magics):
         if options.system is not None:
             chat.system = options.system or None
         thread.builtins = builtins
+        if options.stream:
+            thread.stream = options.stream == "on"
         chat.sequential_tools = options.sequential
 
 

@@ -51,6 +51,7 @@ class ThreadSettings(BaseModel):
     builtins: list[_Name] | None = Field(default=None, max_length=100)
     system: Annotated[str, StringConstraints(max_length=200_000)] | None = None
     always_allow: list[_Name] | None = Field(default=None, max_length=1_000)
+    stream: bool | None = None  # False: plain requests (chosen, or the endpoint does not stream)
 
 
 # Fields that grant a permission; ``max_cycles`` only when above the user's own limit.

@@ -39,6 +39,7 @@ class Thread:
     script: str | None = None
     builtins: set[str] = field(default_factory=set)
     reasoning: str = "full"  # how the widget shows reasoning
+    stream: bool = True  # False: non-streaming requests (--stream off, or a proxy that can't)
     configured: bool = False  # defaults from the magic's settings applied
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an untrusted file
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
@@ -70,6 +71,7 @@ class Thread:
             "thinking": self.chat.thinking,
             "system": self.chat.system,
             "always_allow": sorted(self.chat.allowed_tools),
+            "stream": self.stream,
             "conversation_id": self.chat.conversation.conversation_id,
         }
 
@@ -172,6 +174,8 @@ class Threads:
         return build_provider(*key, namespace)
 
     def use_provider(self, thread: Thread, provider: Provider) -> None:
+        if hasattr(provider, "streaming"):  # the Anthropic provider: stream or not, per thread
+            provider.streaming = thread.stream
         thread.chat.provider = provider
         self._provider_key[thread.name] = thread.provider_key
 
@@ -183,7 +187,7 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
     """Set a thread's settings from checked values (see :class:`ThreadSettings`)."""
     chat = thread.chat
     for name, value in values.items():
-        if name in ("provider", "model", "script", "reasoning"):
+        if name in ("provider", "model", "script", "reasoning", "stream"):
             setattr(thread, name, value)
         elif name == "thinking":
             chat.thinking = value

@@ -12,6 +12,7 @@ stopped.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -20,9 +21,10 @@ import httpx2
 
 from ..conversation import anthropic_messages
 from ..errors import ProviderConfigError, ProviderError
-from ..events import StreamEvent, Usage
+from ..events import Finished, StreamEvent, Usage
 from ..keys import ENV_KEY, api_key, remember
-from .anthropic_stream import StreamAdapter
+from .anthropic_message import message_events
+from .anthropic_stream import StreamAdapter, as_dict
 from .base import Request
 from .models import model_info
 
@@ -55,6 +57,7 @@ class AnthropicProvider:
     ) -> None:
         self.model = model or DEFAULT_MODEL
         self._base_url = base_url  # None: the SDK reads ANTHROPIC_BASE_URL itself
+        self.streaming = True  # False: plain request/response (--stream off, or a proxy)
         self._timeout = timeout
         self._env_key: str | None = None  # the environment's key the client was built with
         if client is None:
@@ -89,13 +92,23 @@ class AnthropicProvider:
         model = request.model or self.model
         params = build_params(request, model)
         client = self._current_client()
+        if not self.streaming:
+            async for item in self._whole(client, params):
+                yield item
+            return
         try:
-            response = await client.messages.create(**params)
+            response = await self._create(client, params, request, model)
         except anthropic.BadRequestError as exc:
-            if not (_uses_prefill(params) and "prefill" in str(exc).lower()):
+            if "stream" not in str(exc).lower():
                 raise
-            params = build_params(request, model, prefill=False)
-            response = await client.messages.create(**params)
+            response = None  # the endpoint refuses streaming
+        if response is None or not _is_event_stream(response):
+            if response is not None:
+                await response.close()
+            self.streaming = False  # the thread's provider remembers it
+            async for item in self._whole(client, params, notice=NOT_STREAMING):
+                yield item
+            return
         adapter = StreamAdapter()
         try:
             async for event in response:
@@ -110,11 +123,47 @@ class AnthropicProvider:
                 retryable=True,
             )
 
+    async def _create(
+        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], request: Request, model: str
+    ) -> Any:
+        """``messages.create``; without assistant prefill if the model refuses it."""
+        try:
+            return await client.messages.create(**params)
+        except anthropic.BadRequestError as exc:
+            if not (_uses_prefill(params) and "prefill" in str(exc).lower()):
+                raise
+            params.update(build_params(request, model, prefill=False), stream=params["stream"])
+            return await client.messages.create(**params)
+
+    async def _whole(
+        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], notice: str | None = None
+    ) -> AsyncIterator[StreamEvent]:
+        """One non-streaming request, its message replayed as stream events (nothing is shown
+        before the whole answer is in: Stop cancels the request)."""
+        params = {**params, "stream": False}
+        message = as_dict(await client.messages.create(**params))
+        adapter = StreamAdapter()
+        for event in message_events(message):
+            for item in adapter.feed(event):
+                if notice and isinstance(item, Finished):
+                    item = dataclasses.replace(item, details={**item.details, "notices": [notice]})
+                yield item
+
     def classify(self, error: BaseException) -> ProviderError:
         return classify(error)
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         return model_info(model or self.model).cost(usage)
+
+
+NOT_STREAMING = "This endpoint does not stream; continuing without streaming."
+
+
+def _is_event_stream(response: Any) -> bool:
+    """Whether the SDK's stream is really one (a proxy may answer JSON to a stream request)."""
+    http = getattr(response, "response", None)
+    content_type = str(getattr(http, "headers", {}).get("content-type", "")) if http else ""
+    return not content_type or content_type.startswith("text/event-stream")
 
 
 def _find_key() -> str:

@@ -118,3 +118,21 @@ def test_chatmagics_builtins_sets_the_defaults_of_new_threads(magics: ChatMagics
     magics.builtins = "variables,rm"
     with pytest.raises(UsageError, match=r"ChatMagics.builtins: unknown rm"):
         run(magics, "--new --provider scripted --thread third")
+
+
+def test_stream_off_makes_plain_requests_and_sticks(magics: ChatMagics) -> None:
+    from jupyter_turns.providers.anthropic import AnthropicProvider
+
+    thread = magics.session.threads.get("main")
+    provider = AnthropicProvider(
+        "claude-haiku-4-5", api_key="test-key", base_url="http://127.0.0.1:9"
+    )
+    magics._apply(thread, magics._options("--stream off"), ("anthropic", None, None), set())
+    magics.session.threads.use_provider(thread, provider)
+    assert provider.streaming is False and thread.settings()["stream"] is False
+    magics._apply(thread, magics._options(""), ("anthropic", None, None), set())
+    magics.session.threads.use_provider(thread, provider)
+    assert provider.streaming is False  # it sticks to the thread
+    magics._apply(thread, magics._options("--stream on"), ("anthropic", None, None), set())
+    magics.session.threads.use_provider(thread, provider)
+    assert provider.streaming is True

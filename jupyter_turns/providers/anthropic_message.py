@@ -1,0 +1,77 @@
+"""A complete (non-streaming) Messages API response as the raw stream events it would have been.
+
+Some endpoints and proxies do not stream. Rather than a second decoder, a whole ``Message`` is
+replayed as ``message_start``, per block ``content_block_start`` / deltas /
+``content_block_stop``, ``message_delta`` and ``message_stop``, and fed to the same
+:class:`~.anthropic_stream.StreamAdapter`: text, reasoning with its signature, redacted reasoning,
+tool calls, server-tool blocks, citations, stop reasons and usage come out exactly as they do
+from a stream, so everything downstream (builder, widget, record) is unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+__all__ = ["message_events"]
+
+# what a block's start event leaves out: its deltas carry it
+_STREAMED = {
+    "text": ("text", "citations"),
+    "thinking": ("thinking", "signature"),
+    "tool_use": ("input",),
+    "server_tool_use": ("input",),
+}
+
+
+def message_events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The raw stream events of ``message`` (the JSON body of a non-streaming response)."""
+    usage = dict(message.get("usage") or {})
+    ended = ("content", "stop_reason", "stop_sequence", "stop_details", "usage")
+    start = {k: v for k, v in message.items() if k not in ended}
+    yield {
+        "type": "message_start",
+        "message": {**start, "content": [], "stop_reason": None, "usage": usage},
+    }
+    for index, block in enumerate(message.get("content") or []):
+        yield from _block_events(index, block)
+    yield {
+        "type": "message_delta",
+        "delta": {k: message.get(k) for k in ended[1:4] if k in message or k != "stop_details"},
+        "usage": usage,
+    }
+    yield {"type": "message_stop"}
+
+
+def _block_events(index: int, block: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    kind = block.get("type")
+    streamed = _STREAMED.get(str(kind), ())
+    opened = {k: v for k, v in block.items() if k not in streamed}
+    if kind == "text":
+        opened["text"] = ""
+    elif kind == "thinking":
+        opened.update(thinking="", signature="")
+    elif kind in ("tool_use", "server_tool_use"):
+        opened["input"] = {}
+    yield {"type": "content_block_start", "index": index, "content_block": opened}
+    for delta in _deltas(kind, block):
+        yield {"type": "content_block_delta", "index": index, "delta": delta}
+    yield {"type": "content_block_stop", "index": index}
+
+
+def _deltas(kind: Any, block: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    if kind == "text":
+        for citation in block.get("citations") or []:
+            yield {"type": "citations_delta", "citation": citation}
+        if block.get("text"):
+            yield {"type": "text_delta", "text": block["text"]}
+    elif kind == "thinking":
+        if block.get("thinking"):
+            yield {"type": "thinking_delta", "thinking": block["thinking"]}
+        if block.get("signature"):
+            yield {"type": "signature_delta", "signature": block["signature"]}
+    elif kind in ("tool_use", "server_tool_use"):
+        arguments = block.get("input")
+        if arguments:
+            yield {"type": "input_json_delta", "partial_json": json.dumps(arguments)}

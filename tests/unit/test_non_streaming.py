@@ -1,0 +1,132 @@
+"""Non-streaming requests: ``--stream off`` and the automatic fallback when an endpoint or a
+proxy does not stream — the same events as a stream, through the real SDK and the local server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from jupyter_turns import Chat
+from jupyter_turns.events import Notice, Part
+from jupyter_turns.interrupt import InterruptAction
+from jupyter_turns.providers.anthropic import NOT_STREAMING, AnthropicProvider
+from jupyter_turns.providers.base import Request
+from tests.support.anthropic_json import message_from_sse
+from tests.support.anthropic_replies import RECORDING_DIRS, Pause, Reply, load_recording
+from tests.support.anthropic_server import AnthropicTestServer
+from tests.support.anthropic_sse import sse_text_response
+
+from .helpers import until
+
+RECORDINGS = sorted({p.name for d in RECORDING_DIRS if d.is_dir() for p in d.glob("*.yml")})
+
+
+@pytest.fixture
+def server() -> Iterator[AnthropicTestServer]:
+    with AnthropicTestServer() as server:
+        yield server
+
+
+def _provider(server: AnthropicTestServer) -> AnthropicProvider:
+    return AnthropicProvider("claude-haiku-4-5", api_key="test-key", base_url=server.url)
+
+
+async def _events(provider: AnthropicProvider, request: Request) -> list[Any]:
+    """What the provider yields, with each block's text pieces joined (a stream splits text
+    where the network did; a whole message comes in one piece)."""
+    joined: list[Any] = []
+    async for event in provider.stream(request):
+        previous = joined[-1] if joined else None
+        if (
+            isinstance(event, Part)
+            and isinstance(previous, Part)
+            and previous.index == event.index
+            and type(previous.content) is type(event.content)
+            and hasattr(event.content, "text")
+        ):
+            text = previous.content.text + event.content.text  # type: ignore[union-attr]
+            joined[-1] = Part(event.index, type(event.content)(text))  # type: ignore[call-arg]
+        else:
+            joined.append(event)
+    return joined
+
+
+def _request(exchange: Any) -> Request:
+    from jupyter_turns.events import ChatRequest
+
+    return Request(events=(ChatRequest(content="hi"),), thinking="off")
+
+
+@pytest.mark.parametrize("name", RECORDINGS)
+async def test_every_recorded_stream_has_a_non_streaming_twin_with_the_same_events(
+    server: AnthropicTestServer, name: str
+) -> None:
+    from tests.support.anthropic_replies import recording_path
+
+    for exchange in load_recording(recording_path(name)):
+        server.enqueue(exchange.reply())
+        streamed = await _events(_provider(server), _request(exchange))
+        server.enqueue(Reply.json(200, message_from_sse(exchange.body)))
+        plain = _provider(server)
+        plain.streaming = False
+        whole = await _events(plain, _request(exchange))
+        assert whole == streamed, name
+        assert server.requests[-1].body["stream"] is False
+    server.assert_all_served()
+
+
+async def test_a_proxy_answering_json_to_a_stream_request_falls_back_once(
+    server: AnthropicTestServer,
+) -> None:
+    body = sse_text_response(["Hello", " there."])
+    answer = message_from_sse(body.encode() if isinstance(body, str) else body)
+    server.enqueue(Reply.json(200, answer), Reply.json(200, answer), Reply.json(200, answer))
+    provider = _provider(server)
+    chat = Chat(provider, thinking="off")
+    turn = await chat.send("hi")
+    assert [e.kind for e in turn] == ["chat_request", "message", "notice"]
+    assert turn.events[1].content == "Hello there." and turn.outcome == "complete"
+    notice = turn.events[2]
+    assert isinstance(notice, Notice) and notice.text == NOT_STREAMING
+    assert [r.body["stream"] for r in server.requests] == [True, False]
+    await chat.send("again")  # the thread remembers: one plain request, no notice
+    assert [r.body["stream"] for r in server.requests] == [True, False, False]
+    assert chat.conversation.events[-1].kind == "message"
+
+
+async def test_an_endpoint_refusing_streaming_is_asked_again_without(
+    server: AnthropicTestServer,
+) -> None:
+    body = sse_text_response(["Fine."])
+    server.enqueue(
+        Reply.error(400, "streaming is not supported on this endpoint"),
+        Reply.json(200, message_from_sse(body.encode() if isinstance(body, str) else body)),
+    )
+    turn = await Chat(_provider(server), thinking="off").send("hi")
+    assert [e.kind for e in turn] == ["chat_request", "message", "notice"]
+    assert [r.body["stream"] for r in server.requests] == [True, False]
+
+
+async def test_stop_during_a_non_streaming_request_cancels_it_and_shows_nothing(
+    server: AnthropicTestServer,
+) -> None:
+    release = threading.Event()
+    body = sse_text_response(["Never shown."])
+    answer = message_from_sse(body.encode() if isinstance(body, str) else body)
+    slow = Reply.json(200, answer)
+    server.enqueue(Reply(slow.status, slow.headers, (Pause(30), *slow.steps), chunked=False))
+    provider = _provider(server)
+    provider.streaming = False
+    chat = Chat(provider, thinking="off")
+    task = asyncio.create_task(chat.send("go"))
+    await until(lambda: len(server.requests) == 1, spins=10**7)
+    chat.interrupt(InterruptAction.STOP)
+    turn = await asyncio.wait_for(task, 10)
+    release.set()
+    assert turn.outcome == "stopped"
+    assert not [e for e in turn if e.kind == "message"]
