@@ -34,6 +34,7 @@ from .prompter import (
 from .providers import Provider, Request, ScriptedProvider
 from .retry import RetryPolicy
 from .sink import PrintSink, RecordingSink, Sink
+from .subagent import subagent
 from .tools import Tool, ToolContext, ToolResult, tool
 from .turn import TurnResult, TurnState
 
@@ -93,5 +94,6 @@ __all__ = [
     "Usage",
     "__version__",
     "load_ipython_extension",
+    "subagent",
     "tool",
 ]

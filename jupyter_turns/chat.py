@@ -98,6 +98,7 @@ class Chat:
         ``attachments`` go with the request as labeled data; ``notes`` are shown after it."""
         if self.turn is not None:
             raise JupyterTurnsError("a turn is already running in this thread")
+        self.execution.provider = self.provider  # sub-agents that name no provider use it
         config = TurnConfig(
             tools=self.tools,
             execution=self.execution,
@@ -131,6 +132,29 @@ class Chat:
             return await self.turn.run(text, attachments, notes)
         finally:
             self.turn = None
+
+    def as_tool(
+        self,
+        name: str,
+        description: str,
+        *,
+        tools: Iterable[Tool | Callable[..., Any]] | None = None,
+        model: str | None = None,
+        system: str | None = None,
+    ) -> Tool:
+        """A sub-agent tool running on this chat's provider: each call runs a nested turn with
+        ``tools`` (default: this chat's), ``model`` and ``system`` (see
+        :func:`jupyter_turns.subagent`)."""
+        from .subagent import subagent
+
+        return subagent(
+            name,
+            description,
+            tools=self.tools.values() if tools is None else tools,
+            provider=self.provider,
+            model=model or self.model,
+            system=system if system is not None else self.system,
+        )
 
     def interrupt(self, action: InterruptAction | str | None = None, text: str = "") -> None:
         """Interrupt the running turn from any thread.

@@ -25,6 +25,7 @@ from .events import (
     conversation_record,
     event_adapter,
     new_id,
+    parent_of,
 )
 
 __all__ = ["Conversation", "anthropic_messages", "parse_events"]
@@ -43,6 +44,7 @@ class Conversation:
         self._events: list[ConversationEvent] = []
         self._outstanding: dict[str, int] = {}  # call_id -> index of its request
         self._seen_calls: set[str] = set()
+        self._nested_calls: set[str] = set()  # tool calls inside sub-agents' turns
         self._open_inquiries: set[str] = set()
         self._answering = False  # tool responses have started for the current cycle
         for event in events:
@@ -92,6 +94,7 @@ class Conversation:
             raise ConversationError(f"cannot truncate {len(self._events)} events to {length}")
         kept, dropped = self._events[:length], self._events[length:]
         self._events, self._outstanding, self._seen_calls = [], {}, set()
+        self._nested_calls = set()
         self._open_inquiries, self._answering = set(), False
         for event in kept:
             self.append(event)
@@ -118,6 +121,13 @@ class Conversation:
         ]
 
     def _check(self, event: ConversationEvent) -> None:
+        parent = parent_of(event)
+        if parent is not None:  # a sub-agent's event: kept for readers, never sent
+            if parent not in self._seen_calls and parent not in self._nested_calls:
+                raise ConversationError(f"nested event for unknown tool call {parent!r}")
+            if event.kind == "tool_call_request":
+                self._nested_calls.add(event.call_id)
+            return
         kind = event.kind
         if kind == "chat_request":
             if self._outstanding:
@@ -195,7 +205,7 @@ def anthropic_messages(events: Iterable[ConversationEvent]) -> list[dict[str, An
     """See :meth:`Conversation.to_anthropic_messages`; works on any sequence of events."""
     messages: list[dict[str, Any]] = []
     for event in events:
-        if event.kind not in API_KINDS:
+        if event.kind not in API_KINDS or parent_of(event) is not None:
             continue
         blocks = _anthropic_blocks(event)
         if not blocks:

@@ -14,9 +14,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .content import MAX_IMAGES, Attachment, ImageData
+from .schema_parts import PARTIAL as _PARTIAL
+from .schema_parts import RAW_BLOCK as _RAW_BLOCK
+from .schema_parts import declare_extras
+from .schema_parts import metadata_field as _metadata
 
 __all__ = [
     "API_KINDS",
@@ -46,6 +50,7 @@ __all__ = [
     "event_adapter",
     "new_id",
     "now_iso",
+    "parent_of",
 ]
 
 SCHEMA_VERSION = 1
@@ -168,27 +173,8 @@ StreamEvent: TypeAlias = Part | Flush | Finished
 # --------------------------------------------------------------------------- conversation events
 
 
-def _metadata(**keys: JsonValue) -> Any:
-    """A ``metadata`` field: free-form, with the keys readers rely on declared in its schema
-    (``docs/event-schema.json``, which the page's views are checked against)."""
-    properties: JsonValue = dict(keys)
-    return Field(default_factory=dict, json_schema_extra={"properties": properties})
-
-
-_PARTIAL: JsonValue = {
-    "type": "boolean",
-    "description": "cut short: the stream ended or was stopped",
-}
-_RAW_BLOCK: JsonValue = {
-    "type": "object",
-    "description": "the provider's block, kept verbatim to send back",
-    "properties": {"type": {"type": "string"}},
-    "required": ["type"],
-}
-
-
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="allow")
+    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra=declare_extras)
 
     id: str = Field(default_factory=new_id)
     timestamp: str = Field(default_factory=now_iso)
@@ -324,6 +310,18 @@ API_KINDS = frozenset(
 )
 
 event_adapter: TypeAdapter[ConversationEvent] = TypeAdapter(ConversationEvent)
+
+
+def parent_of(event: ConversationEvent) -> str | None:
+    """The call id of the sub-agent call whose nested turn made ``event`` (None: top level).
+
+    Raises ConversationError for a ``parent`` that is not a string (a crafted file)."""
+    parent = getattr(event, "parent", None)
+    if parent is None or isinstance(parent, str):
+        return parent
+    from .errors import ConversationError
+
+    raise ConversationError(f"'parent' must be a tool call id, not {type(parent).__name__}")
 
 
 def conversation_record(

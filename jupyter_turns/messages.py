@@ -7,7 +7,8 @@ it travels in the widget's synced traits (``events``, ``tools``, ``prompts``...)
 Kernel → page, the live tail (see :mod:`jupyter_turns.widget_sink`): ``delta`` appends text
 to draft blocks, ``released`` hands draft blocks over to the events that replace them,
 ``draft`` resends the whole draft (a view rendered late), ``draft_clear`` drops it (Abort),
-``progress`` carries new output lines of running tools.
+``progress`` carries new output lines of running tools. The draft messages of a running
+sub-agent carry ``parent``: the call id of the card whose nested transcript draws them.
 
 Page → kernel, every user action (never a trait write): ``ready`` from each rendered view, the
 answer to each prompt kind under the prompt's own kind (``approval``, ``result``, ``inquiry``,
@@ -50,6 +51,7 @@ class DeltaMsg(TypedDict):
 
     type: Literal["delta"]
     parts: list[DraftPart]
+    parent: NotRequired[str]  # a sub-agent's draft: the call id whose card draws it
 
 
 class DraftMsg(TypedDict):
@@ -57,6 +59,7 @@ class DraftMsg(TypedDict):
 
     type: Literal["draft"]
     blocks: list[DraftPart]
+    parent: NotRequired[str]  # a sub-agent's draft: the call id whose card draws it
 
 
 class ReleasedMsg(TypedDict):
@@ -64,12 +67,14 @@ class ReleasedMsg(TypedDict):
 
     type: Literal["released"]
     blocks: list[tuple[int, str | None]]
+    parent: NotRequired[str]  # a sub-agent's draft: the call id whose card draws it
 
 
 class DraftClearMsg(TypedDict):
     """Drop the whole draft (Abort discarded it)."""
 
     type: Literal["draft_clear"]
+    parent: NotRequired[str]  # a sub-agent's draft: the call id whose card draws it
 
 
 # ``from`` is a Python keyword: the functional form

@@ -21,7 +21,7 @@ from typing import Any
 
 from .conversation import Conversation
 from .errors import ConversationError
-from .events import ChatRequest
+from .events import ChatRequest, parent_of
 from .persist import META_KEY, turn_record
 from .saved_turns import SavedTurn, first_line, saved_turns, valid_thread_name
 from .thread_settings import SavedSettings, parse_settings
@@ -183,7 +183,7 @@ def _add_turn(saved: SavedThread, turn: SavedTurn) -> None:
         for event in turn.events:
             if event.id in seen:
                 continue
-            if isinstance(event, ChatRequest):
+            if isinstance(event, ChatRequest) and parent_of(event) is None:
                 conversation.answer_orphans()
             conversation.append(event)
         conversation.answer_orphans()

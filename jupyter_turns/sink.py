@@ -27,6 +27,7 @@ __all__ = [
     "Retrying",
     "Sink",
     "StateChanged",
+    "SubagentUpdate",
     "ToolUpdate",
     "Update",
     "UsageUpdate",
@@ -96,8 +97,25 @@ class UsageUpdate:
     cost_usd: float | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class SubagentUpdate:
+    """A running sub-agent's usage so far (after each of its cycles), for its card."""
+
+    call_id: str
+    cycles: int
+    usage: Usage
+    cost_usd: float | None = None
+
+
 Update: TypeAlias = (
-    Appended | Discarded | StateChanged | Retrying | RetryCleared | ToolUpdate | UsageUpdate
+    Appended
+    | Discarded
+    | StateChanged
+    | Retrying
+    | RetryCleared
+    | ToolUpdate
+    | UsageUpdate
+    | SubagentUpdate
 )
 
 

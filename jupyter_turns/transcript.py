@@ -69,7 +69,17 @@ def _fenced(text: str, lang: str = "") -> str:
 
 
 def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) -> str:
-    """The events as markdown: requests quoted, answers as written, tools as fenced blocks."""
+    """The events as markdown: requests quoted, answers as written, tools as fenced blocks; a
+    sub-agent's events quoted under its call."""
+    top, nested = _by_parent(events)
+    return _markdown(top, nested, reasoning) + "\n"
+
+
+def _markdown(
+    events: Iterable[ConversationEvent],
+    nested: dict[str, list[ConversationEvent]],
+    reasoning: bool,
+) -> str:
     parts: list[str] = []
     for event in events:
         match event.kind:
@@ -91,6 +101,11 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
                 arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
                 name = event.name.replace("`", "'")
                 parts.append(f"**Tool call** `{name}`\n\n{_fenced(arguments, 'json')}")
+                inner = nested.pop(event.call_id, None)
+                if inner:
+                    parts.append(
+                        f"*Sub-agent {name}:*\n\n{_quote(_markdown(inner, nested, reasoning))}"
+                    )
             case "tool_call_response":
                 decisions = ", ".join(f"{d.action} by {d.by}" for d in event.decisions)
                 head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
@@ -106,12 +121,37 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
                 parts.append(f"*{event.text}*")
             case "error":
                 parts.append(f"**Error** ({event.error_type}): {event.message}")
-    return "\n\n".join(parts) + "\n"
+    return "\n\n".join(parts)
 
 
 def to_html(events: Iterable[ConversationEvent]) -> str:
     """The transcript as sanitized HTML shaped like the widget (its class names), expanded:
-    answers open; reasoning, and long tool arguments and results, in ``<details>``."""
+    answers open; reasoning, and long tool arguments and results, in ``<details>``; a
+    sub-agent's events inside its call's card."""
+    top, nested = _by_parent(events)
+    body = _html_body(top, nested)
+    # one line between tags: a notebook stores a multi-line string as a list of lines, each
+    # with its own quotes and indentation (code keeps its newlines: its text is escaped)
+    return _BETWEEN_TAGS.sub("><", f'<div class="jt-root jt-saved">{body}</div>')
+
+
+def _by_parent(
+    events: Iterable[ConversationEvent],
+) -> tuple[list[ConversationEvent], dict[str, list[ConversationEvent]]]:
+    """The top-level events, and each sub-agent call's events by its call id."""
+    top: list[ConversationEvent] = []
+    nested: dict[str, list[ConversationEvent]] = {}
+    for event in events:
+        parent = getattr(event, "parent", None)
+        (nested.setdefault(parent, []) if isinstance(parent, str) else top).append(event)
+    return top, nested
+
+
+def _html_body(
+    events: Iterable[ConversationEvent],
+    nested: dict[str, list[ConversationEvent]],
+    who: str = "You",  # a sub-agent's request is its caller's task
+) -> str:
     items: list[tuple[str, list[str]]] = []  # (class, inner HTML parts), in order
     cards: dict[str, list[str]] = {}  # a tool call's card, filled by its later events
 
@@ -132,7 +172,7 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
                     for a in event.attachments
                 ]
                 items.append(
-                    ("jt-request", [_div("jt-who", _esc("You")), _md(event.content), *attached])
+                    ("jt-request", [_div("jt-who", _esc(who)), _md(event.content), *attached])
                 )
             case "reasoning" if event.content.strip():
                 items.append(("jt-reasoning", [_fold("Reasoned", _md(event.content))]))
@@ -151,6 +191,10 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
                 card(event.call_id).extend(
                     [_div("jt-tool-head", name), _pre("Arguments", arguments)]
                 )
+                inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
+                if inner:
+                    transcript = _div("jt-nested", _html_body(inner, nested, "Task"))
+                    card(event.call_id).append(_fold("Sub-agent", transcript, open_=True))
             case "tool_call_response":
                 chips = " ".join(
                     f'<span class="jt-chip jt-chip-{_esc(d.action)}">{_esc(d.action)}'
@@ -175,10 +219,7 @@ def to_html(events: Iterable[ConversationEvent]) -> str:
                 items.append((f"jt-notice jt-notice-{_esc(event.level)}", [_esc(event.text)]))
             case "error":
                 items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
-    body = "".join(_div(cls, "".join(inner)) for cls, inner in items)
-    # one line between tags: a notebook stores a multi-line string as a list of lines, each
-    # with its own quotes and indentation (code keeps its newlines: its text is escaped)
-    return _BETWEEN_TAGS.sub("><", f'<div class="jt-root jt-saved">{body}</div>')
+    return "".join(_div(cls, "".join(inner)) for cls, inner in items)
 
 
 def _image_note(image: ImageData) -> str:

@@ -155,8 +155,12 @@ class TurnResult(Sequence[ConversationEvent]):
 
     @property
     def text(self) -> str:
-        """The answer text of the turn (its message events joined)."""
-        return "\n\n".join(e.content for e in self.events if e.kind == "message")
+        """The answer text of the turn (its message events joined; not its sub-agents')."""
+        return "\n\n".join(
+            e.content
+            for e in self.events
+            if e.kind == "message" and getattr(e, "parent", None) is None
+        )
 
     def __repr__(self) -> str:
         return f"TurnResult(outcome={self.outcome!r}, cycles={self.cycles}, kinds={self.kinds})"

@@ -1,12 +1,10 @@
 """WidgetSink: what a turn tells its ChatWidget — synced traits for durable state, small custom
 messages for the live tail, at most ``max_rate`` message flushes a second.
 
-* Draft text: the sink keeps one copy of each unfinished block (its chunks, and how many of them
-  the page has). ``delta`` messages carry each block's text added since the last flush. When
-  blocks become events (:class:`~jupyter_turns.sink.Appended` names their indexes), ``released``
-  tells the page which event takes over which block, so its DOM is kept and never parsed again,
-  whatever else is still streaming; the events trait follows in the same flush. ``draft``
-  resends the whole draft to a view that rendered late, ``draft_clear`` drops it (Abort).
+* Draft text (:mod:`jupyter_turns.widget_draft`): ``delta`` messages with each unfinished
+  block's new text, ``released`` when blocks become events; the events trait follows in the
+  same flush. ``draft`` resends the whole draft to a view that rendered late, ``draft_clear``
+  drops it (Abort). A running sub-agent has its own draft, its messages marked ``parent``.
 * Tools: the ``tools`` trait holds each call's status, times and bounded output (see
   :mod:`jupyter_turns.tools.output`) and is synced when a status changes; lines printed in
   between go out as ``progress`` messages with only the new lines, numbered, in the same
@@ -19,52 +17,29 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
-from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta
-from .messages import DraftPart, KernelMessage, ProgressUpdate, TextKind
+from .events import ConversationEvent, Part
+from .messages import DraftPart, KernelMessage, ProgressUpdate
 from .sink import (
     Appended,
     Discarded,
     RetryCleared,
     Retrying,
     StateChanged,
+    SubagentUpdate,
     ToolUpdate,
     Update,
     UsageUpdate,
 )
 from .tools.output import OutputSnapshot
+from .widget_draft import Draft
 
 if TYPE_CHECKING:
     from .widget import ChatWidget
 
 __all__ = ["WidgetSink"]
-
-
-@dataclass(slots=True)
-class _Block:
-    """One unfinished block: its text in chunks, the first ``sent`` of which the page has."""
-
-    kind: TextKind
-    chunks: list[str] = field(default_factory=list)
-    sent: int = 0
-
-    def unsent(self) -> str | None:
-        """The text the page has not been sent yet (now counted as sent), or None."""
-        if self.sent == len(self.chunks):
-            return None
-        text = "".join(self.chunks[self.sent :])
-        self.chunks[self.sent :] = [text]
-        self.sent = len(self.chunks)
-        return text
-
-    def text(self) -> str:
-        if self.sent > 1:  # what the page has, joined once into one chunk
-            self.chunks[: self.sent] = ["".join(self.chunks[: self.sent])]
-            self.sent = 1
-        return "".join(self.chunks)
 
 
 class WidgetSink:
@@ -81,8 +56,8 @@ class WidgetSink:
         self.interval = 1.0 / max_rate
         self.clock = clock
         self.messages_sent = 0
-        self._blocks: dict[int, _Block] = {}  # the draft: unfinished blocks by index
-        self._released: list[tuple[int, _Block, str | None]] = []  # (index, block, event id)
+        self._draft = Draft(self._send)  # the top level's unfinished blocks
+        self._nested: dict[str, Draft] = {}  # running sub-agents' drafts, by call id
         self._events: list[dict[str, Any]] = list(widget.events)
         self._events_dirty = False
         self._scheduled: asyncio.TimerHandle | None = None
@@ -96,15 +71,7 @@ class WidgetSink:
     # ------------------------------------------------------------------ hot path
 
     def part(self, part: Part) -> None:
-        content = part.content
-        if not isinstance(content, MessageDelta | ReasoningDelta):
-            return  # a tool call shows once it is an event
-        block = self._blocks.get(part.index)
-        if block is None:
-            self._blocks[part.index] = _Block(content.kind, [content.text])
-        else:
-            block.chunks.append(content.text)
-        if self._scheduled is None:
+        if self._draft.part(part) and self._scheduled is None:
             self._schedule()
 
     def _schedule(self) -> None:
@@ -126,7 +93,9 @@ class WidgetSink:
             self._scheduled.cancel()
             self._scheduled = None
         sent = self.messages_sent
-        self._send_draft()
+        self._draft.send()
+        for draft in self._nested.values():
+            draft.send()
         if self._events_dirty:
             self._events_dirty = False
             self.widget.events = list(self._events)
@@ -143,31 +112,6 @@ class WidgetSink:
             self._scheduled.cancel()
             self._scheduled = None
         self._events_dirty = False
-
-    def _send_draft(self) -> None:
-        """``delta`` with the new text of every block, then ``released`` for the blocks that
-        became events. A block at the index of one released before it (the next cycle's
-        block 0) starts a new ``delta`` after that ``released``, so the texts never mix."""
-        released, self._released = self._released, []
-        parts: list[DraftPart] = []
-        handed: dict[int, str | None] = {}
-        live = [(index, block, False, None) for index, block in self._blocks.items()]
-        for index, block, done, event in [*((i, b, True, e) for i, b, e in released), *live]:
-            if index in handed:
-                self._send_segment(parts, handed)
-                parts, handed = [], {}
-            text = block.unsent()
-            if text is not None:
-                parts.append((index, block.kind, text))
-            if done:
-                handed[index] = event
-        self._send_segment(parts, handed)
-
-    def _send_segment(self, parts: list[DraftPart], handed: dict[int, str | None]) -> None:
-        if parts:
-            self._send({"type": "delta", "parts": parts})
-        if handed:
-            self._send({"type": "released", "blocks": list(handed.items())})
 
     def _send_progress(self, calls: set[str] | list[str]) -> None:
         """One ``progress`` message with each call's output lines the page has not been sent."""
@@ -191,14 +135,28 @@ class WidgetSink:
         self.widget.send(message)
 
     def live_drafts(self) -> list[DraftPart]:
-        """The draft blocks that no event has replaced yet, in index order (what the page
-        shows or is about to; what a crash would lose)."""
-        return [(i, self._blocks[i].kind, self._blocks[i].text()) for i in sorted(self._blocks)]
+        """The top-level draft blocks no event has replaced yet (what a crash would lose)."""
+        return self._draft.live_drafts()
+
+    def nested(self, call_id: str) -> Draft:
+        """The draft of the sub-agent running as ``call_id``: its messages carry ``parent``."""
+        draft = self._nested.get(call_id)
+        if draft is None:
+            draft = self._nested[call_id] = Draft(lambda m: self._send(_nested(m, call_id)))
+        return draft
+
+    def nested_changed(self) -> None:
+        """A sub-agent's draft or events changed: flush with the next tick."""
+        if self._scheduled is None:
+            self._schedule()
 
     def _on_ready(self, _message: dict[str, Any]) -> None:
         self.flush()
-        if self._blocks:
+        if not self._draft.empty:
             self._send({"type": "draft", "blocks": self.live_drafts()})
+        for call_id, draft in self._nested.items():
+            if not draft.empty:
+                self._send({"type": "draft", "blocks": draft.live_drafts(), "parent": call_id})
         running = [
             call
             for call, (status, _, _) in self._tools.items()
@@ -215,13 +173,14 @@ class WidgetSink:
         match update:
             case Appended(events=events, released=released):
                 self._events.extend(_event_json(e) for e in events)
-                self._release(events, released)
+                self._draft.release(events, released)
                 self._events_dirty = True
                 if self._scheduled is None:
                     self._schedule()
             case Discarded(event_ids=ids):
-                self._blocks = {}
-                self._released = []
+                self._draft.clear()
+                for draft in self._nested.values():
+                    draft.clear()  # the page's draft_clear drops nested drafts too
                 gone = set(ids)
                 self._events = [e for e in self._events if e.get("id") not in gone]
                 self._events_dirty = False
@@ -244,29 +203,13 @@ class WidgetSink:
                 self._tool(update)
             case UsageUpdate(usage=usage, cost_usd=cost):
                 widget.usage = {**usage.as_dict(), "cost_usd": cost}
-
-    def _release(self, events: Sequence[ConversationEvent], indexes: Sequence[int]) -> None:
-        """Take the released blocks out of the draft, each with the event that replaces it.
-
-        The text events, in order, replace the released blocks in index order: each takes the
-        next block of its kind and length (a block with no event, e.g. an empty one cut short,
-        is dropped). Both are copies of the same parts, so they agree; an event that finds no
-        block is drawn from its content instead.
-        """
-        blocks = [(i, self._blocks.pop(i)) for i in sorted(indexes) if i in self._blocks]
-        position = 0
-        for event in events:
-            if event.kind != "message" and event.kind != "reasoning":
-                continue
-            size = len(event.content)
-            for k in range(position, len(blocks)):
-                index, block = blocks[k]
-                if block.kind == event.kind and sum(map(len, block.chunks)) == size:
-                    self._released.extend((i, b, None) for i, b in blocks[position:k])
-                    self._released.append((index, block, event.id))
-                    position = k + 1
-                    break
-        self._released.extend((i, b, None) for i, b in blocks[position:])
+            case SubagentUpdate(call_id=call_id) if call_id in widget.tools:
+                stats: dict[str, Any] = {**update.usage.as_dict(), "cycles": update.cycles}
+                stats["cost_usd"] = update.cost_usd
+                widget.tools = {
+                    **widget.tools,
+                    call_id: {**widget.tools[call_id], "subagent": stats},
+                }
 
     def _tool(self, update: ToolUpdate) -> None:
         call = update.call_id
@@ -294,6 +237,12 @@ class WidgetSink:
             self._progress.add(call)
             if self._scheduled is None:
                 self._schedule()
+
+
+def _nested(message: KernelMessage, call_id: str) -> KernelMessage:
+    """``message`` marked as the draft of the sub-agent running as ``call_id``."""
+    marked = dict(message, parent=call_id)
+    return cast(KernelMessage, marked)
 
 
 def _ms(seconds: float | None) -> float | None:

@@ -15,13 +15,8 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent.parent / "examples"
-
-SWITCH = (
-    "> **Talk to Claude instead:** set `ANTHROPIC_API_KEY` in the environment before starting "
-    "Jupyter, or run `%chat key` (a hidden prompt), or put it in a `.env` file next to the "
-    "notebook — never in a cell, whose source is saved. Then use `%%chat --provider anthropic` "
-    '(optionally `--model claude-sonnet-5-5`) or `%config ChatMagics.provider = "anthropic"`.'
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from more_examples import CONTEXT, SUBAGENTS, SWITCH  # noqa: E402  (later features' notebooks)
 
 QUICKSTART = [
     new_markdown_cell(
@@ -239,57 +234,13 @@ PERSISTENCE = [
     new_code_cell("%chat restore persistence-and-restore.ipynb\n%chat threads"),
 ]
 
-CONTEXT = [
-    new_markdown_cell(
-        "# Chatting with the notebook\n\n"
-        "The model reads the notebook through read-only tools offered by default: "
-        "`notebook_cells` (an outline of every cell), `cell_output` (one cell's outputs, "
-        "images included), `variables` and `inspect`. They never ask and every call shows as "
-        "a tool card. `@name` in a request attaches a variable. Here a scripted model reads a "
-        "DataFrame, a failing cell and a plot. Code cells come one after another so that each "
-        "cell's position is also its execution count: the script's indexes then fit whether "
-        "the cells are read from the page (JupyterLab) or from the kernel's history (nbclient, "
-        "nbval).\n\n" + SWITCH
-    ),
-    new_code_cell(
-        '%load_ext jupyter_turns\n%config ChatMagics.provider = "scripted"\n%matplotlib inline'
-    ),
-    new_code_cell(
-        "import pandas as pd\n\n"
-        "rain = pd.DataFrame({'city': ['Oslo', 'Lima', 'Pune'], 'rain_mm': [76.0, 1.2, 722.5]})\n"
-        "rain"
-    ),
-    new_code_cell(
-        "def mean_rain(frame):\n    columns = dict(frame.items())\n"
-        "    return columns['rain'].mean()\n\nmean_rain(rain)",
-        metadata={"tags": ["raises-exception"]},  # it fails on purpose; nbval expects that
-    ),
-    new_code_cell(
-        "import matplotlib.pyplot as plt\n\n"
-        "fig, ax = plt.subplots(figsize=(4, 2.5), dpi=60)\n"
-        "ax.bar(rain.city, rain.rain_mm)\n_ = ax.set_ylabel('rain (mm)')"
-    ),
-    new_code_cell(
-        "# What the scripted model does: list the cells and variables, read cells 3 and 4.\n"
-        "from jupyter_turns.providers.scripted import cycle, message, tool_call\n\n"
-        "reader = [\n"
-        "    cycle(tool_call('notebook_cells', {}), tool_call('variables', {})),\n"
-        "    cycle(tool_call('cell_output', {'index': 3}), "
-        "tool_call('cell_output', {'index': 4})),\n"
-        "    cycle(message(\"Cell 3 fails with `KeyError: 'rain'`: the column is `rain_mm`. \"\n"
-        "                  'The plot in cell 4 shows Pune far wetter than Oslo and Lima.')),\n"
-        "]"
-    ),
-    new_code_cell("%%chat --script reader\nWhy does cell 3 fail, and what does the plot show?"),
-    new_code_cell("%%chat --new\nWhich city is wettest in @rain?"),
-]
-
 NOTEBOOKS = {
     "quickstart.ipynb": QUICKSTART,
     "tools-and-approval.ipynb": TOOLS,
     "interrupts-and-retries.ipynb": INTERRUPTS,
     "persistence-and-restore.ipynb": PERSISTENCE,
     "notebook-context.ipynb": CONTEXT,
+    "subagents.ipynb": SUBAGENTS,
 }
 
 

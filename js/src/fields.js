@@ -11,6 +11,12 @@
 /** The fields of one image (in a tool result's or an attachment's `images`) images.js reads. */
 export const IMAGE_FIELDS = ["media_type", "data", "width", "height", "label"];
 
+/**
+ * The fields read from an event of any kind: `parent`, the sub-agent call whose nested
+ * transcript draws it (nested.js). Declared by every kind; the fixture has it on some events.
+ */
+export const COMMON_FIELDS = ["parent"];
+
 export const EVENT_FIELDS = {
   chat_request: [
     "id",
@@ -35,6 +41,11 @@ export const EVENT_FIELDS = {
     "elapsed",
     "images",
     ...IMAGE_FIELDS.map((field) => `images.${field}`),
+    "subagent",
+    "subagent.outcome",
+    "subagent.cycles",
+    "subagent.usage",
+    "subagent.cost_usd",
   ],
   inquiry_request: ["id", "inquiry_id", "call_id", "question"],
   inquiry_response: ["id", "inquiry_id", "call_id", "answer", "by"],

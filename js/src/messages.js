@@ -7,7 +7,8 @@
  * Kernel → page, the live tail: `delta` appends text to draft blocks, `released` hands draft
  * blocks over to the events that replace them (a null event id drops the block), `draft`
  * replaces the streaming blocks (after a view's `ready`), `draft_clear` drops the whole draft
- * (Abort), `progress` brings new output lines of running tools.
+ * (Abort), `progress` brings new output lines of running tools. The draft messages of a running
+ * sub-agent carry `parent`: the call id whose card draws that draft (its own block indexes).
  *
  * Page → kernel, every user action (never a trait write): `ready` from every render, each
  * prompt's answer under the prompt's own kind — its `action` is the name the decision is saved
@@ -18,10 +19,10 @@
  *   head: how many lines (numbered from 0) the kernel keeps as the head; from: the first tail
  *   line it still keeps; total: lines printed so far; runs: [first line number, lines].
  *
- * @typedef {{type: "delta", parts: DraftPart[]}} DeltaMsg
- * @typedef {{type: "draft", blocks: DraftPart[]}} DraftMsg
- * @typedef {{type: "released", blocks: [number, string | null][]}} ReleasedMsg
- * @typedef {{type: "draft_clear"}} DraftClearMsg
+ * @typedef {{type: "delta", parts: DraftPart[], parent?: string}} DeltaMsg
+ * @typedef {{type: "draft", blocks: DraftPart[], parent?: string}} DraftMsg
+ * @typedef {{type: "released", blocks: [number, string | null][], parent?: string}} ReleasedMsg
+ * @typedef {{type: "draft_clear", parent?: string}} DraftClearMsg
  * @typedef {{type: "progress", tools: Record<string, ProgressUpdate>}} ProgressMsg
  *
  * @typedef {{type: "ready"}} ReadyMsg

@@ -12,6 +12,9 @@
  * A prompt sends at most once: after the first action all its controls are disabled until
  * the kernel removes it or replaces it (same id, new content — e.g. `error` after rejected
  * arguments), which rebuilds it enabled, keeping what the user typed.
+ *
+ * A prompt about a tool call goes into that call's card, even a card in a sub-agent's nested
+ * transcript (which is opened if the user had folded it).
  */
 import { h } from "./dom.js";
 import { BUILDERS, buildUnknown } from "./prompt-forms.js";
@@ -34,7 +37,8 @@ export class Prompts {
 
   /**
    * @param {Prompt[]} prompts
-   * @param {(callId: string) => HTMLElement | null} slotFor a tool card's prompt slot
+   * @param {(callId: string) => HTMLElement | null} slotFor a tool card's prompt slot, at any
+   *   depth of sub-agents' transcripts
    * @returns {PromptView[]} prompts that appeared in this update
    */
   update(prompts, slotFor) {
@@ -68,7 +72,9 @@ export class Prompts {
       const slot =
         prompt.type !== "interrupt" && prompt.call_id ? slotFor(String(prompt.call_id)) : null;
       const parent = slot ?? this.area;
-      if (view.el.parentNode !== parent) parent.appendChild(view.el);
+      if (view.el.parentNode === parent) continue;
+      parent.appendChild(view.el);
+      if (slot) reveal(slot);
     }
     return added;
   }
@@ -116,6 +122,20 @@ export class Prompts {
     const builder = BUILDERS[String(prompt.type)] ?? buildUnknown;
     view.primary = builder(prompt, el, act);
     return view;
+  }
+}
+
+/**
+ * Open every fold around `el` (a nested transcript the user folded) so a prompt put there shows.
+ * @param {Element} el
+ */
+function reveal(el) {
+  for (
+    let fold = el.closest("details");
+    fold;
+    fold = fold.parentElement?.closest("details") ?? null
+  ) {
+    /** @type {HTMLDetailsElement} */ (fold).open = true;
   }
 }
 

@@ -4,11 +4,14 @@
  *
  * Used by the lab extension's mime renderer when a notebook is reopened, and by the live
  * widget's page when the kernel replaces the widget with the final record. The answer is
- * expanded; reasoning and tool details are collapsed and open on click. A record whose turn did
- * not finish (the kernel stopped mid-turn) says so under what was saved.
+ * expanded; reasoning and tool details are collapsed and open on click; a sub-agent's nested
+ * transcript is drawn open inside its call's card. A record whose turn did not finish (the
+ * kernel stopped mid-turn) says so under what was saved.
  */
 import { h } from "./dom.js";
 import { Draft } from "./draft.js";
+import { Drafts } from "./drafts.js";
+import { subagentTotals } from "./nested.js";
 import { renderNotice } from "./render/blocks.js";
 import { parseMode } from "./render/reasoning.js";
 import { renderFooter } from "./render/status.js";
@@ -45,7 +48,7 @@ export function renderRecord(record, host) {
   const mode = parseMode(setting);
   const transcript = new Transcript(stats);
   const events = Array.isArray(saved.events) ? saved.events : [];
-  transcript.update(events, mode, new Draft(stats, mode));
+  transcript.update(events, mode, new Drafts(() => new Draft(stats, mode)));
   transcript.updateTools({});
   root.appendChild(transcript.el);
   if (saved.live === true) {
@@ -55,7 +58,8 @@ export function renderRecord(record, host) {
   }
   const footer = h("div", { class: "jt-footer" });
   const usage = saved.turn ? { ...saved.turn.usage, cost_usd: saved.turn.cost_usd } : null;
-  renderFooter(footer, usage, { thread: saved.thread, model: saved.settings?.model ?? undefined });
+  const settings = { thread: saved.thread, model: saved.settings?.model ?? undefined };
+  renderFooter(footer, usage, settings, subagentTotals(events));
   root.appendChild(footer);
   stats.publish();
   host.appendChild(root);

@@ -5,6 +5,8 @@
  */
 import { h } from "./dom.js";
 import { Draft } from "./draft.js";
+import { Drafts } from "./drafts.js";
+import { subagentTotals } from "./nested.js";
 import { Prompts } from "./prompts.js";
 import { parseMode, sameMode } from "./render/reasoning.js";
 import { StatusBar, isActive, renderFooter } from "./render/status.js";
@@ -32,13 +34,13 @@ export class ChatView {
     this.stats = new Stats(this.root);
     this.mode = parseMode(model.get("settings")?.reasoning);
     this.transcript = new Transcript(this.stats);
-    this.draft = new Draft(this.stats, this.mode);
+    this.drafts = new Drafts(() => new Draft(this.stats, this.mode));
     this.prompts = new Prompts((msg) => this.model.send(msg));
     this.statusBar = new StatusBar(() => this.requestInterrupt());
     this.footer = h("div", { class: "jt-footer" });
     this.root.append(
       this.transcript.el,
-      this.draft.el,
+      this.drafts.top.el,
       this.prompts.area,
       this.statusBar.el,
       this.footer,
@@ -70,7 +72,8 @@ export class ChatView {
 
   /**
    * What this view shows, as saved events: the synced events, then every draft block (still
-   * streaming, or handed to an event that has not arrived) as a `partial` event.
+   * streaming, or handed to an event that has not arrived) as a `partial` event — a
+   * sub-agent's with its `parent`, so it is drawn in that call's card.
    * @returns {import("./types.js").ConvEvent[]}
    */
   snapshot() {
@@ -78,18 +81,22 @@ export class ChatView {
     const events = [...(this.model.get("events") ?? [])];
     const known = new Set(events.map((event) => String(event.id)));
     const now = new Date().toISOString();
-    /** @param {{kind: string, view: {text(): string}}} block @param {string} id */
-    const partial = (block, id) => ({
-      kind: block.kind,
-      id,
-      timestamp: now,
-      content: block.view.text(),
-      metadata: { partial: true },
-    });
-    for (const [id, block] of this.draft.handed) {
-      if (!known.has(id)) events.push(partial(block, id));
+    for (const [parent, draft] of this.drafts.entries()) {
+      /** @param {{kind: string, view: {text(): string}}} block @param {string} id */
+      const partial = (block, id) => ({
+        kind: block.kind,
+        id,
+        timestamp: now,
+        content: block.view.text(),
+        metadata: { partial: true },
+        ...(parent === null ? {} : { parent }),
+      });
+      for (const [id, block] of draft.handed) {
+        if (!known.has(id)) events.push(partial(block, id));
+      }
+      const prefix = parent === null ? "draft" : `draft-${parent}`;
+      for (const [index, block] of draft.blocks) events.push(partial(block, `${prefix}-${index}`));
     }
-    for (const [index, block] of this.draft.blocks) events.push(partial(block, `draft-${index}`));
     return events;
   }
 
@@ -131,16 +138,17 @@ export class ChatView {
       const mode = parseMode(get("settings")?.reasoning);
       if (!sameMode(mode, this.mode)) {
         this.mode = mode;
-        this.draft.setMode(mode);
+        this.drafts.setMode(mode);
         dirty.add("events");
       }
     }
     const ops = this.ops;
     this.ops = [];
-    for (const op of ops) this.draft.apply(op);
+    for (const op of ops) this.drafts.apply(op);
 
-    if (dirty.has("events")) this.transcript.update(get("events") ?? [], this.mode, this.draft);
-    this.draft.forget((eventId) => this.transcript.nodes.has(eventId));
+    if (dirty.has("events")) this.transcript.update(get("events") ?? [], this.mode, this.drafts);
+    this.drafts.forget((eventId) => this.transcript.nodes.has(eventId));
+    this.transcript.placeDrafts(this.drafts);
     if (dirty.has("events") || dirty.has("tools")) this.transcript.updateTools(get("tools") ?? {});
     const progress = this.progressOps;
     this.progressOps = [];
@@ -152,13 +160,13 @@ export class ChatView {
       );
       this.focusPrompt(added);
     }
-    this.draft.render();
+    this.drafts.render();
     if (dirty.has("status") || dirty.has("prompts")) {
       this.statusBar.update(get("status") ?? null, this.prompts.interruptOpen);
       this.root.dataset.state = String(get("status")?.state ?? "idle");
     }
-    if (dirty.has("usage") || dirty.has("settings")) {
-      renderFooter(this.footer, get("usage"), get("settings"));
+    if (dirty.has("usage") || dirty.has("settings") || dirty.has("events")) {
+      renderFooter(this.footer, get("usage"), get("settings"), subagentTotals(get("events") ?? []));
     }
     this.stats.publish();
     this.tick();

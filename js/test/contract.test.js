@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { EVENT_FIELDS, IMAGE_FIELDS } from "../src/fields.js";
+import { COMMON_FIELDS, EVENT_FIELDS, IMAGE_FIELDS } from "../src/fields.js";
 
 /** The kernel's half of the contract: the schema generated from events.py, and the fixture. */
 const read = (path) => JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8"));
@@ -70,6 +70,18 @@ test("the shared fixture holds every field the views read, for every kind", () =
     }
   }
   assert.deepEqual(missing, []);
+});
+
+test("the fields read from every kind are declared by every kind and in the fixture", () => {
+  for (const [kind, def] of kinds()) {
+    for (const path of COMMON_FIELDS) assert.ok(declared(def, path), `${kind}.${path}`);
+  }
+  for (const path of COMMON_FIELDS) {
+    assert.ok(
+      fixture.events.some((e) => at(e, path).length),
+      `no event with ${path} in the fixture`,
+    );
+  }
 });
 
 test("a block's type is read where the kernel keeps it", () => {

@@ -8,10 +8,32 @@ the tool's card; long loops should check ``ctx.cancelled`` or ``await ctx.token.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..interrupt import CancelToken
 
-__all__ = ["ToolContext"]
+if TYPE_CHECKING:
+    from ..events import ConversationEvent
+    from ..prompter import Prompter
+    from ..sink import Sink
+    from .executor import ExecutionSettings
+
+__all__ = ["Nest", "ToolContext"]
+
+
+@dataclass(frozen=True)
+class Nest:
+    """What a tool that runs its own turn (a sub-agent) shares with the turn that called it:
+    ``record`` adds an event to the calling turn (the sub-agent's events, marked ``parent``),
+    its prompter answers the sub-agent's prompts with the same buttons, its sink draws them,
+    and its settings give the default run mode, the "always allow" decisions and the
+    provider."""
+
+    record: Callable[[ConversationEvent], None]
+    prompter: Prompter
+    sink: Sink
+    settings: ExecutionSettings
 
 
 class ToolContext:
@@ -22,7 +44,9 @@ class ToolContext:
         token: CancelToken,
         ask: Callable[[str, Sequence[str] | None], Awaitable[str | None]],
         progress: Callable[[str], None],
+        nest: Nest | None = None,
     ) -> None:
+        self.nest = nest  # for sub-agents (see :func:`jupyter_turns.subagent`)
         self.call_id = call_id
         self.name = name
         self.token = token

@@ -29,11 +29,11 @@ from ..interrupt import CancelToken
 from ..prompter import InquiryPrompt, Prompter
 from ..sink import NullSink, Sink, ToolState, ToolUpdate
 from .capture import LiveOutput, capturing
-from .context import ToolContext
+from .context import Nest, ToolContext
 from .invoke import invoke
 from .policy import Run, decide_run, review_result
 from .registry import RunMode, Tool, ToolArgumentError
-from .results import Outcome, describe_exception, result_content
+from .results import Outcome, ToolResult, describe_exception, result_content
 
 __all__ = ["ExecutionSettings", "ToolExecutor"]
 
@@ -46,6 +46,7 @@ class ExecutionSettings:
     allowed: set[str] = field(default_factory=set)  # "always allow" decisions of this thread
     max_result_chars: int = 100_000
     cancel_grace: float = 2.0  # seconds a cancelled tool gets to finish before it is abandoned
+    provider: Any = None  # the thread's provider, for sub-agents that name none (Chat.send)
     clock: Callable[[], float] = time.time
 
 
@@ -199,8 +200,9 @@ class ToolExecutor:
 
     async def _attempt(self, tool: Tool, kwargs: dict[str, Any]) -> Outcome:
         if tool.context_param:
+            nest = Nest(self.record, self.prompter, self.sink, self.settings)
             kwargs[tool.context_param] = ToolContext(
-                self.request.call_id, tool.name, self.token, self._ask, self.live.progress
+                self.request.call_id, tool.name, self.token, self._ask, self.live.progress, nest
             )
         try:
             value = await invoke(tool, kwargs, self.live.progress)
@@ -214,7 +216,8 @@ class ToolExecutor:
         except Exception as exc:
             return Outcome(describe_exception(exc), True, "error")
         text, images = result_content(value, self.settings.max_result_chars)
-        return Outcome(text, False, "done", images)
+        extra = dict(value.extra) if isinstance(value, ToolResult) else {}
+        return Outcome(text, False, "done", images, extra)
 
     async def _ask(self, question: str, choices: Sequence[str] | None) -> str | None:
         """``ctx.ask()``: the question and its answer are recorded as inquiry events."""
@@ -258,4 +261,5 @@ class ToolExecutor:
             decisions=list(self.decisions),
             elapsed=elapsed,
             images=outcome.images,
+            **outcome.extra,
         )

@@ -32,6 +32,7 @@ class Outcome:
     is_error: bool
     status: ToolStatus
     images: list[ImageData] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)  # saved on the response (``subagent``)
 
 
 @dataclass
@@ -44,6 +45,7 @@ class ToolResult:
 
     text: str = ""
     images: Sequence[Any] = ()
+    extra: dict[str, Any] = field(default_factory=dict)  # fields saved on the response
 
 
 def result_content(value: Any, max_chars: int) -> tuple[str, list[ImageData]]:

@@ -50,15 +50,16 @@ export class MessageView {
 /**
  * @param {ConvEvent} event
  * @param {Stats} stats
+ * @param {string} [who] the label: "You", or "Task" for a sub-agent's request
  */
-export function renderRequest(event, stats) {
+export function renderRequest(event, stats, who = "You") {
   const md = new MarkdownStream(stats);
   md.append(typeof event.content === "string" ? event.content : prettyJson(event.content));
   md.finish();
   return h(
     "div",
     { class: "jt-request" },
-    h("div", { class: "jt-who" }, "You"),
+    h("div", { class: "jt-who" }, who),
     md.el,
     renderAttachments(event.attachments),
   );

@@ -2,10 +2,12 @@
  * The status line (turn state, retry countdown, Stop button) and the usage footer.
  */
 import { formatCost, formatCount, h } from "../dom.js";
+import { subagentFooter } from "../nested.js";
 
 /** @typedef {import("../types.js").Status} Status */
 /** @typedef {import("../types.js").Usage} Usage */
 /** @typedef {import("../types.js").Settings} Settings */
+/** @typedef {import("../nested.js").SubagentTotals} SubagentTotals */
 
 const STATE_LABELS = /** @type {Record<string, string>} */ ({
   idle: "",
@@ -90,8 +92,10 @@ export class StatusBar {
  * @param {HTMLElement} footer
  * @param {Usage | null | undefined} usage
  * @param {Settings | null | undefined} settings
+ * @param {SubagentTotals | null} [subagents] the turn's sub-agents' usage (nested.js), shown
+ *   apart from the turn's own
  */
-export function renderFooter(footer, usage, settings) {
+export function renderFooter(footer, usage, settings, subagents = null) {
   /** @type {(string | Node)[]} */
   const parts = [];
   if (settings?.model) parts.push(String(settings.model));
@@ -106,6 +110,8 @@ export function renderFooter(footer, usage, settings) {
     parts.push(tokens);
   }
   if (typeof u.cost_usd === "number") parts.push(formatCost(u.cost_usd));
+  const nested = subagentFooter(subagents);
+  if (nested) parts.push(nested);
   footer.replaceChildren(parts.join("  ·  "));
   footer.hidden = parts.length === 0;
 }

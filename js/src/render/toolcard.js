@@ -2,12 +2,15 @@
  * A tool card: one tool call, drawn from its `tool_call_request` event, its
  * `tool_call_response` event (once saved) or the live `tools[call_id]` status, and the
  * inquiries asked during the call. Prompts for the call (approve, result review, a question)
- * are placed in the card's prompt slot by prompts.js.
+ * are placed in the card's prompt slot by prompts.js. A sub-agent call's card also holds its
+ * nested transcript (drawn by transcript.js into `nestedBody`, its live draft after it) in a
+ * fold above the result, whose summary shows the sub-agent's cycles, tokens and cost.
  *
  * Tool text (arguments, progress, results) is only ever set as textContent; a result's images
  * are drawn by images.js (checked `data:` URLs only).
  */
 import { append, contentText, formatDuration, formatSize, h, prettyJson } from "../dom.js";
+import { subagentStats, subagentSummary } from "../nested.js";
 import { ProgressLog } from "../progress.js";
 import { renderImages } from "./images.js";
 
@@ -60,6 +63,17 @@ export class ToolCard {
     this.elapsed = h("span", { class: "jt-elapsed" });
     this.args = h("div", { class: "jt-tool-args" });
     this.progress = h("pre", { class: "jt-progress", hidden: true });
+    this.nestedSummary = h("summary", null, subagentSummary(null));
+    this.nestedBody = h("div", { class: "jt-transcript jt-nested-body" });
+    this.nested = h(
+      "details",
+      { class: "jt-fold jt-nested", open: true, hidden: true },
+      this.nestedSummary,
+      this.nestedBody,
+    );
+    /** @type {HTMLElement | null} the sub-agent's live draft, while it has one */
+    this.draftEl = null;
+    this.isSubagent = false;
     this.inquiries = h("div", { class: "jt-inquiries" });
     this.promptSlot = h("div", { class: "jt-prompt-slot" });
     this.decisions = h("div", { class: "jt-decisions" });
@@ -70,12 +84,13 @@ export class ToolCard {
       h("div", { class: "jt-tool-head" }, this.name, this.preview, this.badge, this.elapsed),
       this.args,
       this.progress,
+      this.nested,
       this.inquiries,
       this.promptSlot,
       this.decisions,
       this.result,
     );
-    this.keys = { request: "", response: "", progress: -1, inquiries: "" };
+    this.keys = { request: "", response: "", progress: -1, inquiries: "", subagent: "" };
     /** @type {number | null} */
     this.startedAt = null;
     this.running = false;
@@ -106,6 +121,7 @@ export class ToolCard {
     if (this.running) this.tick(Date.now());
 
     this.renderProgress(output ?? new ProgressLog());
+    this.renderSubagent(response, live);
     this.renderInquiries(inquiries);
     const responseKey = response ? `${response.id}` : "";
     if (responseKey !== this.keys.response) {
@@ -149,6 +165,42 @@ export class ToolCard {
     this.progress.textContent = lines.length ? `${lines.join("\n")}\n` : "";
     this.progress.hidden = lines.length === 0;
     if (lines.length) this.progress.scrollTop = this.progress.scrollHeight;
+  }
+
+  /**
+   * The nested transcript's summary, from the saved response or the live status.
+   * @param {ConvEvent | null} response
+   * @param {LiveTool | null} live
+   */
+  renderSubagent(response, live) {
+    const stats = subagentStats(response, live);
+    const text = subagentSummary(stats);
+    this.isSubagent = stats !== null;
+    if (text !== this.keys.subagent) {
+      this.keys.subagent = text;
+      this.nestedSummary.textContent = text;
+    }
+    this.refreshNested();
+  }
+
+  /**
+   * Show the sub-agent's live draft after its nested events (null: it has none now).
+   * @param {HTMLElement | null} el
+   */
+  setDraft(el) {
+    if (el === this.draftEl && (!el || el.parentNode === this.nested)) return;
+    if (this.draftEl && this.draftEl !== el && this.draftEl.parentNode === this.nested) {
+      this.draftEl.remove();
+    }
+    this.draftEl = el;
+    if (el) this.nested.appendChild(el);
+    this.refreshNested();
+  }
+
+  /** The nested transcript shows once the call has nested events, a live draft or usage. */
+  refreshNested() {
+    const show = this.isSubagent || this.draftEl !== null || this.nestedBody.hasChildNodes();
+    if (this.nested.hidden === show) this.nested.hidden = !show;
   }
 
   /** @param {Inquiry[]} inquiries */

@@ -4,7 +4,10 @@
  * Events are immutable once persisted, so each one is rendered once and its node kept by
  * event id (reasoning is re-rendered when the display mode changes). Tool calls are drawn
  * as one card per call_id, which collects the request, the response and the inquiries.
- * `update()` is a pure function of its inputs plus this cache; the draft is only consulted
+ * A sub-agent call's card holds its nested transcript (the events whose `parent` is the call
+ * id, laid out by nested.js), drawn the same way into the card, to any depth; `cards`, `calls`
+ * and `nodes` cover every depth (call and event ids are unique across them).
+ * `update()` is a pure function of its inputs plus this cache; the drafts are only consulted
  * to adopt the DOM of the block the kernel handed to an event (rendered while it streamed).
  */
 import { h, reconcile } from "../dom.js";
@@ -16,6 +19,7 @@ import {
   renderRequest,
   renderUnknown,
 } from "./blocks.js";
+import { layout, parentOf } from "../nested.js";
 import { ProgressLog } from "../progress.js";
 import { ReasoningView, sameMode } from "./reasoning.js";
 import { ToolCard } from "./toolcard.js";
@@ -25,7 +29,8 @@ import { ToolCard } from "./toolcard.js";
 /** @typedef {import("../types.js").LiveTool} LiveTool */
 /** @typedef {import("./reasoning.js").Mode} Mode */
 /** @typedef {import("./toolcard.js").CallState} CallState */
-/** @typedef {import("../draft.js").Draft} Draft */
+/** @typedef {import("../drafts.js").Drafts} Drafts */
+/** @typedef {import("../nested.js").Item} Item */
 /** @typedef {{node: Node, mode?: Mode}} Cached */
 
 export class Transcript {
@@ -46,63 +51,76 @@ export class Transcript {
   /**
    * @param {ConvEvent[]} events
    * @param {Mode} mode
-   * @param {Draft} draft
+   * @param {Drafts} drafts
    */
-  update(events, mode, draft) {
-    /** @type {Node[]} */
-    const order = [];
+  update(events, mode, drafts) {
     /** @type {Map<string, Cached>} */
     const nodes = new Map();
-    /** @type {Map<string, CallState>} */
-    const calls = new Map();
-    /** @type {Map<string, CallState>} inquiry_id → the call it belongs to */
-    const inquiryCalls = new Map();
-
-    /** @param {string} callId */
-    const callFor = (callId) => {
-      let call = calls.get(callId);
-      if (!call) {
-        call = { request: null, response: null, live: null, output: null, inquiries: [] };
-        calls.set(callId, call);
-        const card = this.cards.get(callId) ?? new ToolCard(callId);
-        this.cards.set(callId, card);
-        order.push(card.el);
-      }
-      return call;
-    };
-
-    for (const event of Array.isArray(events) ? events : []) {
-      const kind = event?.kind;
-      if (kind === "tool_call_request") {
-        callFor(String(event.call_id)).request = event;
-      } else if (kind === "tool_call_response") {
-        callFor(String(event.call_id)).response = event;
-      } else if (kind === "inquiry_request") {
-        const call = callFor(String(event.call_id));
-        call.inquiries.push({ request: event, response: null });
-        inquiryCalls.set(String(event.inquiry_id), call);
-      } else if (kind === "inquiry_response") {
-        const call = inquiryCalls.get(String(event.inquiry_id)) ?? callFor(String(event.call_id));
-        const open = call.inquiries.find((q) => q.request.inquiry_id === event.inquiry_id);
-        if (open) open.response = event;
-      } else {
-        const key = String(event?.id ?? `${order.length}`);
-        const cached = this.nodes.get(key);
-        const fresh =
-          cached && (kind !== "reasoning" || (cached.mode && sameMode(cached.mode, mode)))
-            ? cached
-            : { node: this.renderEvent(event, mode, draft), mode };
-        nodes.set(key, fresh);
-        order.push(fresh.node);
-      }
-    }
-
+    /** @type {Set<string>} */
+    const drawn = new Set();
+    this.calls = collectCalls(events);
+    this.draw(this.el, layout(events), { mode, drafts, nodes, drawn });
     for (const callId of this.cards.keys()) {
-      if (!calls.has(callId)) this.cards.delete(callId);
+      if (!drawn.has(callId)) this.cards.delete(callId);
     }
     this.nodes = nodes;
-    this.calls = calls;
-    reconcile(this.el, order);
+  }
+
+  /**
+   * Draw one transcript's items into `container`, then each card's nested transcript.
+   * @param {Element} container
+   * @param {Item[]} items
+   * @param {{mode: Mode, drafts: Drafts, nodes: Map<string, Cached>, drawn: Set<string>}} pass
+   *   this update's state: the new node cache, and the cards drawn
+   */
+  draw(container, items, pass) {
+    /** @type {Node[]} */
+    const order = [];
+    for (const item of items) {
+      if ("callId" in item) {
+        pass.drawn.add(item.callId);
+        order.push(this.card(item.callId).el);
+        continue;
+      }
+      const { event } = item;
+      const key = String(event?.id ?? `${pass.nodes.size}`);
+      const cached = this.nodes.get(key);
+      const fresh =
+        cached && (event?.kind !== "reasoning" || (cached.mode && sameMode(cached.mode, pass.mode)))
+          ? cached
+          : { node: this.renderEvent(event, pass.mode, pass.drafts), mode: pass.mode };
+      pass.nodes.set(key, fresh);
+      order.push(fresh.node);
+    }
+    reconcile(container, order);
+    for (const item of items) {
+      if (!("callId" in item)) continue;
+      const card = this.card(item.callId);
+      this.draw(card.nestedBody, item.nested, pass);
+      card.refreshNested();
+    }
+  }
+
+  /**
+   * The card of `callId`, at whatever depth it is drawn.
+   * @param {string} callId
+   */
+  card(callId) {
+    let card = this.cards.get(callId);
+    if (!card) {
+      card = new ToolCard(callId);
+      this.cards.set(callId, card);
+    }
+    return card;
+  }
+
+  /**
+   * Put each running sub-agent's draft into its call's card (kept by `drafts` until the card
+   * exists), after the nested transcript's events.
+   * @param {Drafts} drafts
+   */
+  placeDrafts(drafts) {
+    for (const [callId, card] of this.cards) card.setDraft(drafts.nested.get(callId)?.el ?? null);
   }
 
   /**
@@ -156,17 +174,17 @@ export class Transcript {
   /**
    * @param {ConvEvent} event
    * @param {Mode} mode
-   * @param {Draft} draft
+   * @param {Drafts} drafts
    * @returns {Node}
    */
-  renderEvent(event, mode, draft) {
+  renderEvent(event, mode, drafts) {
     switch (event?.kind) {
       case "chat_request":
-        return renderRequest(event, this.stats);
+        return renderRequest(event, this.stats, parentOf(event) === null ? "You" : "Task");
       case "message":
       case "reasoning": {
         const content = typeof event.content === "string" ? event.content : "";
-        let view = draft.adopt(String(event.id), event.kind);
+        let view = drafts.adopt(event, event.kind);
         if (!view) {
           view =
             event.kind === "message"
@@ -187,4 +205,42 @@ export class Transcript {
         return renderUnknown(event);
     }
   }
+}
+
+/**
+ * Every tool call's saved state (request, response, inquiries), at every depth, by call id.
+ * @param {ConvEvent[]} events
+ * @returns {Map<string, CallState>}
+ */
+function collectCalls(events) {
+  /** @type {Map<string, CallState>} */
+  const calls = new Map();
+  /** @type {Map<string, CallState>} inquiry_id → the call it belongs to */
+  const inquiryCalls = new Map();
+  /** @param {string} callId */
+  const callFor = (callId) => {
+    let call = calls.get(callId);
+    if (!call) {
+      call = { request: null, response: null, live: null, output: null, inquiries: [] };
+      calls.set(callId, call);
+    }
+    return call;
+  };
+  for (const event of Array.isArray(events) ? events : []) {
+    const kind = event?.kind;
+    if (kind === "tool_call_request") {
+      callFor(String(event.call_id)).request = event;
+    } else if (kind === "tool_call_response") {
+      callFor(String(event.call_id)).response = event;
+    } else if (kind === "inquiry_request") {
+      const call = callFor(String(event.call_id));
+      call.inquiries.push({ request: event, response: null });
+      inquiryCalls.set(String(event.inquiry_id), call);
+    } else if (kind === "inquiry_response") {
+      const call = inquiryCalls.get(String(event.inquiry_id)) ?? callFor(String(event.call_id));
+      const open = call.inquiries.find((q) => q.request.inquiry_id === event.inquiry_id);
+      if (open) open.response = event;
+    }
+  }
+  return calls;
 }

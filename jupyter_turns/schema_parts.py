@@ -1,0 +1,59 @@
+"""JSON Schema fragments the saved events declare (``docs/event-schema.json``).
+
+Readers (the page's views, restore) rely on a few keys inside free-form fields and on a few
+optional fields that only some events carry; declaring them here keeps the schema the one
+contract between the kernel and the page without writing ``null`` into every event.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, JsonValue
+
+__all__ = ["PARTIAL", "RAW_BLOCK", "declare_extras", "metadata_field"]
+
+
+def metadata_field(**keys: JsonValue) -> Any:
+    """A ``metadata`` field: free-form, with the keys readers rely on declared in its schema
+    (``docs/event-schema.json``, which the page's views are checked against)."""
+    properties: JsonValue = dict(keys)
+    return Field(default_factory=dict, json_schema_extra={"properties": properties})
+
+
+PARTIAL: JsonValue = {
+    "type": "boolean",
+    "description": "cut short: the stream ended or was stopped",
+}
+RAW_BLOCK: JsonValue = {
+    "type": "object",
+    "description": "the provider's block, kept verbatim to send back",
+    "properties": {"type": {"type": "string"}},
+    "required": ["type"],
+}
+
+
+PARENT: dict[str, Any] = {
+    "type": "string",
+    "description": "the call_id of the sub-agent tool call whose nested turn produced this "
+    "event: drawn inside that call's card, never sent to the parent's model",
+}
+SUBAGENT: dict[str, Any] = {
+    "type": "object",
+    "description": "a sub-agent call's nested turn: how it ended, its cycles, usage and cost",
+    "properties": {
+        "outcome": {"type": "string"},
+        "cycles": {"type": "integer"},
+        "usage": {"type": "object"},
+        "cost_usd": {"type": ["number", "null"]},
+    },
+}
+
+
+def declare_extras(schema: dict[str, Any]) -> None:
+    """Declare the optional fields an event carries only when they apply (pydantic keeps them
+    as extras, so an event without them is saved without them)."""
+    properties = schema.setdefault("properties", {})
+    properties["parent"] = PARENT
+    if schema.get("title") == "ToolCallResponse":
+        properties["subagent"] = SUBAGENT

@@ -1,0 +1,211 @@
+"""Sub-agents: a tool whose call runs its own turn (model, system prompt, tools).
+
+``subagent(name, description, tools=..., model=..., system=...)`` (or ``Chat.as_tool``) makes
+the tool. Its work is not a black box: the nested turn's events are added to the calling turn
+marked ``parent`` (the call id), so they are saved in the same record and drawn inside the
+call's card by the same views; its streaming text goes to the page as a nested draft; its tool
+calls follow their own run modes and ask through the same prompter (the same buttons; the
+headless policy where nobody can click). The calling model receives only the sub-agent's final
+answer. Stop on the calling turn stops the nested one, whose partial work is kept and marked; a
+nested turn that fails is an error result, and the calling turn goes on. The nested usage and
+cost are saved on the response (``subagent``) and shown apart in the footer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from .errors import JupyterTurnsError
+from .events import ConversationEvent, Part, ToolCallResponse, Usage, parent_of
+from .sink import (
+    Appended,
+    Discarded,
+    StateChanged,
+    SubagentUpdate,
+    ToolUpdate,
+    Update,
+    UsageUpdate,
+)
+from .tools.context import Nest, ToolContext
+from .tools.registry import RunMode, Tool, tool
+from .tools.results import ToolResult
+
+if TYPE_CHECKING:
+    from .chat import Chat
+    from .providers.base import Provider
+    from .turn_state import TurnResult
+
+__all__ = ["NestSink", "SubagentError", "subagent"]
+
+STOP_GRACE = 5.0  # seconds the nested turn gets to stop cleanly when the caller is stopped
+
+
+class SubagentError(JupyterTurnsError):
+    """The nested turn failed: its error is the tool's error result."""
+
+
+def subagent(
+    name: str,
+    description: str,
+    *,
+    tools: Iterable[Tool | Any] = (),
+    provider: Provider | None = None,
+    model: str | None = None,
+    system: str | None = None,
+    max_cycles: int = 10,
+    thinking: Literal["off", "adaptive"] | int = "off",
+    run: RunMode | None = None,
+) -> Tool:
+    """A tool whose call runs a nested turn with the model's ``request`` as its input.
+
+    ``provider``: the calling thread's provider when None. ``run``: the run mode of the call
+    itself (None: the thread's default); the nested tools keep their own.
+    """
+    nested_tools = list(tools)
+
+    async def run_agent(request: str, ctx: ToolContext) -> ToolResult:
+        if ctx.nest is None:
+            raise SubagentError(f"{name} runs inside a chat turn, not on its own")
+        chat = _nested_chat(ctx.nest, ctx.call_id, provider, nested_tools, model, system)
+        chat.max_cycles, chat.thinking = max_cycles, thinking
+        task = asyncio.create_task(chat.send(request))
+        try:
+            turn = await asyncio.shield(task)
+        except asyncio.CancelledError:  # the caller was stopped: stop the nested turn cleanly
+            chat.interrupt("stop")
+            with contextlib.suppress(Exception, asyncio.CancelledError):
+                await asyncio.wait_for(asyncio.shield(task), STOP_GRACE)
+            raise
+        return _result(name, turn)
+
+    run_agent.__doc__ = (
+        f"{description}\n\nArgs:\n    request: The whole task for {name}, with the context it "
+        "needs: it sees nothing of this conversation."
+    )
+    made = tool(name=name, description=description, run=run)(run_agent)
+    return made
+
+
+def _nested_chat(
+    nest: Nest,
+    call_id: str,
+    provider: Provider | None,
+    tools: list[Any],
+    model: str | None,
+    system: str | None,
+) -> Chat:
+    from .chat import Chat
+
+    chosen = provider or nest.settings.provider
+    if chosen is None:
+        raise SubagentError("no provider: give subagent(..., provider=...)")
+    chat = Chat(
+        chosen,
+        tools=tools,
+        prompter=nest.prompter,
+        sink=NestSink(nest, call_id),
+        system=system,
+        model=model,
+        run_mode=nest.settings.default_run,
+        cancel_grace=nest.settings.cancel_grace,
+    )
+    chat.execution.allowed = nest.settings.allowed  # "always allow" is the thread's
+    return chat
+
+
+def _result(name: str, turn: TurnResult) -> ToolResult:
+    """The final answer for the calling model; the nested usage saved on the response."""
+    usage, cost = turn.usage, turn.cost_usd
+    for event in turn.events:  # sub-agents of the sub-agent
+        summary = getattr(event, "subagent", None) if event.kind == "tool_call_response" else None
+        if isinstance(summary, dict) and parent_of(event) is None:
+            usage = usage + Usage(**summary.get("usage", {}))
+            cost = (
+                None
+                if cost is None or summary.get("cost_usd") is None
+                else cost + summary["cost_usd"]
+            )
+    summary = {"outcome": turn.outcome, "cycles": turn.cycles, "usage": usage.as_dict()}
+    summary["cost_usd"] = cost
+    if turn.outcome in ("error", "aborted"):
+        errors = [e.message for e in turn.events if e.kind == "error"]
+        raise SubagentError(f"{name} failed: {errors[-1] if errors else turn.outcome}")
+    answer = _final_answer(turn.events)
+    if turn.outcome != "complete":
+        answer += f"\n\n[{name} did not finish: {turn.outcome}]"
+    return ToolResult(answer or f"({name} gave no answer)", extra={"subagent": summary})
+
+
+def _final_answer(events: Iterable[ConversationEvent]) -> str:
+    """The text of the nested turn's last answer (after its last tool results)."""
+    answer: list[str] = []
+    for event in events:
+        if parent_of(event) is not None:
+            continue
+        if isinstance(event, ToolCallResponse) or event.kind == "chat_request":
+            answer = []
+        elif event.kind == "message":
+            answer.append(event.content)
+    return "\n\n".join(a for a in answer if a)
+
+
+class NestSink:
+    """The nested turn's sink: its events go to the calling turn marked ``parent``, its text
+    to the page as that card's draft, its tool statuses and usage to the calling sink."""
+
+    def __init__(self, nest: Nest, call_id: str) -> None:
+        self.nest = nest
+        self.call_id = call_id
+        nested = getattr(nest.sink, "nested", None)
+        self.draft = nested(call_id) if callable(nested) else None
+        self._changed = getattr(nest.sink, "nested_changed", lambda: None)
+        self.cycles = 0
+        self._state = ""
+        self._usage, self._cost = Usage(), cast(float | None, None)
+
+    def part(self, part: Part) -> None:
+        if self.draft is not None and self.draft.part(part):
+            self._changed()
+
+    def update(self, update: Update) -> None:
+        match update:
+            case Appended(events=events, released=released):
+                for event in events:
+                    self.nest.record(self._mark(event))
+                if self.draft is not None:
+                    self.draft.release(events, released)
+                    self._changed()
+            case Discarded():
+                if self.draft is not None:
+                    self.draft.discard()
+            case ToolUpdate() | SubagentUpdate():  # nested cards (call ids are unique)
+                self.nest.sink.update(update)
+            case StateChanged(state=state):  # a new cycle (not a resumed one) starts streaming
+                if state == "streaming" and self._state != "interrupted_streaming":
+                    self.cycles += 1
+                    self._stats()
+                self._state = state
+            case UsageUpdate(usage=usage, cost_usd=cost):
+                self._usage, self._cost = usage, cost
+                self._stats()
+            case _:
+                pass  # retries show in the nested turn's own events
+
+    def nested(self, call_id: str) -> Any:
+        """A deeper sub-agent's draft: kept by the page's sink, like every draft."""
+        outer = getattr(self.nest.sink, "nested", None)
+        return outer(call_id) if callable(outer) else None
+
+    def nested_changed(self) -> None:
+        self._changed()
+
+    def _stats(self) -> None:
+        self.nest.sink.update(SubagentUpdate(self.call_id, self.cycles, self._usage, self._cost))
+
+    def _mark(self, event: ConversationEvent) -> ConversationEvent:
+        if parent_of(event) is not None:  # a deeper sub-agent's: already marked
+            return event
+        return event.model_copy(update={"parent": self.call_id})
