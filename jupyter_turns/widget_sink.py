@@ -222,6 +222,7 @@ class WidgetSink:
             self.widget.tools = {
                 **self.widget.tools,
                 call: {
+                    **self.widget.tools.get(call, {}),  # a sub-agent's stats stay
                     "name": update.name,
                     "status": state[0],
                     "started_at": state[1],

@@ -318,9 +318,9 @@ def check_saved_record(page: Page) -> None:
     verify("saved: the answers open", lambda: expect(page.locator(f"{r} .jt-message").first).to_contain_text("Paris has about 2.1 million people."))
     verify("saved: the partial answer marked", lambda: expect(page.locator(f"{r} .jt-message .jt-partial")).to_have_count(1))
     verify("saved: one card per tool call", lambda: expect(page.locator(f"{r} .jt-tool .jt-tool-name")).to_have_text(["lookup", "fetch", "python", "researcher", "lookup"]))
-    nested = page.locator(f"{r} .jt-nested")
+    nested = page.locator(f"{r} .jt-nested:visible")  # every card has one; a sub-agent's shows
     verify("saved: the sub-agent's transcript inside its card", lambda: expect(nested.locator(".jt-tool .jt-tool-name")).to_have_text(["lookup"]))
-    verify("saved: the sub-agent's stats", lambda: expect(nested.locator("summary").first).to_contain_text("2 cycles"))
+    verify("saved: the sub-agent's stats", lambda: expect(nested.locator(":scope > summary")).to_have_text(["Sub-agent · 2 cycles · 160 tokens · $0.0003"]))
     verify("saved: tool error and denial", lambda: expect(page.locator(f"{r} .jt-tool-result")).to_contain_text(["2,102,650", "ConnectionError: refused", "Not run: denied by policy."]))
     verify("saved: the inquiries and their answers", lambda: expect(page.locator(f"{r} .jt-inquiry")).to_have_count(2))
     verify("saved: notices and the error", lambda: expect(page.locator(f"{r} .jt-notice")).to_contain_text(["Stopped by the user.", "ping_v2"]))

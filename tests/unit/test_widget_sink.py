@@ -176,3 +176,35 @@ async def test_tool_turns_hand_every_cycles_blocks_to_their_events() -> None:
     page = _Page().replay(comm)
     assert page.handed == _text_events(widget) and len(page.handed) == 2
     assert page.blocks == {} and page.drawn_first == []
+
+
+async def test_a_sub_agents_text_streams_as_its_own_draft_marked_with_its_call() -> None:
+    from jupyter_turns import subagent
+
+    nested = ScriptedProvider([cycle(message("Nested words arrive."))])
+    researcher = subagent("researcher", "x", provider=nested, run="unattended")
+    parent = ScriptedProvider(
+        [cycle(message("Top."), tool_call("researcher", {"request": "go"}, call_id="toolu_sub")),
+         cycle(message("Done."))]
+    )  # fmt: skip
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    await Chat(parent, tools=[researcher], sink=sink).send("hi")
+    sink.flush()
+    custom = [d["content"] for d in comm.sent if d.get("method") == "custom"]
+    nested_deltas = [m for m in custom if m["type"] == "delta" and m.get("parent") == "toolu_sub"]
+    assert "".join(t for m in nested_deltas for _, _, t in m["parts"]) == "Nested words arrive."
+    top = [m for m in custom if m["type"] == "delta" and "parent" not in m]
+    assert "".join(t for m in top for _, _, t in m["parts"]) == "Top.Done."
+    handed = [m for m in custom if m["type"] == "released" and m.get("parent") == "toolu_sub"]
+    nested_message = next(
+        e for e in widget.events if e.get("parent") == "toolu_sub" and e["kind"] == "message"
+    )
+    assert [[0, nested_message["id"]]] == [list(b) for m in handed for b in m["blocks"]]
+    # the sub-agent's usage per cycle reached its card's live status
+    assert widget.tools["toolu_sub"]["subagent"]["cycles"] == 1
+
+    draft = sink.nested("toolu_sub")
+    draft.part(Part(0, MessageDelta("abandoned")))
+    draft.discard()  # a nested Abort tells the page
+    assert comm.sent[-1]["content"] == {"type": "draft_clear", "parent": "toolu_sub"}
