@@ -130,3 +130,19 @@ async def test_stop_during_a_non_streaming_request_cancels_it_and_shows_nothing(
     release.set()
     assert turn.outcome == "stopped"
     assert not [e for e in turn if e.kind == "message"]
+
+
+async def test_a_non_streaming_request_is_retried_like_a_stream(
+    server: AnthropicTestServer, clock: Any
+) -> None:
+    body = sse_text_response(["After a retry."])
+    server.enqueue(
+        Reply.error(529, "Overloaded"),
+        Reply.json(200, message_from_sse(body.encode() if isinstance(body, str) else body)),
+    )
+    provider = _provider(server)
+    provider.streaming = False
+    chat = Chat(provider, thinking="off", sleep=clock.sleep, clock=clock, rand=lambda: 0.5)
+    turn = await chat.send("hi")
+    assert turn.outcome == "complete" and turn.text == "After a retry."
+    assert [r.body["stream"] for r in server.requests] == [False, False]
