@@ -62,6 +62,7 @@ class CellFront:
         self.settings = settings
         self.thread = thread
         self.cell_id = session.cell_id
+        self.replayed_from: str | None = None  # a replayed turn: the notebook it came from
         chat = thread.chat
         namespace = session.namespace
         self.widget = ChatWidget(
@@ -156,6 +157,7 @@ class CellFront:
                 "cycles": [
                     {**usage.as_dict(), "cost_usd": cost} for usage, cost in turn.cycle_usage
                 ],
+                **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
             },
             settings=self.thread.settings(),
             displaced=self._displaced,

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import re
-import shlex
 from collections.abc import Coroutine
 from typing import Any
 
@@ -22,6 +20,7 @@ from traitlets import Bool, Enum, Float, Int, Unicode
 
 from . import commands
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
+from .cell_options import parse_options, parse_thinking
 from .chat import Chat
 from .errors import ProviderConfigError
 from .kernel_status import busy_while_running
@@ -29,34 +28,13 @@ from .reading.attach import attach
 from .reading.history import KernelHistory
 from .reading.kernel_note import kernel_note
 from .reading.sources import NotebookReader
+from .replay import ReplayPlan, choose, replaying
 from .session import CellSettings, Session
 from .sink import PrintSink
-from .thread_settings import DISPLAY_PATTERN
 from .threads import ProviderKey, Thread, Threads, namespace_tools
 from .tools.builtin import BUILTINS, READ_ONLY, parse_builtins
 
 __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
-
-_REASONING = re.compile(DISPLAY_PATTERN)
-
-
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="%%chat", add_help=False, exit_on_error=False)
-    parser.add_argument("--new", action="store_true")
-    parser.add_argument("--thread")
-    parser.add_argument("--model")
-    parser.add_argument("--provider", choices=("anthropic", "scripted"))
-    parser.add_argument("--script")
-    parser.add_argument("--tools", choices=("ask", "unattended", "deny"))
-    parser.add_argument("--reasoning")
-    parser.add_argument("--thinking")
-    parser.add_argument("--max-cycles", type=int)
-    parser.add_argument("--system")
-    parser.add_argument("--use")
-    parser.add_argument("--builtins")
-    parser.add_argument("--sequential", action="store_true")
-    parser.add_argument("--stream", choices=("on", "off"))
-    return parser
 
 
 @magics_class
@@ -105,6 +83,21 @@ class ChatMagics(Magics):
         help="Most characters of one cell's outputs the model gets per cell_output call "
         "(it pages on with an offset).",
     ).tag(config=True)
+    replay = Enum(
+        ("auto", "on", "off"),
+        "auto",
+        help="Replay a chat cell's saved turn: auto (Anthropic cells, when no API key is set "
+        "and a saved turn matches), on (every chat cell; fail without one), off. The "
+        "environment variable JUPYTER_TURNS_REPLAY wins.",
+    ).tag(config=True)
+    replay_check = Enum(
+        ("warn", "strict"),
+        "warn",
+        help="A replayed tool whose result differs from the recording: warn, or fail the cell.",
+    ).tag(config=True)
+    replay_pace = Float(0.0, help="Seconds between words of a replayed answer (0: at once).").tag(
+        config=True
+    )
     stream = Bool(
         True,
         help="Stream answers (False: plain requests, for endpoints and proxies that do not "
@@ -138,7 +131,7 @@ class ChatMagics(Magics):
             system=self.system or None,
             run_mode=self.tools,  # type: ignore[arg-type]
             max_cycles=self.max_cycles,
-            thinking=_thinking(self.thinking),
+            thinking=parse_thinking(self.thinking),
         )
 
     def _pre_run_cell(self, info: Any) -> None:
@@ -185,8 +178,16 @@ class ChatMagics(Magics):
         name = options.thread or (threads.fresh_name() if options.new else threads.current)
         existing = None if options.new else threads.by_name.get(name)
         key = self._provider_key(existing, options)
+        replay = choose(
+            session,
+            self.replay,
+            key[0],
+            body.strip(),
+            pace=self.replay_pace,
+            strict=self.replay_check == "strict",
+        )
         try:
-            provider = threads.provider_for(name, key, namespace)
+            provider = None if replay else threads.provider_for(name, key, namespace)
         except ProviderConfigError as exc:
             raise UsageError(str(exc)) from None
         builtins = self._builtins(existing, options)
@@ -198,11 +199,14 @@ class ChatMagics(Magics):
                 raise UsageError(f"--use: no @tool named {', '.join(missing)} in the notebook")
         thread = threads.get(name, new=options.new)
         self._apply(thread, options, key, builtins)
-        threads.use_provider(thread, provider)
+        if provider is not None:
+            threads.use_provider(thread, provider)
         thread.chat.tools = {t.name: t for t in tools}
-        return self._run(thread, body.strip())
+        if replay is not None:
+            replay.saved_tools = options.replay_tools == "saved"
+        return self._run(thread, body.strip(), replay)
 
-    async def _run(self, thread: Thread, body: str) -> None:
+    async def _run(self, thread: Thread, body: str, replay: ReplayPlan | None = None) -> None:
         from .front import CellFront
 
         chat = thread.chat
@@ -218,38 +222,22 @@ class ChatMagics(Magics):
         attachments = [*attached.attachments, *([note] if note else [])]
         if getattr(self.shell, "kernel", None) is None:  # plain IPython: print instead
             chat.sink = PrintSink()
-            await chat.send(body, attachments, attached.notes)
+            with replaying(chat, replay, None) as notes:
+                await chat.send(body, attachments, [*attached.notes, *notes])
             return
         with busy_while_running(getattr(self.shell, "kernel", None)):  # before the widget opens
             front = CellFront(self.session, self.settings(), thread, loop)
             front.show()
-            with sigint_menu(chat, loop):
+            with sigint_menu(chat, loop), replaying(chat, replay, front) as notes:
                 try:
-                    await chat.send(body, attachments, attached.notes)
+                    await chat.send(body, attachments, [*attached.notes, *notes])
                 finally:
                     front.close()
                     # an endpoint that answered without streaming: the thread remembers it
                     thread.stream = getattr(chat.provider, "streaming", thread.stream)
 
     def _options(self, line: str) -> argparse.Namespace:
-        """Parse and check the cell's options; values come back normalized."""
-        try:
-            options = _parser().parse_args(shlex.split(line))
-        except (argparse.ArgumentError, ValueError) as exc:
-            raise UsageError(f"%%chat: {exc}. See %chat? for the options.") from None
-        except SystemExit:
-            raise UsageError("%%chat: bad options. See %chat? for the options.") from None
-        if options.reasoning and not _REASONING.match(options.reasoning):
-            raise UsageError("--reasoning must be full, hidden, truncate:N, progress or static")
-        if options.thinking is not None:
-            options.thinking = _thinking(options.thinking)
-        if options.max_cycles is not None and options.max_cycles < 1:
-            raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
-        try:
-            options.builtins = parse_builtins(options.builtins) if options.builtins else None
-        except ValueError as exc:
-            raise UsageError(f"--builtins: {exc}") from None
-        return options
+        return parse_options(line)
 
     def _builtins(self, thread: Thread | None, options: argparse.Namespace) -> set[str]:
         """The thread's built-ins (a new thread starts from ``ChatMagics.builtins``), with
@@ -308,15 +296,6 @@ def _metadata_writer() -> Any:
     from .front import metadata_writer  # the widget's imports wait until a cell needs them
 
     return metadata_writer()
-
-
-def _thinking(value: str) -> Any:
-    value = value.strip().lower()
-    if value in ("off", "adaptive"):
-        return value
-    if value.isdigit():
-        return int(value)
-    raise UsageError("--thinking must be off, adaptive or a token budget")
 
 
 def load_ipython_extension(ipython: Any) -> None:

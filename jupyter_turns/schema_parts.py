@@ -50,6 +50,14 @@ SUBAGENT: dict[str, Any] = {
 }
 
 
+REPLAY: dict[str, Any] = {
+    "type": "object",
+    "description": "a replayed call: whether its result is the recorded one (and the recorded "
+    "result when it is not)",
+    "properties": {"same": {"type": "boolean"}, "saved": {"type": "string"}},
+}
+
+
 def declare_extras(schema: dict[str, Any]) -> None:
     """Declare the optional fields an event carries only when they apply (pydantic keeps them
     as extras, so an event without them is saved without them)."""
@@ -57,3 +65,4 @@ def declare_extras(schema: dict[str, Any]) -> None:
     properties["parent"] = PARENT
     if schema.get("title") == "ToolCallResponse":
         properties["subagent"] = SUBAGENT
+        properties["replay"] = REPLAY

@@ -17,6 +17,14 @@ from .threads import Thread, Threads
 
 if TYPE_CHECKING:
     from .reading.sources import NotebookReader
+    from .replay import SavedIndex
+
+
+def _saved_index() -> SavedIndex:
+    from .replay import SavedIndex
+
+    return SavedIndex()
+
 
 __all__ = ["CellSettings", "Session"]
 
@@ -39,6 +47,9 @@ class CellSettings:
     inline_widget: bool
     builtins: str
     output_chars: int
+    replay: str
+    replay_check: str
+    replay_pace: float
 
     @classmethod
     def of(cls, configurable: Any) -> CellSettings:
@@ -62,6 +73,7 @@ class Session:
     cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
     reader: NotebookReader | None = None  # what the notebook tools read the notebook through
+    saved: SavedIndex = field(default_factory=lambda: _saved_index())  # what replay can play
     started_at: str = field(  # when this kernel loaded the extension, for the model's notes
         default_factory=lambda: datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
     )

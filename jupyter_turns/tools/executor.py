@@ -47,6 +47,8 @@ class ExecutionSettings:
     max_result_chars: int = 100_000
     cancel_grace: float = 2.0  # seconds a cancelled tool gets to finish before it is abandoned
     provider: Any = None  # the thread's provider, for sub-agents that name none (Chat.send)
+    replay: dict[str, ToolCallResponse] | None = None  # a replayed turn's saved results
+    replay_saved: bool = False  # answer with the saved results instead of running the tools
     clock: Callable[[], float] = time.time
 
 
@@ -199,6 +201,9 @@ class ToolExecutor:
             return Outcome(str(exc), True, "error")
 
     async def _attempt(self, tool: Tool, kwargs: dict[str, Any]) -> Outcome:
+        saved = (self.settings.replay or {}).get(self.request.call_id)
+        if saved is not None and self.settings.replay_saved:  # --replay-tools saved
+            return Outcome(saved.content, saved.is_error, saved.status, list(saved.images))
         if tool.context_param:
             nest = Nest(self.record, self.prompter, self.sink, self.settings)
             kwargs[tool.context_param] = ToolContext(
@@ -252,6 +257,13 @@ class ToolExecutor:
     def _respond(self, outcome: Outcome) -> ToolCallResponse:
         ended = self.settings.clock()
         self._status(outcome.status)
+        saved = (self.settings.replay or {}).get(self.request.call_id)
+        if saved is not None:  # a replay: is the result the recorded one?
+            same = (saved.content, saved.is_error) == (outcome.content, outcome.is_error)
+            check: dict[str, Any] = {"same": same}
+            if not same:
+                check["saved"] = saved.content[:4_000]
+            outcome.extra = {**outcome.extra, "replay": check}
         elapsed = None if self.started_at is None else round(ended - self.started_at, 3)
         return ToolCallResponse(
             call_id=self.request.call_id,
