@@ -197,6 +197,9 @@ export function subagentTotals(events) {
  */
 export function subagentFooter(totals) {
   if (!totals?.count) return null;
-  const tokens = `sub-agents ${formatCount(totals.input_tokens + totals.output_tokens)} tokens`;
-  return totals.cost_usd === null ? tokens : `${tokens} ${formatCost(totals.cost_usd)}`;
+  const used = totals.input_tokens + totals.output_tokens;
+  const parts = ["sub-agents"];
+  if (used) parts.push(`${formatCount(used)} tokens`); // a scripted model reports none
+  if (totals.cost_usd !== null) parts.push(formatCost(totals.cost_usd));
+  return parts.length > 1 ? parts.join(" ") : `sub-agents ${formatCount(totals.count)}`;
 }

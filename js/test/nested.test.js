@@ -244,6 +244,9 @@ test("the footer adds up the top-level sub-agent responses only", () => {
     response("a", { usage: { input_tokens: 1, output_tokens: 1 }, cost_usd: null }),
   ]);
   assert.equal(subagentFooter(noCost), "sub-agents 2 tokens");
+  // a scripted model reports no usage: the footer counts the sub-agent calls instead of "0 tokens"
+  const none = { count: 1, input_tokens: 0, output_tokens: 0, cost_usd: null };
+  assert.equal(subagentFooter(none), "sub-agents 1");
   assert.equal(subagentFooter(subagentTotals([response("d", null)])), null);
   assert.equal(subagentFooter(subagentTotals(fixture.events)), "sub-agents 160 tokens $0.0003");
 });
