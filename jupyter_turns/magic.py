@@ -148,6 +148,7 @@ class ChatMagics(Magics):
           --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
           --stream on|off     off: plain requests (endpoints that do not stream)
+          --replay-tools run|saved        a replayed cell reruns its tools or uses the saved
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
 
@@ -155,7 +156,8 @@ class ChatMagics(Magics):
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | export [NAME] [PATH]
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
-        (provider, model, tools, reasoning, thinking, max_cycles, system, headless).
+        (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
+        output_chars, stream, replay, replay_check, replay_pace).
         """
         if cell is None:
             help_text = type(self).chat.__doc__

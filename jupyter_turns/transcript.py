@@ -111,6 +111,7 @@ def _markdown(
                 head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
                 parts.append(f"{head}\n\n{_fenced(event.content)}")
                 parts.extend(f"*{_image_note(image)}*" for image in event.images)
+                parts.extend(f"*{_DIFFERS}:*\n\n{_fenced(saved)}" for saved in _differs(event))
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
                 parts.append(f"**Tool asks:** {event.question}{choices}")
@@ -205,6 +206,7 @@ def _html_body(
                 card(event.call_id).extend(
                     [_div("jt-decisions", chips), _pre(label, event.content)]
                     + [_div("jt-image-note jt-muted", _esc(_image_note(i))) for i in event.images]
+                    + [_fold(_DIFFERS, f"<pre>{_esc(saved)}</pre>") for saved in _differs(event)]
                 )
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
@@ -220,6 +222,17 @@ def _html_body(
             case "error":
                 items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
     return "".join(_div(cls, "".join(inner)) for cls, inner in items)
+
+
+_DIFFERS = "Replay: this result differs from the recording"
+
+
+def _differs(event: ConversationEvent) -> list[str]:
+    """A replayed call's recorded result, when the new one differs (see replay.py)."""
+    check = getattr(event, "replay", None)
+    if isinstance(check, dict) and check.get("same") is False:
+        return [str(check.get("saved", ""))]
+    return []
 
 
 def _image_note(image: ImageData) -> str:

@@ -7,6 +7,7 @@ fresh run reproduces the stored outputs (``pytest --nbval examples/``).
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from more_examples import CONTEXT, SUBAGENTS, SWITCH  # noqa: E402  (later features' notebooks)
+from more_examples import CONTEXT, REPLAY, SUBAGENTS, SWITCH, recording  # noqa: E402  (later features' notebooks)
 
 QUICKSTART = [
     new_markdown_cell(
@@ -241,6 +242,7 @@ NOTEBOOKS = {
     "persistence-and-restore.ipynb": PERSISTENCE,
     "notebook-context.ipynb": CONTEXT,
     "subagents.ipynb": SUBAGENTS,
+    "replay.ipynb": REPLAY,
 }
 
 
@@ -264,7 +266,10 @@ def build(name: str, cells: list[object]) -> None:
             allow_errors=number < passes - 1,
             resources={"metadata": {"path": str(HERE)}},
         )
-        client.execute()
+        with recording(name) as env:  # the replay example talks to the local API server
+            client.km = client.create_kernel_manager()
+            client.start_new_kernel(env={**os.environ, **env})
+            client.execute()
         nbformat.write(notebook, path)
     print(f"wrote {path.relative_to(HERE.parent)}")
 

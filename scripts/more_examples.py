@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
 from nbformat.v4 import new_code_cell, new_markdown_cell
 
 SWITCH = (
@@ -98,3 +103,65 @@ SUBAGENTS = [
     ),
     new_code_cell("%%chat --script script --tools unattended\nHow dry is Lima?"),
 ]
+
+TABLE_TOOL = '''\
+from jupyter_turns import tool
+
+@tool(run="unattended")
+def make_table(rows: int) -> str:
+    """Make a table of squares with `rows` rows (kept in the variable `table`)."""
+    global table
+    table = [(n, n * n) for n in range(1, rows + 1)]
+    return f"made {rows} rows: {table}"'''
+
+REPLAY = [
+    new_markdown_cell(
+        "# Replay: a chat notebook that re-runs offline\n\n"
+        "This notebook was recorded against the Anthropic API (here: the project's local test "
+        "server) — a turn with reasoning and a tool call. Every event is saved in the notebook, "
+        "so it re-runs **without the API, a key or money**: with replay on, each `%%chat` "
+        "cell plays its saved turn through the same pipeline, **runs its tools again for "
+        "real** (the next cell uses the variable the tool created) and compares their results "
+        "with the recorded ones.\n\n"
+        '* `%config ChatMagics.replay = "auto"` (the default) replays Anthropic cells when no '
+        'API key is set; `"on"` replays every chat cell and fails a cell whose request '
+        'changed; `"off"` never replays. In CI set `JUPYTER_TURNS_REPLAY=on`: the variable '
+        "wins, so the notebook runs unchanged.\n"
+        "* `--replay-tools saved` uses the saved results instead of running the tools; "
+        '`%config ChatMagics.replay_check = "strict"` fails a cell whose tool now answers '
+        "differently (the default warns in the tool card)."
+    ),
+    new_code_cell("%load_ext jupyter_turns"),
+    new_code_cell(TABLE_TOOL),
+    new_code_cell(
+        "%%chat --provider anthropic --model claude-haiku-4-5\nMake a table of squares with 4 rows."
+    ),
+    new_code_cell("print(table[-1])  # made by the tool, again, when the notebook is replayed"),
+]
+
+
+@contextlib.contextmanager
+def recording(name: str) -> Iterator[dict[str, str]]:
+    """The environment a notebook is recorded in: for the replay example, a key and the local
+    test API server playing a turn with reasoning and a tool call; for the others nothing."""
+    if name != "replay.ipynb":
+        yield {}
+        return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.support.anthropic_server import AnthropicTestServer, Reply
+    from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
+
+    with AnthropicTestServer() as server:
+        server.enqueue(
+            Reply.sse(
+                sse_thinking_response(
+                    ["A table of squares: the tool makes it."],
+                    ["I'll make the table."],
+                    tool=ToolUse("make_table", {"rows": 4}, id="toolu_example_table"),
+                    stop_reason="tool_use",
+                )
+            ),
+            Reply.sse(sse_text_response(["Done: the table has **4 rows**, ", "up to 4² = 16."])),
+        )
+        yield {"ANTHROPIC_API_KEY": "sk-example-not-a-key", "ANTHROPIC_BASE_URL": server.url}
+        server.assert_all_served()

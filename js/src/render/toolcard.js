@@ -265,8 +265,26 @@ export class ToolCard {
         h("pre", null, text),
       ),
       renderImages(response.images),
+      renderReplayCheck(response.replay),
     ]);
   }
+}
+
+/**
+ * A replayed call whose result is not the recorded one: say so, with the recorded result.
+ * @param {unknown} check the response's `replay`: `{same, saved?}`
+ */
+function renderReplayCheck(check) {
+  const replay = /** @type {{same?: unknown, saved?: unknown} | null} */ (
+    check && typeof check === "object" ? check : null
+  );
+  if (!replay || replay.same !== false) return null;
+  return h(
+    "details",
+    { class: "jt-fold jt-replay-differs" },
+    h("summary", null, "Replay: this result differs from the recording"),
+    h("pre", null, contentText(replay.saved ?? "")),
+  );
 }
 
 /** @param {unknown} value */

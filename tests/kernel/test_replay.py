@@ -1,0 +1,164 @@
+"""Replay: a notebook recorded against the API re-runs offline, checks itself under nbval, and
+reports a tool that now answers differently.
+
+The notebook is recorded through the real SDK against the local API server (a tool turn with
+reasoning, and a later cell that uses the variable the tool created), then run again with no
+key and a server that must see no request at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbformat.v4 import new_code_cell, new_notebook
+
+from tests.support.anthropic_server import AnthropicTestServer, Reply
+from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
+
+from .kernel import RECORD_MIME
+
+pytestmark = pytest.mark.kernel
+
+TOOL = '''\
+from pathlib import Path
+from jupyter_turns import tool
+
+@tool(run="unattended")
+def make_table(rows: int) -> str:
+    """Make the table."""
+    global table
+    table = list(range(rows))
+    with Path("ran.txt").open("a") as log:
+        log.write("ran\\n")
+    return f"made {rows} rows"
+'''
+CHAT = "%%chat --provider anthropic --model claude-haiku-4-5\nMake a table of 3 rows"
+CELLS = ["%load_ext jupyter_turns", TOOL, CHAT, "print(len(table), sum(table))"]
+
+
+def _run(notebook: nbformat.NotebookNode, cwd: Path, env: dict[str, str]) -> nbformat.NotebookNode:
+    client = NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
+    )
+    client.km = client.create_kernel_manager()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    client.start_new_kernel(env={**base, **env})  # type: ignore[no-untyped-call]
+    client.execute()
+    return notebook
+
+
+@pytest.fixture
+def recorded(tmp_path: Path) -> Path:
+    """The notebook, run once against the local API server and saved."""
+    with AnthropicTestServer() as server:
+        server.enqueue(
+            Reply.sse(
+                sse_thinking_response(
+                    ["The user wants a table; ", "call the tool."],
+                    tool=ToolUse("make_table", {"rows": 3}, id="toolu_table"),
+                    stop_reason="tool_use",
+                )
+            ),
+            Reply.sse(sse_text_response(["The table has ", "**3 rows**."])),
+        )
+        notebook = new_notebook(cells=[new_code_cell(source) for source in CELLS])
+        env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
+        _run(notebook, tmp_path, env)
+        server.assert_all_served()
+    path = tmp_path / "recorded.ipynb"
+    nbformat.write(notebook, path)
+    (tmp_path / "ran.txt").unlink()
+    return path
+
+
+def _offline(server: AnthropicTestServer, mode: str = "on") -> dict[str, str]:
+    """No key; the base URL points at a server that must get no request."""
+    return {"JUPYTER_TURNS_REPLAY": mode, "ANTHROPIC_BASE_URL": server.url}
+
+
+def _chat_output(notebook: Any) -> dict[str, Any]:
+    return notebook.cells[2].outputs[0]["data"]
+
+
+def test_a_recorded_notebook_replays_offline_and_its_tool_runs_again(
+    recorded: Path, tmp_path: Path
+) -> None:
+    saved = nbformat.read(recorded, as_version=4)
+    with AnthropicTestServer() as server:
+        for mode in ("on", "auto"):  # auto: no key is set, and the saved turn matches
+            again = _run(copy.deepcopy(saved), tmp_path, _offline(server, mode))
+            assert server.requests == []  # no network
+            assert _chat_output(again)["text/html"] == _chat_output(saved)["text/html"]
+            assert _chat_output(again)["text/plain"] == _chat_output(saved)["text/plain"]
+            assert (
+                again.cells[3].outputs
+                == saved.cells[3].outputs
+                == [{"output_type": "stream", "name": "stdout", "text": "3 3\n"}]
+            )
+            record = _chat_output(again)[RECORD_MIME]
+            kinds = [e["kind"] for e in record["events"]]
+            assert kinds == [e["kind"] for e in _chat_output(saved)[RECORD_MIME]["events"]]
+            response = next(e for e in record["events"] if e["kind"] == "tool_call_response")
+            assert response["replay"] == {"same": True}
+            assert record["turn"]["replayed_from"] == "recorded.ipynb"
+            thinking = next(e for e in record["events"] if e["kind"] == "reasoning")
+            assert thinking["metadata"]["signature"] == "EqQBCkYIBxgCKkDtestsignature"
+    assert (tmp_path / "ran.txt").read_text() == "ran\nran\n"  # the tool really ran, twice
+
+
+def test_nbval_checks_the_recorded_notebook_offline(recorded: Path, tmp_path: Path) -> None:
+    (tmp_path / "conftest.py").write_text(
+        "from jupyter_turns.testing import nbval_for_chat_cells as pytest_collection_modifyitems\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env["JUPYTER_TURNS_REPLAY"] = "on"
+    env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:9"  # nothing listens: no network
+    env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parents[2]), env.get("PYTHONPATH", "")])
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "--nbval", "-p", "no:cacheprovider", "-q", recorded.name],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "4 passed" in run.stdout
+
+
+def test_a_tool_that_answers_differently_is_reported(recorded: Path, tmp_path: Path) -> None:
+    changed = nbformat.read(recorded, as_version=4)
+    changed.cells[1].source = changed.cells[1].source.replace('f"made {rows} rows"', '"made it"')
+    with AnthropicTestServer() as server:
+        again = _run(copy.deepcopy(changed), tmp_path, _offline(server))
+        record = _chat_output(again)[RECORD_MIME]
+        response = next(e for e in record["events"] if e["kind"] == "tool_call_response")
+        assert response["replay"] == {"same": False, "saved": "made 3 rows"}
+        notices = [e["text"] for e in record["events"] if e["kind"] == "notice"]
+        assert any("returned something else" in text for text in notices)
+        strict = copy.deepcopy(changed)
+        strict.cells[0].source += '\n%config ChatMagics.replay_check = "strict"'
+        with pytest.raises(CellExecutionError, match="replay check failed: 1 tool result"):
+            _run(strict, tmp_path, _offline(server))
+        assert server.requests == []
+
+
+def test_replay_on_fails_a_cell_whose_request_changed(recorded: Path, tmp_path: Path) -> None:
+    edited = nbformat.read(recorded, as_version=4)
+    edited.cells[2].source = CHAT.replace("3 rows", "4 rows")
+    with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
+        _run(edited, tmp_path, _offline(server))
+    message = str(failed.value)
+    assert "replay is on, but this cell cannot be replayed: its request changed" in message
+    assert "-Make a table of 3 rows" in message and "+Make a table of 4 rows" in message
+    assert json.dumps(server.requests) == "[]"
