@@ -162,3 +162,18 @@ def test_replay_on_fails_a_cell_whose_request_changed(recorded: Path, tmp_path: 
     assert "replay is on, but this cell cannot be replayed: its request changed" in message
     assert "-Make a table of 3 rows" in message and "+Make a table of 4 rows" in message
     assert json.dumps(server.requests) == "[]"
+
+
+def test_a_papermill_style_parameters_cell_does_not_stop_the_replay(
+    recorded: Path, tmp_path: Path
+) -> None:
+    notebook = nbformat.read(recorded, as_version=4)
+    injected = new_code_cell("# Parameters\nrows = 3")
+    injected.metadata["tags"] = ["injected-parameters"]  # what papermill inserts
+    notebook.cells.insert(1, injected)
+    with AnthropicTestServer() as server:
+        again = _run(notebook, tmp_path, _offline(server))
+        assert server.requests == []
+    record = again.cells[3].outputs[0]["data"][RECORD_MIME]
+    assert record["turn"]["replayed_from"] == "recorded.ipynb"
+    assert again.cells[4].outputs[0]["text"] == "3 3\n"
