@@ -40,8 +40,6 @@ if TYPE_CHECKING:
 
 __all__ = ["NestSink", "SubagentError", "subagent"]
 
-STOP_GRACE = 5.0  # seconds the nested turn gets to stop cleanly when the caller is stopped
-
 
 class SubagentError(JupyterTurnsError):
     """The nested turn failed: its error is the tool's error result."""
@@ -77,7 +75,7 @@ def subagent(
         except asyncio.CancelledError:  # the caller was stopped: stop the nested turn cleanly
             chat.interrupt("stop")
             with contextlib.suppress(Exception, asyncio.CancelledError):
-                await asyncio.wait_for(asyncio.shield(task), STOP_GRACE)
+                await asyncio.wait_for(asyncio.shield(task), ctx.nest.settings.cancel_grace)
             raise
         return _result(name, turn)
 

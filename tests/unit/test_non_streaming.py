@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from jupyter_turns import Chat
-from jupyter_turns.events import Notice, Part
+from jupyter_turns.events import Flush, Notice, Part
 from jupyter_turns.interrupt import InterruptAction
 from jupyter_turns.providers.anthropic import NOT_STREAMING, AnthropicProvider
 from jupyter_turns.providers.base import Request
@@ -146,3 +146,99 @@ async def test_a_non_streaming_request_is_retried_like_a_stream(
     turn = await chat.send("hi")
     assert turn.outcome == "complete" and turn.text == "After a retry."
     assert [r.body["stream"] for r in server.requests] == [False, False]
+
+
+def _rich_stream() -> bytes:
+    """A stream with every kind of block a plain response can hold: redacted reasoning, a server
+    tool's call and result, and text with citations."""
+    from tests.support.anthropic_sse import sse_event
+
+    def block(index: int, start: dict[str, Any], deltas: list[dict[str, Any]]) -> list[str]:
+        opened = {"type": "content_block_start", "index": index, "content_block": start}
+        moved = [{"type": "content_block_delta", "index": index, "delta": d} for d in deltas]
+        closed = {"type": "content_block_stop", "index": index}
+        return [sse_event(opened), *map(sse_event, moved), sse_event(closed)]
+
+    citation = {
+        "type": "web_search_result_location",
+        "url": "https://example.org/rain",
+        "title": "Rain",
+        "encrypted_index": "Eo8B",
+        "cited_text": "Pune gets 722 mm",
+    }
+    usage = {"input_tokens": 40, "output_tokens": 1, "server_tool_use": {"web_search_requests": 1}}
+    events = [
+        sse_event(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": "msg_rich",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-haiku-4-5",
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            }
+        ),
+        *block(0, {"type": "redacted_thinking", "data": "EmwKAhgBEgy3va"}, []),
+        *block(
+            1,
+            {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+            [
+                {"type": "input_json_delta", "partial_json": '{"query": "rain'},
+                {"type": "input_json_delta", "partial_json": ' Pune"}'},
+            ],
+        ),
+        *block(
+            2,
+            {
+                "type": "web_search_tool_result",
+                "tool_use_id": "srvtoolu_1",
+                "content": [
+                    {
+                        "type": "web_search_result",
+                        "url": "https://example.org/rain",
+                        "title": "Rain",
+                        "encrypted_content": "EqgfCio",
+                    }
+                ],
+            },
+            [],
+        ),
+        *block(
+            3,
+            {"type": "text", "text": ""},
+            [
+                {"type": "citations_delta", "citation": citation},
+                {"type": "text_delta", "text": "Pune gets about 722 mm."},
+            ],
+        ),
+        sse_event(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": 25},
+            }
+        ),
+        sse_event({"type": "message_stop"}),
+    ]
+    return "".join(events).encode()
+
+
+async def test_redacted_reasoning_server_tools_and_citations_come_out_the_same(
+    server: AnthropicTestServer,
+) -> None:
+    body = _rich_stream()
+    server.enqueue(Reply.sse(body))
+    streamed = await _events(_provider(server), _request(None))
+    server.enqueue(Reply.json(200, message_from_sse(body)))
+    plain = _provider(server)
+    plain.streaming = False
+    whole = await _events(plain, _request(None))
+    assert whole == streamed
+    kinds = [e.metadata.get("raw_block", {}).get("type") for e in streamed if isinstance(e, Flush)]
+    assert kinds[:3] == ["redacted_thinking", "server_tool_use", "web_search_tool_result"]
+    assert next(e for e in streamed if isinstance(e, Flush) and e.index == 3).metadata["citations"]
