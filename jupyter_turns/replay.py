@@ -185,9 +185,14 @@ def choose(
         chosen = plan(turn, source, pace)
         chosen.strict = strict
         return chosen
+    why = f"its request changed:\n{change}" if change else "no saved turn matches it"
     if mode == "on":
-        why = f"its request changed:\n{change}" if change else "no saved turn matches it"
         raise UsageError(f"%%chat: replay is on, but this cell cannot be replayed: {why}")
+    if kind == "anthropic" and not api_key():  # auto, and a live call cannot run either
+        raise UsageError(
+            "%%chat: no Anthropic API key is set, and this cell cannot be replayed from the "
+            f"notebook ({why}). Set a key (%chat key) to run it live."
+        )
     return None
 
 

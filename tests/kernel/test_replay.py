@@ -146,11 +146,29 @@ def test_a_tool_that_answers_differently_is_reported(recorded: Path, tmp_path: P
         assert response["replay"] == {"same": False, "saved": "made 3 rows"}
         notices = [e["text"] for e in record["events"] if e["kind"] == "notice"]
         assert any("returned something else" in text for text in notices)
+        saved_results = copy.deepcopy(changed)  # --replay-tools saved: the tool does not run
+        saved_results.cells[2].source = CHAT.replace("4-5\n", "4-5 --replay-tools saved\n")
+        del saved_results.cells[3]  # it uses the variable the tool (not run now) would make
+        (tmp_path / "ran.txt").unlink(missing_ok=True)
+        quiet = _run(saved_results, tmp_path, _offline(server))
+        record = _chat_output(quiet)[RECORD_MIME]
+        response = next(e for e in record["events"] if e["kind"] == "tool_call_response")
+        assert response["content"] == "made 3 rows" and response["replay"] == {"same": True}
+        assert not (tmp_path / "ran.txt").exists()
         strict = copy.deepcopy(changed)
         strict.cells[0].source += '\n%config ChatMagics.replay_check = "strict"'
         with pytest.raises(CellExecutionError, match="replay check failed: 1 tool result"):
             _run(strict, tmp_path, _offline(server))
         assert server.requests == []
+
+
+def test_auto_without_a_key_or_a_saved_turn_says_both(recorded: Path, tmp_path: Path) -> None:
+    edited = nbformat.read(recorded, as_version=4)
+    edited.cells[2].source = CHAT.replace("3 rows", "5 rows")
+    with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
+        _run(edited, tmp_path, _offline(server, "auto"))
+    assert "no Anthropic API key is set, and this cell cannot be replayed" in str(failed.value)
+    assert "+Make a table of 5 rows" in str(failed.value)
 
 
 def test_replay_on_fails_a_cell_whose_request_changed(recorded: Path, tmp_path: Path) -> None:
