@@ -188,11 +188,10 @@ def choose(
     why = f"its request changed:\n{change}" if change else "no saved turn matches it"
     if mode == "on":
         raise UsageError(f"%%chat: replay is on, but this cell cannot be replayed: {why}")
-    if kind == "anthropic" and not api_key():  # auto, and a live call cannot run either
-        raise UsageError(
-            "%%chat: no Anthropic API key is set, and this cell cannot be replayed from the "
-            f"notebook ({why}). Set a key (%chat key) to run it live."
-        )
+    if change and kind == "anthropic" and not api_key():  # auto: it cannot run live either
+        from .providers.anthropic import MISSING_KEY
+
+        raise UsageError(f"{MISSING_KEY}\nNor can this cell be replayed from the notebook: {why}")
     return None
 
 

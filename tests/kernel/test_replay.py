@@ -167,7 +167,10 @@ def test_auto_without_a_key_or_a_saved_turn_says_both(recorded: Path, tmp_path: 
     edited.cells[2].source = CHAT.replace("3 rows", "5 rows")
     with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
         _run(edited, tmp_path, _offline(server, "auto"))
-    assert "no Anthropic API key is set, and this cell cannot be replayed" in str(failed.value)
+    assert "No Anthropic API key found" in str(failed.value)
+    assert "Nor can this cell be replayed from the notebook: its request changed" in str(
+        failed.value
+    )
     assert "+Make a table of 5 rows" in str(failed.value)
 
 
