@@ -288,11 +288,15 @@ function renderState(state) {
   ]) {
     const items = Array.isArray(record[key]) ? /** @type {unknown[]} */ (record[key]) : [];
     const names = items.map((item) =>
-      item && typeof item === "object" ? String(/** @type {any} */ (item).name ?? "?") : String(item),
+      item && typeof item === "object"
+        ? String(/** @type {any} */ (item).name ?? "?")
+        : String(item),
     );
     if (names.length) parts.push(`${label} ${names.join(", ")}`);
   }
-  return parts.length ? h("div", { class: "jt-state jt-muted" }, `Kernel: ${parts.join("; ")}`) : null;
+  return parts.length
+    ? h("div", { class: "jt-state jt-muted" }, `Kernel: ${parts.join("; ")}`)
+    : null;
 }
 
 /**
