@@ -16,6 +16,7 @@ from .text import plural
 from .thread_settings import describe_guarded
 from .threads import apply_settings
 from .tools.builtin import default_builtins
+from .tools.state_diff import undo_log
 from .transcript import to_html, to_markdown
 
 if TYPE_CHECKING:
@@ -73,6 +74,16 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
         else:
             allowed.discard(args[0])
         print(f"Always allowed in {threads.current!r}: {sorted(allowed) or 'nothing'}")
+        return None
+    if command == "undo":
+        count = args[0] if args else "1"
+        if not count.isdigit():
+            raise UsageError("usage: %chat undo [N] (the newest N python runs)")
+        try:
+            lines = undo_log(session.namespace).undo(session.namespace, int(count))
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        print("\n".join(lines))
         return None
     if command == "trust":
         trust(session, args)

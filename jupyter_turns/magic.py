@@ -153,7 +153,8 @@ class ChatMagics(Magics):
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
-        %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | export [NAME] [PATH]
+        %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
+        %chat export [NAME] [PATH]
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,

@@ -58,6 +58,25 @@ REPLAY: dict[str, Any] = {
 }
 
 
+_NAMED = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "properties": {"name": {"type": "string"}, "summary": {"type": "string"}},
+    },
+}
+STATE: dict[str, Any] = {
+    "type": "object",
+    "description": "what a python run did to the user's namespace",
+    "properties": {
+        "created": _NAMED,
+        "rebound": _NAMED,
+        "deleted": {"type": "array", "items": {"type": "string"}},
+        "changed": _NAMED,
+    },
+}
+
+
 def declare_extras(schema: dict[str, Any]) -> None:
     """Declare the optional fields an event carries only when they apply (pydantic keeps them
     as extras, so an event without them is saved without them)."""
@@ -66,3 +85,4 @@ def declare_extras(schema: dict[str, Any]) -> None:
     if schema.get("title") == "ToolCallResponse":
         properties["subagent"] = SUBAGENT
         properties["replay"] = REPLAY
+        properties["state"] = STATE

@@ -112,6 +112,7 @@ def _markdown(
                 parts.append(f"{head}\n\n{_fenced(event.content)}")
                 parts.extend(f"*{_image_note(image)}*" for image in event.images)
                 parts.extend(f"*{_DIFFERS}:*\n\n{_fenced(saved)}" for saved in _differs(event))
+                parts.extend(f"*{line}*" for line in _state(event))
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
                 parts.append(f"**Tool asks:** {event.question}{choices}")
@@ -207,6 +208,7 @@ def _html_body(
                     [_div("jt-decisions", chips), _pre(label, event.content)]
                     + [_div("jt-image-note jt-muted", _esc(_image_note(i))) for i in event.images]
                     + [_fold(_DIFFERS, f"<pre>{_esc(saved)}</pre>") for saved in _differs(event)]
+                    + [_div("jt-state jt-muted", _esc(line)) for line in _state(event)]
                 )
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
@@ -233,6 +235,22 @@ def _differs(event: ConversationEvent) -> list[str]:
     if isinstance(check, dict) and check.get("same") is False:
         return [str(check.get("saved", ""))]
     return []
+
+
+def _state(event: ConversationEvent) -> list[str]:
+    """A python run's namespace changes, in one line (see tools/state_diff.py)."""
+    state = getattr(event, "state", None)
+    if not isinstance(state, dict):
+        return []
+    parts = []
+    for label in ("created", "rebound", "deleted", "changed"):
+        items = state.get(label) or []
+        names = [i.get("name", "?") if isinstance(i, dict) else str(i) for i in items]
+        if names:
+            parts.append(
+                f"{'changed in place' if label == 'changed' else label} {', '.join(names)}"
+            )
+    return [f"Kernel: {'; '.join(parts)}"] if parts else []
 
 
 def _image_note(image: ImageData) -> str:

@@ -24,9 +24,11 @@ from typing import Any
 from ..reading.sources import NotebookReader
 from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_tool
 from ..reading.variables import summarize
+from .context import ToolContext
 from .figures import produced_images
 from .registry import Tool, tool
 from .results import ToolResult
+from .state_diff import diff, snapshot, undo_log
 
 __all__ = [
     "BUILTINS",
@@ -96,19 +98,25 @@ def run_code(code: str, namespace: dict[str, Any]) -> str:
 
 def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
     @tool(name="python", run="ask", sequential=True, always_ask=True)
-    async def python(code: str) -> ToolResult:
+    async def python(code: str, ctx: ToolContext) -> ToolResult:
         """Run Python code in the user's notebook kernel and namespace.
 
         Variables you define stay available to the user and to later calls. Returns stdout,
-        stderr, the repr of the last expression, and the figures and images the code
-        produced (you see them).
+        stderr, the repr of the last expression, the figures and images the code produced
+        (you see them), and what the code changed in the namespace.
 
         Args:
             code: Python source to execute.
         """
+        space = namespace()
+        before, previous = snapshot(space), dict(space)
         with produced_images() as images:
-            text = run_code(code, namespace())
-        return ToolResult(text, images)
+            text = run_code(code, space)
+        state = diff(before, space)
+        undo_log(space).record(ctx.call_id, previous, state)
+        if not state:
+            return ToolResult(text, images)
+        return ToolResult(f"{text}\n\n{state.text()}", images, extra={"state": state.as_dict()})
 
     return python
 

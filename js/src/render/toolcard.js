@@ -266,8 +266,37 @@ export class ToolCard {
       ),
       renderImages(response.images),
       renderReplayCheck(response.replay),
+      renderState(response.state),
     ]);
   }
+}
+
+/**
+ * What a python run did to the kernel's namespace: "Kernel: created total; rebound x; ...".
+ * @param {unknown} state the response's `state`: `{created, rebound, deleted, changed}`
+ */
+function renderState(state) {
+  if (!state || typeof state !== "object") return null;
+  const record = /** @type {Record<string, unknown>} */ (state);
+  /** @type {string[]} */
+  const parts = [];
+  for (const [key, label] of [
+    ["created", "created"],
+    ["rebound", "rebound"],
+    ["deleted", "deleted"],
+    ["changed", "changed in place"],
+  ]) {
+    const items = Array.isArray(record[key]) ? /** @type {unknown[]} */ (record[key]) : [];
+    const names = items.map((item) =>
+      item && typeof item === "object"
+        ? String(/** @type {any} */ (item).name ?? "?")
+        : String(item),
+    );
+    if (names.length) parts.push(`${label} ${names.join(", ")}`);
+  }
+  return parts.length
+    ? h("div", { class: "jt-state jt-muted" }, `Kernel: ${parts.join("; ")}`)
+    : null;
 }
 
 /**
