@@ -100,6 +100,9 @@ class MetadataWriter:
                 listen = getattr(self._comm, "on_msg", None)
                 if callable(listen):  # replies to :meth:`ask`
                     listen(self._on_msg)
+                closed = getattr(self._comm, "on_close", None)
+                if callable(closed):  # a page without the extension closes it at once
+                    closed(self._on_close)
             if self._comm is not None:
                 self._comm.send(message)
                 self.sent += 1
@@ -136,6 +139,13 @@ class MetadataWriter:
         except (KeyError, TypeError):
             return  # an ``{ok}`` answer to a metadata write: nothing waits for it
         loop.call_soon_threadsafe(_resolve, future, data)
+
+    def _on_close(self, _message: Any = None) -> None:
+        """The page closed the comm (no extension there, or the page went): nothing will
+        answer, so every waiting :meth:`ask` gets ``None`` now; the next write opens anew."""
+        self._comm = None
+        for loop, future in list(self._waiting.values()):
+            loop.call_soon_threadsafe(_resolve, future, None)
 
     def cell(self, cell_id: str | None, value: Any) -> None:
         if cell_id:

@@ -115,3 +115,35 @@ def test_a_turn_record_reads_back_as_its_events() -> None:
     record = turn_record("c1", "main", turn, settings={"model": "m"})
     assert (record["conversation_id"], record["thread"]) == ("c1", "main")
     assert parse_events(record) == turn
+
+
+async def test_a_page_that_closes_the_comm_answers_no_at_once() -> None:
+    """Without the extension, JupyterLab closes a comm to an unknown target: the kernel's
+    question gets None then, not after its whole wait."""
+    import asyncio
+
+    class _Refused:
+        def __init__(self) -> None:
+            self.closed: Any = None
+            self.opened = 0
+
+        def on_msg(self, callback: Any) -> None:
+            pass
+
+        def on_close(self, callback: Any) -> None:
+            self.closed = callback
+
+        def send(self, message: Any) -> None:
+            asyncio.get_running_loop().call_later(0.01, self.closed, {})
+
+    comms: list[_Refused] = []
+
+    def open_comm() -> _Refused:
+        comms.append(_Refused())
+        return comms[-1]
+
+    writer = MetadataWriter(open_comm)
+    # an hour's wait: without the close answering it, this test would hang until its timeout
+    assert await asyncio.wait_for(writer.ask({"request": "cells"}, 3600.0), 60) is None
+    writer.cell("c1", {"x": 1})  # the next write opens a new comm
+    assert len(comms) == 2
