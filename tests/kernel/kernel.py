@@ -190,3 +190,17 @@ class KernelDriver:
 
 
 PYTHON = sys.executable
+
+
+def ready_chat(kernel: KernelDriver) -> Widget:
+    """Play the frontend: wait for the newest ChatWidget, and say its view rendered."""
+
+    def newest() -> Widget | None:
+        try:
+            return kernel.chat_widget()
+        except AssertionError:
+            return None
+
+    widget = kernel.wait(newest, 30, "a ChatWidget")
+    kernel.send_custom(widget, {"type": "ready"})
+    return widget

@@ -6,23 +6,9 @@ import pytest
 
 from tests.support.notebook_code import SETUP
 
-from .kernel import KernelDriver, Widget
+from .kernel import KernelDriver, Widget, ready_chat
 
 pytestmark = pytest.mark.kernel
-
-
-def _ready(kernel: KernelDriver) -> Widget:
-    """Play the frontend: the view rendered and says so."""
-    widget = kernel.wait(lambda: _newest_chat(kernel), 30, "a ChatWidget")
-    kernel.send_custom(widget, {"type": "ready"})
-    return widget
-
-
-def _newest_chat(kernel: KernelDriver) -> Widget | None:
-    try:
-        return kernel.chat_widget()
-    except AssertionError:
-        return None
 
 
 def _kinds(widget: Widget) -> list[str]:
@@ -56,7 +42,7 @@ def test_approve_click_while_busy_runs_the_tool(lab_kernel: KernelDriver) -> Non
         " cycle(message('It is 5.'))]"
     )
     cell = kernel.execute("%%chat --provider scripted --script script\nAdd 2 and 3")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "an approval prompt")
     assert prompt["name"] == "add" and prompt["arguments"] == {"a": 2, "b": 3}
     assert cell.busy and not cell.done  # the cell holds the kernel while it waits
@@ -90,7 +76,7 @@ def test_skip_and_edit_clicks(lab_kernel: KernelDriver) -> None:
         " tool_call('add', {'a': 2, 'b': 2}, call_id='c2')), cycle(message('ok'))]"
     )
     cell = kernel.execute("%%chat --provider scripted --script script\ngo")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     kernel.wait(lambda: len(widget.state.get("prompts", [])) == 2, 30, "two approval prompts")
     first, second = widget.state["prompts"]
     kernel.send_custom(widget, {"type": "approval", "prompt_id": first["id"], "action": "skipped"})
@@ -116,7 +102,7 @@ def test_a_stale_or_repeated_click_is_ignored(lab_kernel: KernelDriver) -> None:
     kernel.run(SETUP)
     kernel.run("script = [cycle(tool_call('add', {'a': 1, 'b': 2})), cycle(message('ok'))]")
     cell = kernel.execute("%%chat --provider scripted --script script\ngo")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "an approval prompt")
     kernel.send_custom(
         widget, {"type": "approval", "prompt_id": "p999-stale", "action": "approved"}
@@ -135,7 +121,7 @@ def test_a_queued_cell_runs_only_after_the_turn(lab_kernel: KernelDriver) -> Non
     kernel.run("script = [cycle(tool_call('add', {'a': 1, 'b': 1})), cycle(message('ok'))]")
     chat = kernel.execute("%%chat --provider scripted --script script\ngo")
     queued = kernel.execute("after = len(ran)")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "an approval prompt")
     assert not queued.busy and not queued.done
     kernel.send_custom(
@@ -158,7 +144,7 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(
         "script = [slow(cycle(message('one two three four five six seven eight nine ten')), 0.3)]"
     )
     cell = kernel.execute("%%chat --provider scripted --script script\ncount")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     kernel.wait(lambda: any(m["type"] == "delta" for m in widget.custom), 30, "the first words")
     kernel.km.interrupt_kernel()
     menu = kernel.wait(lambda: kernel.prompt(widget, "interrupt"), 30, "the interrupt menu")
@@ -182,7 +168,7 @@ def test_second_interrupt_aborts_the_cell(lab_kernel: KernelDriver) -> None:
     kernel.run("script = [slow(cycle(message('a b c d e f g h i j k l m n o p')), 0.3)]")
     cell = kernel.execute("%%chat --provider scripted --script script\ncount")
     queued = kernel.execute("never_ran = True")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     kernel.wait(lambda: any(m["type"] == "delta" for m in widget.custom), 30, "the first words")
     kernel.km.interrupt_kernel()
     kernel.wait(lambda: kernel.prompt(widget, "interrupt"), 30, "the interrupt menu")

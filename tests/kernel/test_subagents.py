@@ -15,7 +15,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from jupyter_turns.notebook import load
 from tests.support.notebook_code import SETUP
 
-from .kernel import RECORD_MIME, KernelDriver, Widget
+from .kernel import RECORD_MIME, KernelDriver, ready_chat
 
 pytestmark = pytest.mark.kernel
 
@@ -38,19 +38,6 @@ AGENT = textwrap.dedent(
 )
 
 
-def _ready(kernel: KernelDriver) -> Widget:
-    widget = kernel.wait(lambda: _chat(kernel), 30, "a ChatWidget")
-    kernel.send_custom(widget, {"type": "ready"})
-    return widget
-
-
-def _chat(kernel: KernelDriver) -> Widget | None:
-    try:
-        return kernel.chat_widget()
-    except AssertionError:
-        return None
-
-
 def test_a_nested_turn_streams_into_its_card_and_its_approval_is_clicked(
     lab_kernel: KernelDriver,
 ) -> None:
@@ -58,7 +45,7 @@ def test_a_nested_turn_streams_into_its_card_and_its_approval_is_clicked(
     kernel.run(SETUP)
     kernel.run(AGENT)
     cell = kernel.execute("%%chat --script script\nWhat is 2 + 3?")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "the nested approval")
     assert prompt["name"] == "add" and prompt["call_id"] == "toolu_inner"
     # the nested text streamed in pieces, marked as the researcher card's draft
@@ -117,7 +104,7 @@ def test_stop_on_the_caller_ends_the_nested_turn_too(lab_kernel: KernelDriver) -
         )
     )
     cell = kernel.execute("%%chat --script script\nGo")
-    widget = _ready(kernel)
+    widget = ready_chat(kernel)
     kernel.wait(
         lambda: widget.state.get("tools", {}).get("toolu_wait", {}).get("status") == "running",
         30,
