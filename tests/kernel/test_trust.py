@@ -19,8 +19,7 @@ from jupyter_turns.persist import RECORD_MIME, turn_record
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import Text, ToolUse, sse_message, sse_text_response
 
-from .kernel import KernelDriver
-from .test_chat_cell import _ready
+from .kernel import KernelDriver, ready_chat
 
 pytestmark = pytest.mark.kernel
 
@@ -110,7 +109,7 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             kernel.run("%load_ext jupyter_turns")
             kernel.run(USER_CODE)
             cell = kernel.execute("%%chat\nWhat is in this notebook?")  # auto-restores first
-            widget = _ready(kernel)  # a person is watching: prompts wait for clicks
+            widget = ready_chat(kernel)  # a person is watching: prompts wait for clicks
             prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "an approval")
             assert prompt["name"] == "helper"  # the file's "unattended" was not applied
             assert not marker.exists()
