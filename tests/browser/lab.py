@@ -318,6 +318,9 @@ class Lab:
         self.page.goto(url, wait_until="domcontentloaded")
         cells = self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
         expect(cells.first).to_be_visible(timeout=timeout * 1000)
+        # Notebook 7 starts a kernel for the notebook: let it finish, so that closing this
+        # test shuts it down rather than racing its start (a later test would find it)
+        self.server.wait_kernel_idle(self.folder + "/", name, timeout)
 
     # --- cells -----------------------------------------------------------------------------
 

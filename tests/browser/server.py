@@ -121,10 +121,25 @@ class LabServer:
 
     def shutdown_sessions(self, under: str = "") -> None:
         """Shut down the kernels of every session whose notebook path starts with `under`."""
-        for session in self.api("GET", "/api/sessions"):
-            if session["path"].startswith(under):
-                with contextlib.suppress(urllib.error.HTTPError):
-                    self.api("DELETE", f"/api/sessions/{session['id']}", timeout=30)
+        for session in self.sessions(under):
+            with contextlib.suppress(urllib.error.HTTPError):
+                self.api("DELETE", f"/api/sessions/{session['id']}", timeout=30)
+
+    def sessions(self, under: str = "") -> list[dict[str, Any]]:
+        """The sessions whose notebook path starts with `under`."""
+        return [s for s in self.api("GET", "/api/sessions") if s["path"].startswith(under)]
+
+    def wait_kernel_idle(self, under: str, name: str, timeout: float = 60) -> None:
+        """Wait until a session of notebook `name` under `under` has an idle kernel: a page
+        that starts one (Notebook 7 does on open) has then finished starting it, so shutting
+        this folder's sessions down afterwards leaves none behind."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for session in self.sessions(under):
+                if session["name"] == name and session["kernel"]["execution_state"] == "idle":
+                    return
+            time.sleep(0.1)
+        raise TimeoutError(f"no idle kernel for {under}{name} after {timeout} s")
 
     def stop(self) -> None:
         """Shut down all kernels, then the server; kill its process group if it lingers."""

@@ -143,7 +143,7 @@ def test_saved_outputs_come_back_without_a_kernel(lab: Lab) -> None:
     assert lab.kernel_status() is None
     expect(lab.cell_output(1)).to_have_text("42")
     expect(lab.prompt(1)).to_have_text("[2]:")
-    assert lab.server.api("GET", "/api/sessions") == []
+    assert lab.server.sessions(under=lab.folder + "/") == []  # reopening started no kernel
     assert lab.unexpected_page_errors() == []
 
 
