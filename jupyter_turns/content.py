@@ -76,7 +76,7 @@ def labeled(text: str, source: str) -> str:
     instructions. A closing tag inside the text is defused, so content cannot end the frame.
     """
     inner = _CLOSER.sub(f"<\\\\/{_TAG}", text)
-    safe_source = source.replace('"', "'")
+    safe_source = re.sub(r'["<>\n]', "'", source)  # a crafted label cannot end the tag
     return f'<{_TAG} source="{safe_source}">\n{inner}\n</{_TAG}>'
 
 

@@ -23,18 +23,20 @@ __all__ = ["cell_output_tool", "notebook_cells_tool", "page", "variables_tool"]
 LISTING_CHARS = 6_000
 
 
-def page(text: str, offset: int, budget: int, more: Callable[[int], str]) -> str:
-    """``text[offset:offset + budget]`` with a note of what was cut and how to read on."""
+def page(text: str, offset: int, budget: int, more: Callable[[int], str]) -> tuple[str, str]:
+    """``text[offset:offset + budget]`` and a note of what was cut and how to read on (empty
+    when nothing was cut). The note is the tool's own words: it goes outside the labeled
+    notebook data, which the model is told never to take instructions from."""
     total = len(text)
     offset = max(0, min(offset, total))
     end = min(total, offset + budget)
     piece = text[offset:end]
     if offset == 0 and end == total:
-        return piece
+        return piece, ""
     notes = [f"[showing characters {offset:,}–{end:,} of {total:,}"]
     if end < total:
         notes.append(f"; {total - end:,} more: call {more(end)}")
-    return f"{piece}\n{''.join(notes)}]"
+    return piece, f"{''.join(notes)}]"
 
 
 def _reading(made: Tool) -> Tool:
@@ -76,14 +78,15 @@ def cell_output_tool(reader: NotebookReader) -> Tool:
             span = f"{indexes[0]}–{indexes[-1]}" if indexes else "none"
             return ToolResult(f"No cell {index} in {view.label}. Cell indexes: {span}.")
         shown = cell_text(cell)
-        text = page(
+        text, note = page(
             shown.text,
             offset,
             reader.output_chars(),
             lambda at: f"cell_output({index}, offset={at})",
         )
         images = shown.images if offset == 0 else []
-        return ToolResult(labeled(text, f"cell {index} outputs ({view.origin})"), images)
+        framed = labeled(text, f"cell {index} outputs ({view.origin})")
+        return ToolResult(f"{framed}\n{note}" if note else framed, images)
 
     return _reading(cell_output)
 

@@ -64,39 +64,54 @@ def summarize(value: Any, limit: int = 4_000) -> str:
     """A short, read-only description of ``value``: type, shape, dtype, columns, length, head.
 
     At most ``limit`` characters: a wide frame's column list takes at most 40% of them, so the
-    first rows still show, and a cut says how much was left out.
+    first rows still show, and a cut says how much was left out. Never raises: an attribute
+    that fails when read is reported as unreadable (a ``@name`` must not fail the cell).
     """
     lines = [f"type: {type(value).__module__}.{type(value).__qualname__}"]
-    shape = getattr(value, "shape", None)
+    shape = _read(value, "shape", lines)
     if shape is not None:
-        lines.append(f"shape: {tuple(shape) if not isinstance(shape, str) else shape}")
-    dtype = getattr(value, "dtype", None)
+        _line(lines, "shape", lambda: f"{tuple(shape) if not isinstance(shape, str) else shape}")
+    dtype = _read(value, "dtype", lines)
     if dtype is not None:
-        lines.append(f"dtype: {dtype}")
-    columns = getattr(value, "columns", None)
-    dtypes = getattr(value, "dtypes", None)
+        _line(lines, "dtype", lambda: str(dtype))
+    columns = _read(value, "columns", lines)
+    dtypes = _read(value, "dtypes", lines)
     if columns is not None:
-        try:
-            lines.append(f"columns: {_columns(columns, dtypes, limit * 2 // 5)}")
-        except Exception as exc:  # a broken __iter__ must not break the tool
-            lines.append(f"columns: (unreadable: {exc})")
-    if not isinstance(value, str | bytes) and hasattr(value, "__len__"):
-        try:
-            lines.append(f"length: {len(value)}")
-        except Exception as exc:
-            lines.append(f"length: (unreadable: {type(exc).__name__})")
-    head = getattr(value, "head", None)
+        _line(lines, "columns", lambda: _columns(columns, dtypes, limit * 2 // 5))
+    if not isinstance(value, str | bytes) and _has(value, "__len__"):
+        _line(lines, "length", lambda: str(len(value)))
+    head = _read(value, "head", lines)
     if callable(head) and columns is not None:
-        try:
-            lines.append(f"head:\n{head()}")
-        except Exception as exc:
-            lines.append(f"head: (unreadable: {exc})")
+        _line(lines, "head", lambda: f"\n{head()}")
     else:
-        try:
-            lines.append(f"repr: {_clip(repr(value), 1_000)}")
-        except Exception as exc:
-            lines.append(f"repr: (unreadable: {type(exc).__name__}: {exc})")
+        _line(lines, "repr", lambda: _clip(repr(value), 1_000))
     return _clip("\n".join(lines), limit)
+
+
+def _has(value: Any, name: str) -> bool:
+    try:
+        return hasattr(value, name)
+    except Exception:  # hasattr only swallows AttributeError
+        return False
+
+
+def _read(value: Any, name: str, lines: list[str]) -> Any:
+    """``value.name``, or None (with an "unreadable" line) when reading it raises."""
+    try:
+        return getattr(value, name, None)
+    except Exception as exc:
+        lines.append(f"{name}: (unreadable: {type(exc).__name__}: {_short(str(exc))})")
+        return None
+
+
+def _line(lines: list[str], label: str, text: Any) -> None:
+    """Add ``label: text()``; a ``text`` that raises is reported instead (a broken
+    ``__repr__``, ``__len__``, ``__iter__`` or ``head``)."""
+    try:
+        shown = text()
+    except Exception as exc:
+        shown = f"(unreadable: {type(exc).__name__}: {_short(str(exc))})"
+    lines.append(f"{label}: {shown}" if not shown.startswith("\n") else f"{label}:{shown}")
 
 
 def _short(text: str, limit: int = SHORT) -> str:

@@ -21,6 +21,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from ..content import labeled
 from ..reading.sources import NotebookReader
 from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_tool
 from ..reading.variables import summarize
@@ -114,9 +115,10 @@ def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
             text = run_code(code, space)
         state = diff(before, space)
         undo_log(space).record(ctx.call_id, previous, state)
+        framed = labeled(text, "python run output")  # it prints notebook data
         if not state:
-            return ToolResult(text, images)
-        return ToolResult(f"{text}\n\n{state.text()}", images, extra={"state": state.as_dict()})
+            return ToolResult(framed, images)
+        return ToolResult(f"{framed}\n\n{state.text()}", images, extra={"state": state.as_dict()})
 
     return python
 
@@ -139,7 +141,7 @@ def inspect_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
         value = space[head]
         for attribute in attributes:
             value = getattr(value, attribute)
-        return summarize(value)
+        return labeled(summarize(value), f"variable {name}")
 
     return inspect
 

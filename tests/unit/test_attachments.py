@@ -62,6 +62,24 @@ async def test_at_name_attaches_frames_errors_and_figures_and_notes_unknown_name
     assert provider.requests[0].system is not None  # attached data brings the data rule
 
 
+class _Broken:
+    """Every attribute a summary reads fails."""
+
+    @property
+    def shape(self) -> object:
+        raise RuntimeError("no shape")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+def test_at_name_of_an_object_that_breaks_when_read_attaches_what_could_be_read() -> None:
+    attached = attach("What is @thing?", {"thing": _Broken()})
+    [attachment] = attached.attachments
+    assert "shape: (unreadable: RuntimeError: no shape)" in attachment.text
+    assert "repr: (unreadable: RuntimeError: no repr)" in attachment.text
+
+
 def test_a_restart_and_vanished_names_are_said_once() -> None:
     calls = [
         ToolCallRequest(

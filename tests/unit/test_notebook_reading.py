@@ -152,6 +152,8 @@ async def test_a_long_output_is_cut_to_the_budget_with_a_way_to_read_on(tmp_path
     )
     assert f"[showing characters 0–2,000 of {total:,}; {total - 2_000:,} more: " in first.text
     assert "call cell_output(1, offset=2000)]" in first.text
+    # the note is the tool's own words: outside the notebook data the model never obeys
+    assert first.text.index("</notebook_data>") < first.text.index("[showing characters")
     second = await _call(reader, "cell_output", index=1, offset=2_000)
     assert "characters 2,000–4,000" in second.text and "cell_output(1, offset=4000)" in second.text
     assert "line 00000" in first.text and "line 00000" not in second.text
@@ -245,3 +247,30 @@ async def test_the_page_is_asked_first_and_a_silent_page_falls_back_to_the_file(
     reader = NotebookReader({"__vsc_ipynb_file__": str(path)}, metadata=lambda: vscode)  # type: ignore[arg-type,return-value]
     assert "the saved file rain.ipynb" in await _call(reader, "notebook_cells")
     assert vscode.asked == []
+
+
+async def test_at_most_five_images_of_a_result_are_sent_and_the_rest_are_counted() -> None:
+    @tool(run="unattended")
+    def charts() -> ToolResult:
+        """Draw seven charts."""
+        return ToolResult("seven", [Image.new("RGB", (20, 10)) for _ in range(7)])
+
+    provider = ScriptedProvider([cycle(tool_call("charts", {})), cycle(message("Seen."))])
+    events = await Chat(provider, tools=[charts]).send("draw")
+    response = next(e for e in events if isinstance(e, ToolCallResponse))
+    assert len(response.images) == 5
+    assert "[2 more images not sent: at most 5]" in response.content
+    result = anthropic_messages(provider.requests[1].events)[-1]["content"][0]
+    assert [b["type"] for b in result["content"]] == ["text"] + ["image"] * 5
+
+
+def test_chatmagics_output_chars_is_the_budget_the_notebook_tools_read_with() -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from jupyter_turns.magic import ChatMagics
+
+    shell = InteractiveShell.instance()
+    shell.run_line_magic("load_ext", "jupyter_turns")
+    shell.run_line_magic("config", "ChatMagics.output_chars = 321")
+    readers = [c.session.reader for c in shell.configurables if isinstance(c, ChatMagics)]
+    assert readers and all(r is not None and r.output_chars() == 321 for r in readers)
