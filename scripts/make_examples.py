@@ -130,15 +130,16 @@ TOOLS = [
     ),
     new_code_cell("%%chat --script script3\nTry some bad calls."),
     new_markdown_cell(
-        "Built-in kernel tools are off unless a thread enables them: `--builtins python,inspect` "
-        "(`python` always asks first)."
+        "The read-only notebook tools (`notebook_cells`, `cell_output`, `variables`, `inspect`) "
+        "are offered by default and never ask; `python` is opt-in (`--builtins python`) and "
+        "always asks first."
     ),
     new_code_cell(
-        "import math\n"
-        "script4 = [cycle(tool_call('inspect', {'name': 'math'})), "
-        "cycle(message('`math` is a module.'))]"
+        "rain = {'Oslo': 76.0, 'Pune': 722.5}\n"
+        "script4 = [cycle(tool_call('inspect', {'name': 'rain'})), "
+        "cycle(message('`rain` maps two cities to their rainfall in mm.'))]"
     ),
-    new_code_cell("%%chat --script script4 --builtins inspect\nWhat is `math`?"),
+    new_code_cell("%%chat --script script4\nWhat is in `rain`?"),
 ]
 
 INTERRUPTS = [
