@@ -63,11 +63,18 @@ def sigint_menu(chat: Chat, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
 _CHAT_CALL = re.compile(r"^(\s*)(get_ipython\(\)\.run_cell_magic\((['\"])chat\3)")
 
 
+# ``%chat undo`` talks to the page (removing an inserted cell), so it is awaited like a turn
+_UNDO_CALL = re.compile(
+    r"""^(\s*)(get_ipython\(\)\.run_line_magic\((['"])chat\3, (['"])undo\b[^'"]*\4\))\s*$"""
+)
+
+
 def await_chat_cells(lines: list[str]) -> list[str]:
-    """Input transformer: ``get_ipython().run_cell_magic('chat', ...)`` becomes awaited."""
+    """Input transformer: ``get_ipython().run_cell_magic('chat', ...)`` becomes awaited, and
+    so does a ``%chat undo`` line."""
     if lines and _CHAT_CALL.match(lines[0]):
         return [_CHAT_CALL.sub(r"\1await \2", lines[0], count=1), *lines[1:]]
-    return lines
+    return [_UNDO_CALL.sub(r"\1await \2\n", line) for line in lines]
 
 
 _CHAT_HELP = re.compile(

@@ -11,12 +11,14 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from . import keys
+from .editing.page import NotebookEditor
+from .editing.undo import UndoRefused
+from .editing.undoing import undo
 from .notebook import find_notebook, read_notebook
 from .text import plural
 from .thread_settings import describe_guarded
 from .threads import apply_settings
 from .tools.builtin import default_builtins
-from .tools.state_diff import undo_log
 from .transcript import to_html, to_markdown
 
 if TYPE_CHECKING:
@@ -78,13 +80,10 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
     if command == "undo":
         count = args[0] if args else "1"
         if not count.isdigit():
-            raise UsageError("usage: %chat undo [N] (the newest N python runs)")
-        try:
-            lines = undo_log(session.namespace).undo(session.namespace, int(count))
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        print("\n".join(lines))
-        return None
+            raise UsageError(
+                "usage: %chat undo [N] (the newest N steps: python runs, inserted or edited cells)"
+            )
+        return _undo(session, int(count))  # awaited: the cell_hooks transformer
     if command == "trust":
         trust(session, args)
         return None
@@ -103,6 +102,15 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
             return None
         return text
     raise UsageError(f"unknown %chat command {command!r}; see %chat?")
+
+
+async def _undo(session: Session, count: int) -> None:
+    editor = NotebookEditor(session.reader.page) if session.reader is not None else None
+    try:
+        lines = await undo(session, editor, count=count)
+    except UndoRefused as exc:
+        raise UsageError(str(exc)) from None
+    print("\n".join(lines))
 
 
 def _need(args: list[str], usage: str) -> None:

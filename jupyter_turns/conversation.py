@@ -17,6 +17,7 @@ from .content import api_blocks, labeled
 from .errors import ConversationError, SchemaError
 from .events import (
     API_KINDS,
+    READABLE_VERSIONS,
     SCHEMA_VERSION,
     ConversationEvent,
     Decision,
@@ -223,7 +224,7 @@ def parse_events(record: Any) -> list[ConversationEvent]:
     if not isinstance(record, dict):
         raise SchemaError(f"a conversation record is a JSON object, not {type(record).__name__}")
     version = record.get("version")
-    if type(version) is not int or version != SCHEMA_VERSION:  # True == 1, "1" is not 1
+    if type(version) is not int or version not in READABLE_VERSIONS:  # True == 1, "1" is not 1
         if type(version) is int and version > SCHEMA_VERSION:
             raise SchemaError(
                 f"record schema version {version} is newer than this jupyter_turns reads "

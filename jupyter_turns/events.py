@@ -1,9 +1,13 @@
-"""Stream events (what a provider yields) and conversation events (what is persisted, schema v1).
+"""Stream events (what a provider yields) and conversation events (what is persisted, schema v2).
 
 A provider yields ``Part(index, content)`` pieces of logical block ``index``, ``Flush(index,
 metadata)`` when block ``index`` is complete, and one ``Finished(reason)`` at the end. The
 EventBuilder turns flushed blocks into conversation events, which are frozen pydantic models with
 a ``kind`` literal; their JSON form is the persisted schema (see docs/architecture.md §5).
+
+Version 2 added the ``undo`` event and, on tool responses, ``preview``, ``cell`` and
+``outputs``, all optional: a version 1 record is a valid version 2 record, so the migration
+from 1 is the identity and reading accepts both (:data:`READABLE_VERSIONS`).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from .schema_parts import metadata_field as _metadata
 
 __all__ = [
     "API_KINDS",
+    "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "Block",
     "ChatRequest",
@@ -45,6 +50,7 @@ __all__ = [
     "ToolCall",
     "ToolCallRequest",
     "ToolCallResponse",
+    "Undo",
     "Usage",
     "conversation_record",
     "event_adapter",
@@ -53,7 +59,8 @@ __all__ = [
     "parent_of",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # every version ever written
 
 
 def new_id() -> str:
@@ -282,6 +289,19 @@ class Notice(_Event):
     data: Any = None  # what the notice is about, kept verbatim (e.g. unknown API events)
 
 
+class Undo(_Event):
+    """A step the model took was undone (``%chat undo`` or the card's Undo button): what was
+    reverted and, plainly, what could not be (in-place changes, files, other side effects).
+    For the reader; the model hears of it in its next request."""
+
+    kind: Literal["undo"] = "undo"
+    call_id: str
+    tool: str
+    done: list[str] = Field(default_factory=list)
+    not_undone: list[str] = Field(default_factory=list)
+    by: Literal["user"] = "user"
+
+
 class ErrorEvent(_Event):
     """A failure the user must see (auth error, bad request...); not sent to the model."""
 
@@ -300,6 +320,7 @@ ConversationEvent: TypeAlias = Annotated[
     | InquiryRequest
     | InquiryResponse
     | Notice
+    | Undo
     | ErrorEvent,
     Field(discriminator="kind"),
 ]

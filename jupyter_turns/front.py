@@ -122,8 +122,10 @@ class CellFront:
         if turn is None:
             self.recorder.abandon()
         else:
-            self.recorder.finish(self._record(turn))
+            final = self._record(turn)
+            self.recorder.finish(final)
             if self.cell_id:
+                self.session.shown_records[self.cell_id] = final
                 this_run = turn_record(
                     turn.conversation.conversation_id, self.thread.name, turn.events
                 )

@@ -32,7 +32,7 @@ from .replay import ReplayPlan, choose, replaying
 from .session import CellSettings, Session
 from .sink import PrintSink
 from .threads import ProviderKey, Thread, Threads, namespace_tools
-from .tools.builtin import BUILTINS, READ_ONLY, parse_builtins
+from .tools.builtin import BUILTINS, DEFAULT, parse_builtins
 
 __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
 
@@ -74,9 +74,10 @@ class ChatMagics(Magics):
         config=True
     )
     builtins = Unicode(
-        ",".join(READ_ONLY),
+        ",".join(DEFAULT),
         help="Built-in tools of new threads: a comma list of "
-        f"{', '.join(BUILTINS)}, or 'none'; 'default' stands for the read-only notebook tools.",
+        f"{', '.join(BUILTINS)}, or 'none'; 'default' stands for the notebook tools (the "
+        "read-only ones and insert_cell, edit_cell, which always ask).",
     ).tag(config=True)
     output_chars = Int(
         2_000,
@@ -307,3 +308,12 @@ def load_ipython_extension(ipython: Any) -> None:
         if transformer not in ipython.input_transformers_post:
             ipython.input_transformers_post.append(transformer)
     ipython.register_magics(ChatMagics)
+    if getattr(ipython, "kernel", None) is not None:  # the page's Undo buttons reach the kernel
+        from .editing.control import register_control
+
+        magics = ipython.magics_manager.registry["ChatMagics"]
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # loaded at kernel start (ipython_config): found on first use
+            loop = None
+        register_control(magics.session, loop)

@@ -48,6 +48,7 @@ class ApprovalRequest:
     edit_first: bool = False  # the tool's run mode is "edit": open the editor at once
     error: str | None = None  # why the previous edit was rejected
     always_ask: bool = False  # only a person may approve: a policy's approval is refused
+    preview: dict[str, Any] | None = None  # what the call would do (a proposed cell, a diff)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .events import SCHEMA_VERSION, event_adapter
+from .events import READABLE_VERSIONS, SCHEMA_VERSION, event_adapter
 
 __all__ = ["record_schema"]
 
@@ -27,7 +27,10 @@ def record_schema() -> dict[str, Any]:
         "type": "object",
         "required": ["version", "conversation_id", "events"],
         "properties": {
-            "version": {"const": SCHEMA_VERSION},
+            "version": {
+                "enum": list(READABLE_VERSIONS),
+                "description": f"{SCHEMA_VERSION} is written; every earlier version is read",
+            },
             "conversation_id": {"type": "string", "minLength": 1, "maxLength": 200},
             "thread": {"type": "string"},
             "events": {"type": "array", "items": events},

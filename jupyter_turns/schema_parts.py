@@ -77,6 +77,40 @@ STATE: dict[str, Any] = {
 }
 
 
+PREVIEW: dict[str, Any] = {
+    "type": "object",
+    "description": "what the approval showed: a proposed cell (insert_cell) or a line diff of "
+    "a cell's text (edit_cell), kept whatever the answer was",
+    "properties": {
+        "kind": {"enum": ["insert", "edit"]},
+        "cell_type": {"type": "string"},
+        "source": {"type": "string"},
+        "run": {"type": "boolean"},
+        "index": {"type": "integer"},
+        "diff": {"type": "string"},
+    },
+    "required": ["kind"],
+}
+CELL: dict[str, Any] = {
+    "type": "object",
+    "description": "the notebook cell a call inserted or edited: enough to undo it",
+    "properties": {
+        "op": {"enum": ["insert", "edit"]},
+        "cell_id": {"type": "string"},
+        "index": {"type": "integer"},
+        "before": {"type": "string"},
+        "after": {"type": "string"},
+    },
+    "required": ["op", "cell_id"],
+}
+OUTPUTS: dict[str, Any] = {
+    "type": "array",
+    "description": "a code run's outputs as nbformat outputs (text and errors; its images are "
+    "the response's images), for 'Add to notebook'",
+    "items": {"type": "object", "properties": {"output_type": {"type": "string"}}},
+}
+
+
 def declare_extras(schema: dict[str, Any]) -> None:
     """Declare the optional fields an event carries only when they apply (pydantic keeps them
     as extras, so an event without them is saved without them)."""
@@ -86,3 +120,6 @@ def declare_extras(schema: dict[str, Any]) -> None:
         properties["subagent"] = SUBAGENT
         properties["replay"] = REPLAY
         properties["state"] = STATE
+        properties["preview"] = PREVIEW
+        properties["cell"] = CELL
+        properties["outputs"] = OUTPUTS

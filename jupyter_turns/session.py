@@ -70,6 +70,8 @@ class Session:
     namespace: dict[str, Any]  # the user's namespace (IPython's ``user_ns``), not a copy
     # per cell id, the records of the turns it showed before: a re-run carries them on
     cell_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # per cell id, the final record its output shows now (an undo rewrites it there)
+    shown_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
     reader: NotebookReader | None = None  # what the notebook tools read the notebook through

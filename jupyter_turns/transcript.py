@@ -13,12 +13,13 @@ import html
 import json
 import re
 from collections.abc import Iterable
+from typing import assert_never
 
 import nh3
 from markdown_it import MarkdownIt
 
 from .content import ImageData
-from .events import ConversationEvent
+from .events import ConversationEvent, Undo
 
 __all__ = ["to_html", "to_markdown"]
 
@@ -113,6 +114,9 @@ def _markdown(
                 parts.extend(f"*{_image_note(image)}*" for image in event.images)
                 parts.extend(f"*{_DIFFERS}:*\n\n{_fenced(saved)}" for saved in _differs(event))
                 parts.extend(f"*{line}*" for line in _state(event))
+                parts.extend(
+                    f"*Proposed change:*\n\n{_fenced(diff, 'diff')}" for diff in _diff(event)
+                )
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
                 parts.append(f"**Tool asks:** {event.question}{choices}")
@@ -121,8 +125,12 @@ def _markdown(
                 parts.append(f"**Answer** ({event.by}): {answer}")
             case "notice":
                 parts.append(f"*{event.text}*")
+            case "undo":
+                parts.append(f"*{_undone(event)}*")
             case "error":
                 parts.append(f"**Error** ({event.error_type}): {event.message}")
+            case _:
+                assert_never(event.kind)
     return "\n\n".join(parts)
 
 
@@ -209,7 +217,13 @@ def _html_body(
                     + [_div("jt-image-note jt-muted", _esc(_image_note(i))) for i in event.images]
                     + [_fold(_DIFFERS, f"<pre>{_esc(saved)}</pre>") for saved in _differs(event)]
                     + [_div("jt-state jt-muted", _esc(line)) for line in _state(event)]
+                    + [
+                        _fold("Proposed change", f"<pre>{_esc(diff)}</pre>")
+                        for diff in _diff(event)
+                    ]
                 )
+            case "undo":
+                card(event.call_id).append(_div("jt-undo jt-muted", _esc(_undone(event))))
             case "inquiry_request":
                 choices = f" ({', '.join(event.choices)})" if event.choices else ""
                 question = _esc(f"Tool asks: {event.question}{choices}")
@@ -223,6 +237,10 @@ def _html_body(
                 items.append((f"jt-notice jt-notice-{_esc(event.level)}", [_esc(event.text)]))
             case "error":
                 items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
+            case "reasoning":
+                pass  # nothing to show: a signature only
+            case _:
+                assert_never(event.kind)
     return "".join(_div(cls, "".join(inner)) for cls, inner in items)
 
 
@@ -251,6 +269,22 @@ def _state(event: ConversationEvent) -> list[str]:
                 f"{'changed in place' if label == 'changed' else label} {', '.join(names)}"
             )
     return [f"Kernel: {'; '.join(parts)}"] if parts else []
+
+
+def _diff(event: ConversationEvent) -> list[str]:
+    """An edit_cell proposal's line diff (see editing/tools.py)."""
+    preview = getattr(event, "preview", None)
+    if isinstance(preview, dict) and preview.get("kind") == "edit":
+        return [str(preview.get("diff", ""))]
+    return []
+
+
+def _undone(event: Undo) -> str:
+    """What an undo reverted, and plainly what it could not."""
+    text = "Undone by the user: " + (", ".join(event.done) or "nothing")
+    if event.not_undone:
+        text += "; not undone: " + "; ".join(event.not_undone)
+    return text
 
 
 def _image_note(image: ImageData) -> str:

@@ -63,6 +63,7 @@ class WidgetPrompter:
             "description": request.description,
             "edit_first": request.edit_first,
             "error": request.error,
+            "preview": request.preview,
         }
         return await self._ask(prompt, _approval, lambda: self.fallback.approve(request))
 

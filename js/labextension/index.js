@@ -22,6 +22,9 @@
  *         cells: [{id, cell_type, source, execution_count, outputs}, ...]}
  *     -> {request_id, ok: false, reason}    (unknown request, no request_id, closed notebook)
  *
+ * Other requests change cells (edit.js: insert_cell, set_source, delete_cell, set_outputs,
+ * replace_record), for the model's insert_cell / edit_cell and for undo.
+ *
  * The cells are the live model's (unsaved edits included), without cell metadata or
  * attachments; `source` is one string; non-code cells have `execution_count: null` and no
  * outputs. An output holding a chat record or a widget becomes `{output_type, data:
@@ -29,9 +32,11 @@
  */
 import { INotebookTracker } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
+import { cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
+import { answerEdit } from "./edit.js";
 import { applyMetadata } from "./metadata.js";
-import { loadBundle, recordRendererFactory } from "./record.js";
+import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
 import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 
 export const COMM_TARGET = "jupyter_turns.metadata";
@@ -56,7 +61,10 @@ function notebookPath(context) {
 function reply(context, data) {
   const model = context.isDisposed ? null : context.model;
   if (isRequest(data)) {
-    return answerRequest(model, data, () => notebookPath(context));
+    const request = /** @type {Record<string, any>} */ (data);
+    return request.request === "cells"
+      ? answerRequest(model, data, () => notebookPath(context))
+      : answerEdit(model, request);
   }
   try {
     return applyMetadata(model, data);
@@ -154,6 +162,7 @@ const plugin = {
   ) => {
     // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
     rendermime.addFactory(recordRendererFactory, 0);
+    setCardActions(cardActions(tracker));
     loadBundle().catch(() => {}); // a renderer that needs it reports the failure
     const watched = new WeakSet();
     tracker.forEach((/** @type {any} */ panel) => watchContext(panel.context, watched, tracker));

@@ -3,7 +3,7 @@
  *
  * It draws the record through the live widget's own views: it imports the widget bundle this
  * extension serves as a static file and calls its `renderRecord`, so a reopened notebook looks
- * like the live conversation minus the buttons. The views sanitize every text (DOMPurify) and
+ * like the live conversation minus the prompts (its cards keep Undo and "Add to notebook"). The views sanitize every text (DOMPurify) and
  * run nothing from the record, so the renderer is registered as safe: an untrusted notebook
  * renders too.
  */
@@ -17,6 +17,16 @@ const FILE = "jupyter_turns/static/jupyter-turns-widget.js";
 let loading = null;
 /** @type {any} the bundle once loaded: later records are drawn synchronously */
 let loaded = null;
+/** @type {((node: HTMLElement) => object) | null} the cards' buttons (actions.js) */
+let actionsFor = null;
+
+/**
+ * Give the cards of every record drawn from now on their Undo / "Add to notebook" buttons.
+ * @param {(node: HTMLElement) => object} factory
+ */
+export function setCardActions(factory) {
+  actionsFor = factory;
+}
 
 /** The widget bundle's URL, from the page's configuration (JupyterLab and Notebook 7). */
 function bundleUrl() {
@@ -54,12 +64,12 @@ export class RecordRenderer extends Widget {
     // Synchronously when the bundle is there: the widget this output replaces is gone in the
     // same task, so the conversation never blinks out.
     if (loaded) {
-      this.cleanup = loaded.renderRecord(record, this.node);
+      this.cleanup = loaded.renderRecord(record, this.node, actionsFor?.(this.node) ?? null);
       return;
     }
     try {
       const bundle = await loadBundle();
-      this.cleanup = bundle.renderRecord(record, this.node);
+      this.cleanup = bundle.renderRecord(record, this.node, actionsFor?.(this.node) ?? null);
     } catch (err) {
       loading = null;
       this.node.textContent = `jupyter_turns: the conversation view did not load (${String(err)}).`;

@@ -54,10 +54,17 @@ export const EVENT_FIELDS = {
     "state.rebound",
     "state.deleted",
     "state.changed",
+    "preview",
+    "preview.kind",
+    "preview.cell_type",
+    "preview.source",
+    "preview.diff",
+    "outputs",
   ],
   inquiry_request: ["id", "inquiry_id", "call_id", "question"],
   inquiry_response: ["id", "inquiry_id", "call_id", "answer", "by"],
   notice: ["id", "level", "text"],
+  undo: ["id", "call_id", "done", "not_undone"],
   error: ["id", "message", "error_type"],
 };
 

@@ -23,6 +23,7 @@ const TOOL_KINDS = new Set([
   "tool_call_response",
   "inquiry_request",
   "inquiry_response",
+  "undo",
 ]);
 
 /**

@@ -3,6 +3,7 @@
  * A builder fills the prompt element and returns its primary action (the Enter key), if any.
  */
 import { append, contentText, h, prettyJson } from "./dom.js";
+import { copyText, renderPreview } from "./render/cells.js";
 import { parseArguments } from "./schema.js";
 
 /** @typedef {import("./types.js").Prompt} Prompt */
@@ -19,6 +20,7 @@ import { parseArguments } from "./schema.js";
 /** @type {Record<string, Builder>} */
 export const BUILDERS = {
   approval(prompt, el, act) {
+    if (isCellPreview(prompt.preview)) return cellApproval(prompt, el, act);
     const approve = () => act({ type: "approval", action: "approved" });
     const editor = argumentsEditor(prompt, (args) =>
       act({ type: "approval", action: "edited", arguments: args }),
@@ -164,6 +166,66 @@ export const BUILDERS = {
 };
 
 /**
+ * @param {unknown} preview
+ * @returns {preview is {kind: string, cell_type?: string, source?: string, run?: boolean,
+ *                       index?: number, diff?: string}}
+ */
+function isCellPreview(preview) {
+  const kind = /** @type {any} */ (preview)?.kind;
+  return kind === "insert" || kind === "edit";
+}
+
+/**
+ * An `insert_cell` / `edit_cell` approval: the cell as it will look (or the diff), and Edit
+ * changes the cell's text rather than raw JSON arguments.
+ * @type {Builder}
+ */
+function cellApproval(prompt, el, act) {
+  const preview = /** @type {any} */ (prompt.preview);
+  const args = /** @type {Record<string, unknown>} */ (prompt.arguments ?? {});
+  const inserting = preview.kind === "insert";
+  const source = typeof args.source === "string" ? args.source : "";
+  const approve = () => act({ type: "approval", action: "approved" });
+  const area = h("textarea", {
+    class: "jt-textarea jt-code-input",
+    "data-role": "cell-source",
+    rows: String(Math.min(16, Math.max(4, source.split("\n").length + 1))),
+    spellcheck: "false",
+  });
+  area.value = source;
+  const send = () =>
+    act({ type: "approval", action: "edited", arguments: { ...args, source: area.value } });
+  area.addEventListener("keydown", (e) => submitOnCtrlEnter(e, send));
+  const editor = h(
+    "div",
+    { class: "jt-editor", hidden: !prompt.edit_first },
+    area,
+    actions(button(inserting ? "Insert this text" : "Use this text", send, "primary")),
+  );
+  const what = inserting
+    ? `${preview.run ? "Insert and run" : "Insert"} a ${preview.cell_type === "markdown" ? "markdown" : "code"} cell below the chat?`
+    : `Edit cell [${Number(preview.index)}]?`;
+  const copy = button("Copy", () => copyText(source, copy));
+  add(
+    el,
+    title(what),
+    h("div", { class: "jt-cell-preview" }, renderPreview(preview)),
+    prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
+    actions(
+      button(inserting ? "Insert" : "Apply edit", approve, "primary"),
+      button("Skip", () => act({ type: "approval", action: "skipped" })),
+      button("Edit", () => {
+        editor.hidden = false;
+        area.focus();
+      }),
+      inserting ? copy : null,
+    ),
+    editor,
+  );
+  return approve;
+}
+
+/**
  * @param {HTMLElement} el
  * @param {...import("./dom.js").Child} children
  */
@@ -244,7 +306,7 @@ function title(...parts) {
   return h("div", { class: "jt-prompt-title" }, ...parts);
 }
 
-/** @param {...HTMLElement} buttons */
+/** @param {...(HTMLElement | null)} buttons */
 function actions(...buttons) {
   return h("div", { class: "jt-actions" }, ...buttons);
 }

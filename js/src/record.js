@@ -32,12 +32,14 @@ import { Stats } from "./stats.js";
 const UNFINISHED = "This turn did not finish: the kernel stopped before it ended.";
 
 /**
- * Draw `record` into `host`; returns a function that removes it.
+ * Draw `record` into `host`; returns a function that removes it. `actions` (the lab
+ * extension's) give the cards Undo and "Add to notebook".
  * @param {unknown} record
  * @param {HTMLElement} host
+ * @param {import("./render/cardactions.js").CardActions | null} [actions]
  * @returns {() => void}
  */
-export function renderRecord(record, host) {
+export function renderRecord(record, host, actions = null) {
   const saved = /** @type {SavedRecord} */ (record && typeof record === "object" ? record : {});
   const outcome = saved.turn?.outcome;
   // the live widget's last state, so whatever waited on the live view sees the same end
@@ -46,7 +48,7 @@ export function renderRecord(record, host) {
   const stats = new Stats(root);
   const setting = saved.settings?.reasoning === "hidden" ? "hidden" : "progress";
   const mode = parseMode(setting);
-  const transcript = new Transcript(stats);
+  const transcript = new Transcript(stats, actions);
   const events = Array.isArray(saved.events) ? saved.events : [];
   transcript.update(events, mode, new Drafts(() => new Draft(stats, mode)));
   transcript.updateTools({});

@@ -126,20 +126,24 @@ def output_summary(output: Any) -> str:
     return f"({mimes})"
 
 
-def outline(view: NotebookView, start: int | None, end: int | None) -> str:
-    """``notebook_cells``: the cells from ``start`` to ``end`` (inclusive) as a compact list."""
+def outline(view: NotebookView, start: int | None, end: int | None) -> tuple[str, list[CellView]]:
+    """``notebook_cells``: the cells from ``start`` to ``end`` (inclusive) as a compact list,
+    and the cells whose whole source it shows. One cell alone is shown in full (up to
+    ``OUTLINE_CHARS``): the way to read a long cell before editing it."""
     chosen = [
         c
         for c in view.cells
         if (start is None or c.index >= start) and (end is None or c.index <= end)
     ]
+    limit = OUTLINE_CHARS if len(chosen) == 1 else SOURCE_CHARS
     kind = "entries" if view.origin == "history" else "cells"
     head = [f"Source: {view.label}. {len(view.cells)} {kind}; showing {len(chosen)}."]
     head.extend(f"Note: {note}" for note in view.notes)
     lines: list[str] = []
+    whole: list[CellView] = []
     used = sum(len(h) + 1 for h in head)
     for position, cell in enumerate(chosen):
-        entry = _outline_entry(cell, view.origin)
+        entry = _outline_entry(cell, view.origin, limit)
         if used + len(entry) > OUTLINE_CHARS and lines:
             rest = chosen[position:]
             lines.append(
@@ -148,16 +152,22 @@ def outline(view: NotebookView, start: int | None, end: int | None) -> str:
             break
         lines.append(entry)
         used += len(entry) + 1
-    return "\n".join(head + lines)
+        if len(cell.source) <= limit:
+            whole.append(cell)
+    return "\n".join(head + lines), whole
 
 
-def _outline_entry(cell: CellView, origin: Origin) -> str:
+def _outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
     name = f"In[{cell.index}]" if origin == "history" else f"[{cell.index}]"
     count = f" [{cell.execution_count}]" if cell.execution_count is not None else ""
     marker = "  ← this chat cell (asking now)" if cell.chat else ""
     source = cell.source
-    if len(source) > SOURCE_CHARS:
-        source = f"{source[:SOURCE_CHARS]}… [{len(source) - SOURCE_CHARS:,} more characters]"
+    if len(source) > limit:
+        cut = len(source) - limit
+        whole = f"; notebook_cells(start={cell.index}, end={cell.index}) shows it whole"
+        source = (
+            f"{source[:limit]}… [{cut:,} more characters{whole if limit < OUTLINE_CHARS else ''}]"
+        )
     body = "\n".join(f"    {line}" for line in source.splitlines()) or "    (empty)"
     outputs = [f"    → {output_summary(o)}" for o in cell.outputs]
     if cell.chat:

@@ -4,7 +4,8 @@ A thread restored from the notebook after a kernel restart remembers tool result
 variables that the new kernel does not have. The first request after the restore says so
 (the kernel restarted at …), and any request says which names that earlier tool calls created
 or read are gone now (``inspect(name)``, names a ``python`` call assigned). Each name is
-reported once; the note goes with the request as a labeled ``kernel`` attachment.
+reported once. It also says what the user undid since the model's last answer. The note goes
+with the request as a labeled ``kernel`` attachment.
 """
 
 from __future__ import annotations
@@ -54,6 +55,21 @@ def _bound(code: str) -> list[str]:
     return bound
 
 
+def _undone_since_last_request(events: list[ConversationEvent]) -> list[str]:
+    """The user's undos since the model last answered (``%chat undo``, a card's Undo)."""
+    last = max((i for i, e in enumerate(events) if e.kind == "chat_request"), default=-1)
+    lines = []
+    for event in events[last + 1 :]:
+        if event.kind == "undo":
+            line = f"The user undid your {event.tool} call {event.call_id}: " + (
+                ", ".join(event.done) or "nothing could be reverted"
+            )
+            if event.not_undone:
+                line += "; not undone: " + "; ".join(event.not_undone)
+            lines.append(line + ".")
+    return lines
+
+
 def kernel_note(
     events: Iterable[ConversationEvent],
     namespace: Mapping[str, Any],
@@ -69,6 +85,8 @@ def kernel_note(
             f"started at {restarted_at}). Variables from before exist only if cells were run "
             "again; check before relying on earlier tool results."
         )
+    events = list(events)
+    lines.extend(_undone_since_last_request(events))
     gone = [n for n in names_from_tool_calls(events) if n not in namespace and n not in reported]
     if gone:
         shown = ", ".join(gone[:MAX_NAMES]) + (" …" if len(gone) > MAX_NAMES else "")

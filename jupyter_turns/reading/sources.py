@@ -55,6 +55,16 @@ class NotebookReader:
         self.output_chars = output_chars  # the per-output budget (ChatMagics.output_chars)
         self.live_timeout = live_timeout
         self._live_failed_at = -math.inf  # the page did not answer: skip it for a while
+        # cell id -> the source the model was shown in full: edit_cell edits only a cell whose
+        # text is still what the model read
+        self.seen: dict[str, str] = {}
+
+    def page(self) -> MetadataWriter | None:
+        """The comm to the page (JupyterLab, Notebook 7), where one owns this kernel; None
+        elsewhere (nbclient, a console, VS Code: no extension answers there)."""
+        if self._metadata is None or not _lab_session(self.namespace):
+            return None
+        return self._metadata()
 
     async def view(self) -> NotebookView:
         notes: list[str] = []

@@ -55,7 +55,10 @@ def notebook_cells_tool(reader: NotebookReader) -> Tool:
             end: Last cell index to list, inclusive (default the last).
         """
         view = await reader.view()
-        return labeled(outline(view, start, end), f"notebook cells ({view.origin})")
+        text, whole = outline(view, start, end)
+        if view.origin != "history":  # what edit_cell checks a cell against
+            reader.seen.update({c.id: c.source for c in whole if c.id is not None})
+        return labeled(text, f"notebook cells ({view.origin})")
 
     return _reading(notebook_cells)
 

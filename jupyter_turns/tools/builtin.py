@@ -1,7 +1,9 @@
-"""Built-in kernel tools: the read-only notebook tools (offered by default) and ``python``.
+"""Built-in kernel tools: the notebook tools (offered by default) and ``python``.
 
-The registry :data:`BUILTINS` names them all; :data:`READ_ONLY` is the default set
-(``ChatMagics.builtins``); ``--builtins`` adds to a thread's set, ``none`` clears it.
+The registry :data:`BUILTINS` names them all; :data:`DEFAULT` is the default set
+(``ChatMagics.builtins``): the read-only ones (:data:`READ_ONLY`, which never ask) and the cell
+editors ``insert_cell`` and ``edit_cell`` (:mod:`jupyter_turns.editing`, which always ask).
+``--builtins`` adds to a thread's set, ``none`` clears it.
 
 ``python`` runs code in the user's namespace on the kernel's main thread, like a cell: it is
 ``ask`` by default, captures stdout, stderr and the last expression's repr, and truncates huge
@@ -11,90 +13,32 @@ output. While it runs, a kernel interrupt raises KeyboardInterrupt in the code, 
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import dataclasses
-import io
-import signal
-import threading
-import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from ..content import labeled
+from ..editing.tools import edit_cell_tool, insert_cell_tool
+from ..editing.undo import undo_log
 from ..reading.sources import NotebookReader
 from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_tool
 from ..reading.variables import summarize
+from .code_run import run_code
 from .context import ToolContext
 from .figures import produced_images
 from .registry import Tool, tool
 from .results import ToolResult
-from .state_diff import diff, snapshot, undo_log
+from .state_diff import diff, snapshot
 
 __all__ = [
     "BUILTINS",
+    "DEFAULT",
     "READ_ONLY",
     "default_builtins",
     "inspect_tool",
     "parse_builtins",
     "python_tool",
 ]
-
-MAX_OUTPUT = 20_000
-
-
-def _clip(text: str, limit: int = MAX_OUTPUT) -> str:
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n[output truncated: showing {limit:,} of {len(text):,} characters]"
-
-
-@contextlib.contextmanager
-def _interruptible() -> Iterator[None]:
-    """Let SIGINT raise KeyboardInterrupt in the running code (main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
-def run_code(code: str, namespace: dict[str, Any]) -> str:
-    """Execute ``code`` in ``namespace``; stdout, stderr and the last expression's repr."""
-    out, err = io.StringIO(), io.StringIO()
-    result = None
-    try:
-        tree = ast.parse(code, mode="exec")
-    except SyntaxError as exc:
-        return f"SyntaxError: {exc.msg} (line {exc.lineno})"
-    last = None
-    tail = tree.body[-1] if tree.body else None
-    if isinstance(tail, ast.Expr):
-        last = ast.Expression(tail.value)
-        tree.body.pop()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), _interruptible():
-            exec(compile(tree, "<python tool>", "exec"), namespace)
-            if last is not None:
-                value = eval(compile(last, "<python tool>", "eval"), namespace)
-                if value is not None:
-                    result = repr(value)
-    except KeyboardInterrupt:
-        err.write("KeyboardInterrupt: interrupted by the user\n")
-    except Exception:
-        err.write(traceback.format_exc(limit=-3))
-    sections = []
-    if out.getvalue():
-        sections.append(f"stdout:\n{out.getvalue()}")
-    if err.getvalue():
-        sections.append(f"stderr:\n{err.getvalue()}")
-    if result is not None:
-        sections.append(f"result:\n{result}")
-    return _clip("\n".join(sections) or "(no output)")
 
 
 def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
@@ -112,13 +56,16 @@ def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
         space = namespace()
         before, previous = snapshot(space), dict(space)
         with produced_images() as images:
-            text = run_code(code, space)
+            run = run_code(code, space)
+        run.images = images
         state = diff(before, space)
-        undo_log(space).record(ctx.call_id, previous, state)
-        framed = labeled(text, "python run output")  # it prints notebook data
+        undo_log(space).record(ctx.call_id, "python", previous, state)
+        framed = labeled(run.text(), "python run output")  # it prints notebook data
+        extra: dict[str, object] = {"outputs": run.outputs(rich=False)}  # "Add to notebook"
         if not state:
-            return ToolResult(framed, images)
-        return ToolResult(f"{framed}\n\n{state.text()}", images, extra={"state": state.as_dict()})
+            return ToolResult(framed, images, extra=extra)
+        extra["state"] = state.as_dict()
+        return ToolResult(f"{framed}\n\n{state.text()}", images, extra=extra)
 
     return python
 
@@ -159,18 +106,21 @@ BUILTINS: dict[str, Callable[[NotebookReader], Tool]] = {
     "cell_output": cell_output_tool,
     "variables": variables_tool,
     "inspect": _inspect,
+    "insert_cell": insert_cell_tool,
+    "edit_cell": edit_cell_tool,
     "python": _python,
 }
-READ_ONLY = ("notebook_cells", "cell_output", "variables", "inspect")  # offered by default
+READ_ONLY = ("notebook_cells", "cell_output", "variables", "inspect")  # never ask
+DEFAULT = (*READ_ONLY, "insert_cell", "edit_cell")  # offered by default
 
 
 def parse_builtins(text: str) -> tuple[bool, set[str]]:
     """``(clear, names)`` of a ``--builtins`` value: ``none`` clears, ``default`` stands for
-    the read-only tools; raises ValueError naming what is unknown."""
+    the default tools; raises ValueError naming what is unknown."""
     names = {n.strip() for n in text.split(",") if n.strip()}
     clear = "none" in names
     if "default" in names:
-        names |= set(READ_ONLY)
+        names |= set(DEFAULT)
     names -= {"none", "default"}
     unknown = names - set(BUILTINS)
     if unknown:
@@ -185,4 +135,4 @@ def default_builtins(text: str) -> set[str]:
     try:
         return parse_builtins(text)[1]
     except ValueError:
-        return set(READ_ONLY) & {n.strip() for n in text.split(",")}
+        return set(DEFAULT) & {n.strip() for n in text.split(",")}

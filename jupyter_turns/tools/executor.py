@@ -33,7 +33,7 @@ from .context import Nest, ToolContext
 from .invoke import invoke
 from .policy import Run, decide_run, review_result
 from .registry import RunMode, Tool, ToolArgumentError
-from .results import Outcome, ToolResult, describe_exception, result_content
+from .results import NotRun, Outcome, ToolResult, describe_exception, result_content
 
 __all__ = ["ExecutionSettings", "ToolExecutor"]
 
@@ -70,6 +70,7 @@ class ToolExecutor:
         self.record = record
         self.settings = settings
         self.decisions: list[Decision] = []
+        self.preview: dict[str, Any] | None = None  # shown with the approval, then saved
         self.token = CancelToken()
         self.state: ToolState = "waiting"
         self.started_at: float | None = None
@@ -90,6 +91,17 @@ class ToolExecutor:
         if isinstance(checked, Outcome):
             return self._respond(checked)
         tool, settings = checked
+        if tool.preview is not None:
+            # what it would change must be read after the calls before it changed things
+            if gate is not None:
+                await gate()
+                gate = None
+            try:
+                self.preview = await tool.preview(settings)
+            except NotRun as refused:
+                detail = refused.reason
+                self.decisions.append(Decision(action="denied", by="policy", detail=detail))
+                return self._respond(Outcome(refused.message, True, "skipped"))
         decided = await decide_run(
             tool,
             self.request,
@@ -99,6 +111,7 @@ class ToolExecutor:
             prompter=self.prompter,
             decisions=self.decisions,
             waiting=lambda: self._status("waiting"),
+            preview=self.preview,
         )
         if isinstance(decided, Outcome):
             return self._respond(decided)
@@ -218,6 +231,8 @@ class ToolExecutor:
             return Outcome(f"Timed out after {tool.timeout:g} s.", True, "timeout")
         except asyncio.CancelledError:
             raise
+        except NotRun as refused:
+            return Outcome(refused.message, True, "skipped")
         except Exception as exc:
             return Outcome(describe_exception(exc), True, "error")
         text, images = result_content(value, self.settings.max_result_chars)
@@ -264,6 +279,8 @@ class ToolExecutor:
             if not same:
                 check["saved"] = saved.content[:4_000]
             outcome.extra = {**outcome.extra, "replay": check}
+        if self.preview is not None:
+            outcome.extra = {"preview": self.preview, **outcome.extra}
         elapsed = None if self.started_at is None else round(ended - self.started_at, 3)
         return ToolCallResponse(
             call_id=self.request.call_id,

@@ -41,6 +41,7 @@ async def decide_run(
     prompter: Prompter,
     decisions: list[Decision],
     waiting: Callable[[], None],
+    preview: dict[str, Any] | None = None,
 ) -> Run | Outcome:
     """Run (with ``arguments``, or the user's edit of them), or the response for a call that
     does not run. ``allowed`` gains the tool on "always allow"; ``waiting()`` is called before
@@ -72,6 +73,7 @@ async def decide_run(
                 edit_first=mode == "edit",
                 error=error,
                 always_ask=tool.always_ask,
+                preview=preview,
             )
         )
         if tool.always_ask and approval.by == "policy" and approval.action != "skipped":

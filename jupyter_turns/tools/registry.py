@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeAlias, TypedDict, Unpack, get_type_hints, overload
 
@@ -50,6 +50,10 @@ class Tool:
     context_param: str | None = None
     flavor: Literal["sync", "async", "asyncgen"] = "sync"
     schema: dict[str, Any] = field(default_factory=dict)
+    # Before the approval: what the call would do, shown with the buttons and saved on the
+    # response (a proposed cell, a diff). Gets the validated arguments; raises
+    # :class:`~.results.NotRun` to end the call without asking (e.g. no page to insert into).
+    preview: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.schema)

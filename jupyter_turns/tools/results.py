@@ -21,7 +21,14 @@ from pydantic import BaseModel
 from ..content import MAX_IMAGES, ImageData
 from ..events import ToolStatus
 
-__all__ = ["Outcome", "ToolResult", "describe_exception", "format_result", "result_content"]
+__all__ = [
+    "NotRun",
+    "Outcome",
+    "ToolResult",
+    "describe_exception",
+    "format_result",
+    "result_content",
+]
 
 
 @dataclass
@@ -46,6 +53,16 @@ class ToolResult:
     text: str = ""
     images: Sequence[Any] = ()
     extra: dict[str, Any] = field(default_factory=dict)  # fields saved on the response
+
+
+class NotRun(Exception):
+    """Raised by a tool's preview (or the tool) to end the call without running it: the
+    message is the model's result, said plainly (``Not inserted: ...``)."""
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.reason = reason or message  # the decision's detail in the record
 
 
 def result_content(value: Any, max_chars: int) -> tuple[str, list[ImageData]]:

@@ -7,10 +7,7 @@ The difference says which names were **created**, **rebound** and **deleted**, e
 one-line summary, and which objects were **changed in place**. It goes to the model with the
 result, shows in the tool card and is saved on the response (``state``).
 
-:class:`UndoLog` keeps, per run, the previous bindings of the names it touched (in this kernel
-only: objects cannot be saved in a notebook). ``%chat undo [N]`` reverts the newest N runs,
-newest first: rebound names get their previous objects back, created names are removed,
-deleted names restored. In-place changes cannot be reverted and are listed as such.
+Undoing a run (:mod:`jupyter_turns.editing.undo`) starts from this difference.
 """
 
 from __future__ import annotations
@@ -25,11 +22,10 @@ from typing import Any
 
 from ..reading.variables import one_line
 
-__all__ = ["StateDiff", "UndoLog", "diff", "snapshot", "undo_log"]
+__all__ = ["StateDiff", "diff", "fingerprint", "snapshot"]
 
 MAX_ELEMENTS = 1_000_000
 MAX_ITEMS = 10_000
-_MISSING = object()
 _IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 Snapshot = dict[str, tuple[int, str | None]]  # name -> (id of the object, fingerprint)
@@ -119,58 +115,3 @@ def diff(before: Snapshot, namespace: Mapping[str, Any]) -> StateDiff:
                 result.changed.append((name, one_line(value)))
     result.deleted = [name for name in before if name not in users]
     return result
-
-
-@dataclass
-class _Step:
-    call_id: str
-    previous: dict[str, Any]  # name -> the object it was bound to before (or _MISSING)
-    changed: list[str]
-
-
-class UndoLog:
-    """The python runs of this kernel that can be undone, newest last."""
-
-    def __init__(self) -> None:
-        self.steps: list[_Step] = []
-
-    def record(self, call_id: str, previous: dict[str, Any], state: StateDiff) -> None:
-        """Keep what ``previous`` (the namespace before the run, for the touched names) held."""
-        touched = [n for n, _ in state.created] + [n for n, _ in state.rebound] + state.deleted
-        before = {name: previous.get(name, _MISSING) for name in touched}
-        if before or state.changed:
-            self.steps.append(_Step(call_id, before, [n for n, _ in state.changed]))
-
-    def undo(self, namespace: dict[str, Any], count: int = 1) -> list[str]:
-        """Revert the newest ``count`` runs; lines saying what was done and what could not be."""
-        if count < 1 or count > len(self.steps):
-            raise ValueError(
-                f"there are {len(self.steps)} python runs to undo in this kernel, not {count}"
-            )
-        lines = []
-        for _ in range(count):
-            step = self.steps.pop()
-            done = []
-            for name, value in step.previous.items():
-                if value is _MISSING:
-                    namespace.pop(name, None)
-                    done.append(f"removed {name}")
-                else:
-                    namespace[name] = value
-                    done.append(f"restored {name}")
-            line = f"Undid python call {step.call_id}: " + (", ".join(done) or "no bindings")
-            if step.changed:
-                line += (
-                    "; cannot undo the in-place changes to " + ", ".join(step.changed)
-                    + " (nor files written or other side effects)"
-                )  # fmt: skip
-            lines.append(line)
-        return lines
-
-
-_logs: dict[int, UndoLog] = {}
-
-
-def undo_log(namespace: Mapping[str, Any]) -> UndoLog:
-    """The undo log of the kernel whose user namespace this is."""
-    return _logs.setdefault(id(namespace), UndoLog())

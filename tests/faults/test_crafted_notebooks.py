@@ -27,7 +27,7 @@ from jupyter_turns.events import ChatRequest, Message, ToolCallRequest, ToolCall
 from jupyter_turns.magic import ChatMagics
 from jupyter_turns.notebook import read_notebook
 from jupyter_turns.persist import RECORD_MIME, turn_record
-from jupyter_turns.tools.builtin import READ_ONLY
+from jupyter_turns.tools.builtin import DEFAULT
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -185,7 +185,7 @@ def check_restore(shell: InteractiveShell, path: Path) -> None:
         for thread in list(magics.session.threads.by_name.values()):
             chat = thread.chat
             assert chat.allowed_tools == set()
-            assert thread.builtins <= set(READ_ONLY), "a file must not add a built-in tool"
+            assert thread.builtins <= set(DEFAULT), "a file must not add a built-in tool"
             assert chat.execution.default_run != "unattended" and chat.system is None
             chat.conversation.check_sendable()
             # a later turn runs and its record saves and reads back

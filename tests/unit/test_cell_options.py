@@ -91,13 +91,14 @@ def _builtins(magics: ChatMagics, thread: str = "main") -> set[str]:
     return set(magics.session.threads.by_name[thread].chat.tools)
 
 
-def test_the_read_only_notebook_tools_are_offered_by_default_and_builtins_changes_them(
+def test_the_notebook_tools_are_offered_by_default_and_builtins_changes_them(
     magics: ChatMagics,
 ) -> None:
+    default = {"notebook_cells", "cell_output", "variables", "inspect", "insert_cell", "edit_cell"}
     run(magics, "--provider scripted")
-    assert _builtins(magics) == {"notebook_cells", "cell_output", "variables", "inspect"}
+    assert _builtins(magics) == default
     run(magics, "--builtins python")  # added to the thread's set
-    assert _builtins(magics) == {"notebook_cells", "cell_output", "variables", "inspect", "python"}
+    assert _builtins(magics) == default | {"python"}
     run(magics, "")  # and it sticks
     assert "python" in _builtins(magics)
     run(magics, "--builtins none")
@@ -105,7 +106,7 @@ def test_the_read_only_notebook_tools_are_offered_by_default_and_builtins_change
     run(magics, "--builtins none,variables")
     assert _builtins(magics) == {"variables"}
     run(magics, "--builtins default")
-    assert _builtins(magics) == {"notebook_cells", "cell_output", "variables", "inspect"}
+    assert _builtins(magics) == default
 
 
 def test_chatmagics_builtins_sets_the_defaults_of_new_threads(magics: ChatMagics) -> None:

@@ -46,6 +46,7 @@ def test_turn_records_and_the_final_output_share_the_schema_version(
 ) -> None:
     monkeypatch.setattr(events, "SCHEMA_VERSION", 7)
     monkeypatch.setattr(conversation, "SCHEMA_VERSION", 7)  # the reader: the final output parses
+    monkeypatch.setattr(conversation, "READABLE_VERSIONS", (7,))
     turn = [ChatRequest(content="hi"), Message(content="hello")]
     page = _Page()
     recorder = page.recorder()

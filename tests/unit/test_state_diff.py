@@ -1,24 +1,32 @@
-"""What a python run did to the namespace, and undoing it."""
+"""What a python run did to the namespace, and undoing it (names, cells, the order)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from jupyter_turns.tools.builtin import run_code
-from jupyter_turns.tools.state_diff import MAX_ELEMENTS, UndoLog, diff, snapshot
+from jupyter_turns.editing.page import PageError
+from jupyter_turns.editing.undo import UndoLog, UndoRefused, describe
+from jupyter_turns.tools.code_run import run_code
+from jupyter_turns.tools.state_diff import MAX_ELEMENTS, StateDiff, diff, snapshot
 
 
-def _run(space: dict, code: str, log: UndoLog, call_id: str = "call"):  # type: ignore[no-untyped-def,type-arg]
+def _run(space: dict[str, Any], code: str, log: UndoLog, call_id: str = "call") -> StateDiff:
     before, previous = snapshot(space), dict(space)
     run_code(code, space)
     state = diff(before, space)
-    log.record(call_id, previous, state)
+    log.record(call_id, "python", previous, state)
     return state
 
 
-def test_created_rebound_deleted_and_changed_in_place_are_told_apart() -> None:
+async def _undo(log: UndoLog, space: dict[str, Any], **how: Any) -> list[str]:
+    return [describe(await step.revert(space, None)) for step in log.take(**how)]
+
+
+async def test_created_rebound_deleted_and_changed_in_place_are_told_apart() -> None:
     space = {
         "df": pd.DataFrame({"a": [1, 2]}),
         "items": [1, 2],
@@ -42,23 +50,71 @@ def test_created_rebound_deleted_and_changed_in_place_are_told_apart() -> None:
     assert "deleted tmp" in text and "changed in place" in text
     assert state.as_dict()["deleted"] == ["tmp"]
 
-    lines = log.undo(space)
+    [line] = await _undo(log, space)
     assert space["x"] == 1 and space["tmp"] == "gone soon" and "new" not in space
-    assert "cannot undo the in-place changes to df, items" in lines[0]
+    assert line.startswith("Undid python call call: removed new, restored x, restored tmp")
+    assert "not undone: the in-place changes to df, items" in line
+    assert "files written and other side effects of the code" in line
     assert space["items"] == [1, 2, 3]  # an in-place change stays, as said
 
 
-def test_undo_goes_newest_first_and_refuses_more_than_there_is() -> None:
-    space: dict = {"x": 0}  # type: ignore[type-arg]
+async def test_undo_goes_newest_first_and_refuses_an_earlier_step_or_more_than_there_is() -> None:
+    space: dict[str, Any] = {"x": 0}
     log = UndoLog()
     _run(space, "x = 1", log, "first")
     _run(space, "x = 2", log, "second")
-    with pytest.raises(ValueError, match="2 python runs to undo in this kernel, not 3"):
-        log.undo(space, 3)
-    assert log.undo(space)[0].startswith("Undid python call second: restored x")
+    with pytest.raises(UndoRefused, match="there are 2 steps to undo in this kernel, not 3"):
+        log.take(count=3)
+    with pytest.raises(UndoRefused, match=r"undo the later 1 step first \(python second\)"):
+        log.take(call_id="first")
+    assert (await _undo(log, space, call_id="second"))[0].startswith(
+        "Undid python call second: restored x"
+    )
     assert space["x"] == 1
-    log.undo(space)
+    await _undo(log, space, call_id="first")
     assert space["x"] == 0 and log.steps == []
+    with pytest.raises(UndoRefused, match="undone already, or the kernel restarted"):
+        log.take(call_id="first")
+
+
+class FakePage:
+    """The page's answers to undo's cell changes: each cell's text, refusing a changed one."""
+
+    def __init__(self, cells: dict[str, str]) -> None:
+        self.cells = cells
+
+    def _check(self, cell_id: str, expected: str) -> None:
+        if self.cells.get(cell_id) != expected:
+            raise PageError("the cell changed since")
+
+    async def delete(self, cell_id: str, expected: str) -> None:
+        self._check(cell_id, expected)
+        del self.cells[cell_id]
+
+    async def set_source(self, cell_id: str, source: str, expected: str) -> int:
+        self._check(cell_id, expected)
+        self.cells[cell_id] = source
+        return 0
+
+
+async def test_cells_are_removed_and_restored_unless_the_user_changed_them() -> None:
+    page = FakePage({"new": "print(1)", "old": "x = 2"})
+    log = UndoLog()
+    log.record(
+        "ins", "insert_cell", {}, None, cell={"op": "insert", "cell_id": "new", "after": "print(1)"}
+    )
+    edit = {"op": "edit", "cell_id": "old", "before": "x = 1", "after": "x = 2"}
+    log.record("ed", "edit_cell", {}, None, cell=edit)
+    [edited] = log.take()
+    undone = await edited.revert({}, page)
+    assert undone.done == ["restored the edited cell's earlier text"] and not undone.not_undone
+    assert page.cells["old"] == "x = 1"
+
+    page.cells["new"] = "print(1)  # the user's own change"
+    [inserted] = log.take()
+    kept = await inserted.revert({}, page)
+    assert kept.done == [] and kept.not_undone == ["the inserted cell (the cell changed since)"]
+    assert "new" in page.cells  # the user's text is never thrown away
 
 
 def test_big_objects_are_not_fingerprinted() -> None:

@@ -12,14 +12,16 @@
 import { append, contentText, formatDuration, formatSize, h, prettyJson } from "../dom.js";
 import { subagentStats, subagentSummary } from "../nested.js";
 import { ProgressLog } from "../progress.js";
+import { renderAfterCall } from "./cardactions.js";
 import { renderImages } from "./images.js";
 
 /** @typedef {import("../types.js").ConvEvent} ConvEvent */
 /** @typedef {import("../types.js").LiveTool} LiveTool */
+/** @typedef {import("./cardactions.js").CardActions} CardActions */
 /** @typedef {{request: ConvEvent, response: ConvEvent | null}} Inquiry */
 /**
  * @typedef {{request: ConvEvent | null, response: ConvEvent | null, live: LiveTool | null,
- *            output: ProgressLog | null, inquiries: Inquiry[]}} CallState
+ *            output: ProgressLog | null, inquiries: Inquiry[], undo: ConvEvent | null}} CallState
  */
 
 const STATUS_LABELS = /** @type {Record<string, string>} */ ({
@@ -54,9 +56,13 @@ function isShort(text) {
 }
 
 export class ToolCard {
-  /** @param {string} callId */
-  constructor(callId) {
+  /**
+   * @param {string} callId
+   * @param {CardActions | null} [actions] Undo and "Add to notebook", where the page offers them
+   */
+  constructor(callId, actions = null) {
     this.callId = callId;
+    this.actions = actions;
     this.name = h("span", { class: "jt-tool-name" });
     this.preview = h("span", { class: "jt-tool-preview" });
     this.badge = h("span", { class: "jt-badge" });
@@ -97,7 +103,7 @@ export class ToolCard {
   }
 
   /** @param {CallState} state */
-  update({ request, response, live, output, inquiries }) {
+  update({ request, response, live, output, inquiries, undo }) {
     if (request && request.id !== this.keys.request) {
       this.keys.request = request.id;
       this.renderRequest(request);
@@ -123,10 +129,10 @@ export class ToolCard {
     this.renderProgress(output ?? new ProgressLog());
     this.renderSubagent(response, live);
     this.renderInquiries(inquiries);
-    const responseKey = response ? `${response.id}` : "";
+    const responseKey = response ? `${response.id}:${undo?.id ?? ""}` : "";
     if (responseKey !== this.keys.response) {
       this.keys.response = responseKey;
-      this.renderResponse(response);
+      this.renderResponse(response, request, undo ?? null);
     }
   }
 
@@ -229,8 +235,12 @@ export class ToolCard {
     );
   }
 
-  /** @param {ConvEvent | null} response */
-  renderResponse(response) {
+  /**
+   * @param {ConvEvent | null} response
+   * @param {ConvEvent | null} [request]
+   * @param {ConvEvent | null} [undo]
+   */
+  renderResponse(response, request = null, undo = null) {
     if (!response) {
       this.decisions.replaceChildren();
       this.result.replaceChildren();
@@ -267,6 +277,7 @@ export class ToolCard {
       renderImages(response.images),
       renderReplayCheck(response.replay),
       renderState(response.state),
+      renderAfterCall(this.callId, request, response, undo, this.actions),
     ]);
   }
 }

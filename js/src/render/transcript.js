@@ -34,9 +34,13 @@ import { ToolCard } from "./toolcard.js";
 /** @typedef {{node: Node, mode?: Mode}} Cached */
 
 export class Transcript {
-  /** @param {Stats} stats */
-  constructor(stats) {
+  /**
+   * @param {Stats} stats
+   * @param {import("./cardactions.js").CardActions | null} [actions] the saved cards' buttons
+   */
+  constructor(stats, actions = null) {
     this.stats = stats;
+    this.actions = actions;
     this.el = h("div", { class: "jt-transcript" });
     /** @type {Map<string, Cached>} */
     this.nodes = new Map();
@@ -108,7 +112,7 @@ export class Transcript {
   card(callId) {
     let card = this.cards.get(callId);
     if (!card) {
-      card = new ToolCard(callId);
+      card = new ToolCard(callId, this.actions);
       this.cards.set(callId, card);
     }
     return card;
@@ -221,7 +225,14 @@ function collectCalls(events) {
   const callFor = (callId) => {
     let call = calls.get(callId);
     if (!call) {
-      call = { request: null, response: null, live: null, output: null, inquiries: [] };
+      call = {
+        request: null,
+        response: null,
+        live: null,
+        output: null,
+        inquiries: [],
+        undo: null,
+      };
       calls.set(callId, call);
     }
     return call;
@@ -232,6 +243,8 @@ function collectCalls(events) {
       callFor(String(event.call_id)).request = event;
     } else if (kind === "tool_call_response") {
       callFor(String(event.call_id)).response = event;
+    } else if (kind === "undo") {
+      callFor(String(event.call_id)).undo = event;
     } else if (kind === "inquiry_request") {
       const call = callFor(String(event.call_id));
       call.inquiries.push({ request: event, response: null });

@@ -1,0 +1,92 @@
+/**
+ * The buttons of a saved conversation's tool cards (drawn by record.js): Undo asks the kernel
+ * (its `jupyter_turns.control` comm target, `jupyter_turns/editing/control.py`), which reverts
+ * the step and asks this page back to remove or restore cells and to rewrite the record; "Add
+ * to notebook" inserts a python run as a code cell with its outputs, below the chat cell, here
+ * in the page.
+ */
+import { insertCell } from "./edit.js";
+
+export const CONTROL_TARGET = "jupyter_turns.control";
+const ANSWER_WAIT = 30_000; // ms: a busy kernel answers late, not never
+
+/**
+ * The actions for a record drawn in `node`, found by the notebook panel holding it.
+ * @param {any} tracker an INotebookTracker
+ * @returns {(node: HTMLElement) => object}
+ */
+export function cardActions(tracker) {
+  return (node) => ({
+    undo: (/** @type {string} */ callId) => undo(tracker, node, callId),
+    addCell: (/** @type {{source: string, outputs: object[]}} */ cell) =>
+      addCell(tracker, node, cell),
+  });
+}
+
+/**
+ * The panel and the index of the cell whose output holds `node`.
+ * @param {any} tracker
+ * @param {HTMLElement} node
+ */
+function locate(tracker, node) {
+  /** @type {{panel: any, index: number} | null} */
+  let found = null;
+  tracker.forEach((/** @type {any} */ panel) => {
+    if (found || !panel.node.contains(node)) return;
+    const index = panel.content.widgets.findIndex((/** @type {any} */ c) => c.node.contains(node));
+    if (index >= 0) found = { panel, index };
+  });
+  return found;
+}
+
+/**
+ * @param {any} tracker
+ * @param {HTMLElement} node
+ * @param {string} callId
+ * @returns {Promise<{ok: boolean, reason?: string, lines?: string[]}>}
+ */
+function undo(tracker, node, callId) {
+  const kernel = locate(tracker, node)?.panel.sessionContext.session?.kernel;
+  if (!kernel) {
+    return Promise.resolve({
+      ok: false,
+      reason:
+        "No kernel is running. Undo reverts a step in the kernel that made it; a restarted " +
+        "kernel holds none of its objects.",
+    });
+  }
+  return new Promise((resolve) => {
+    const requestId = `undo-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const comm = kernel.createComm(CONTROL_TARGET);
+    const finish = (/** @type {{ok: boolean, reason?: string, lines?: string[]}} */ answer) => {
+      clearTimeout(timer);
+      resolve(answer);
+      if (!comm.isDisposed) comm.close();
+    };
+    const timer = setTimeout(
+      () => finish({ ok: false, reason: "The kernel did not answer (is it busy?)." }),
+      ANSWER_WAIT,
+    );
+    comm.onMsg = (/** @type {any} */ msg) => {
+      const data = msg?.content?.data;
+      if (data?.request_id !== requestId) return;
+      finish({ ok: data.ok === true, reason: data.reason, lines: data.lines });
+    };
+    comm.onClose = () =>
+      finish({ ok: false, reason: "This kernel has not loaded jupyter_turns (%load_ext)." });
+    comm.open({ request: "undo", call_id: callId, request_id: requestId });
+  });
+}
+
+/**
+ * @param {any} tracker
+ * @param {HTMLElement} node
+ * @param {{source: string, outputs: object[]}} cell
+ */
+async function addCell(tracker, node, cell) {
+  const where = locate(tracker, node);
+  const model = where?.panel.content.model;
+  if (!where || !model) return { ok: false, reason: "The notebook is not open here." };
+  insertCell(model, where.index + 1, { cell_type: "code", ...cell });
+  return { ok: true, lines: ["Added below the chat cell."] };
+}

@@ -1,0 +1,134 @@
+/**
+ * What a tool card offers after the call: the proposed cell or diff of `insert_cell` /
+ * `edit_cell`, Copy for a proposed cell, and — on a saved card, where the page gives
+ * `actions` (the lab extension's record renderer) — Undo for a step of the model (a `python`
+ * run, an inserted or edited cell) and "Add to notebook" for a `python` run. An `undo` event
+ * says what was undone and, plainly, what was not.
+ *
+ * Clicks go to `actions`, which reach the kernel (undo) or the notebook (a new cell); the
+ * answer shows next to the buttons. Tool text is only ever set as textContent.
+ */
+import { h } from "../dom.js";
+import { IMAGE_TYPES } from "./images.js";
+import { copyText, renderPreview } from "./cells.js";
+
+/** @typedef {import("../types.js").ConvEvent} ConvEvent */
+/**
+ * @typedef {{ok: boolean, reason?: string, lines?: string[]}} ActionResult
+ * @typedef {{undo(callId: string): Promise<ActionResult>,
+ *            addCell(cell: {source: string, outputs: object[]}): Promise<ActionResult>}}
+ *   CardActions
+ */
+
+/** Tools whose calls are steps the kernel can undo (editing/undo.py). */
+const UNDOABLE = new Set(["python", "insert_cell", "edit_cell"]);
+
+/**
+ * @param {string} callId
+ * @param {ConvEvent | null} request
+ * @param {ConvEvent} response
+ * @param {ConvEvent | null} undo
+ * @param {CardActions | null} actions
+ * @returns {HTMLElement | null}
+ */
+export function renderAfterCall(callId, request, response, undo, actions) {
+  const name = String(request?.name ?? "");
+  const args = /** @type {Record<string, unknown>} */ (request?.arguments ?? {});
+  const parts = [];
+  const preview = renderPreview(response.preview);
+  if (preview) parts.push(h("div", { class: "jt-cell-preview" }, preview));
+  if (undo) parts.push(renderUndo(undo));
+  const status = h("span", { class: "jt-action-status jt-muted", "aria-live": "polite" });
+  const buttons = [];
+  if (name === "insert_cell" && typeof args.source === "string") {
+    const source = args.source;
+    const copy = button("Copy cell", () => copyText(source, copy));
+    buttons.push(copy);
+  }
+  const done = response.status === "done";
+  if (actions && done && !undo && UNDOABLE.has(name)) {
+    const undoButton = button("Undo", () =>
+      run(undoButton, status, "Undoing…", () => actions.undo(callId)),
+    );
+    buttons.push(undoButton);
+  }
+  if (actions && done && name === "python" && typeof args.code === "string") {
+    const code = args.code;
+    const add = button("Add to notebook", () =>
+      run(add, status, "Adding…", () =>
+        actions.addCell({ source: code, outputs: cellOutputs(response) }),
+      ),
+    );
+    buttons.push(add);
+  }
+  if (buttons.length)
+    parts.push(h("div", { class: "jt-actions jt-card-actions" }, ...buttons, status));
+  return parts.length ? h("div", { class: "jt-after-call" }, ...parts) : null;
+}
+
+/**
+ * @param {ConvEvent} undo
+ * @returns {HTMLElement}
+ */
+function renderUndo(undo) {
+  const done = Array.isArray(undo.done) ? undo.done.map(String) : [];
+  const kept = Array.isArray(undo.not_undone) ? undo.not_undone.map(String) : [];
+  return h(
+    "div",
+    { class: "jt-undo" },
+    h("div", null, `Undone: ${done.join(", ") || "nothing"}`),
+    kept.length ? h("div", { class: "jt-undo-kept" }, `Not undone: ${kept.join("; ")}`) : null,
+  );
+}
+
+/**
+ * The cell a python run becomes: its saved text outputs, then its images.
+ * @param {ConvEvent} response
+ * @returns {object[]}
+ */
+export function cellOutputs(response) {
+  const outputs = Array.isArray(response.outputs)
+    ? response.outputs.filter((o) => o && typeof o === "object")
+    : [];
+  const images = Array.isArray(response.images) ? response.images : [];
+  for (const image of images) {
+    if (!IMAGE_TYPES.includes(String(image?.media_type)) || typeof image?.data !== "string")
+      continue;
+    outputs.push({
+      output_type: "display_data",
+      data: { [image.media_type]: image.data, "text/plain": `<${String(image.label ?? "image")}>` },
+      metadata: {},
+    });
+  }
+  return outputs;
+}
+
+/**
+ * Disable the button while the action runs; show its answer beside it.
+ * @param {HTMLButtonElement} el
+ * @param {HTMLElement} status
+ * @param {string} busy
+ * @param {() => Promise<ActionResult>} action
+ */
+function run(el, status, busy, action) {
+  el.disabled = true;
+  status.textContent = busy;
+  action().then(
+    (result) => {
+      status.textContent = result.ok ? (result.lines ?? ["Done."]).join("\n") : `${result.reason}`;
+      el.disabled = result.ok;
+    },
+    (err) => {
+      status.textContent = `Failed: ${String(err)}`;
+      el.disabled = false;
+    },
+  );
+}
+
+/**
+ * @param {string} label
+ * @param {() => void} onClick
+ */
+function button(label, onClick) {
+  return h("button", { type: "button", class: "jt-button", onclick: () => onClick() }, label);
+}

@@ -1,0 +1,165 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { answerEdit } from "../labextension/edit.js";
+import { RECORD_MIME } from "../labextension/turns.js";
+
+let ids = 0;
+
+/** A notebook model with the parts edit.js uses: cells, their shared source, outputs. */
+function notebook(...sources) {
+  const list = [];
+  const make = (cell) => {
+    let source = cell.source;
+    const metadata = new Map();
+    const outputs = [...(cell.outputs ?? [])];
+    return {
+      id: cell.id ?? `new-${++ids}`,
+      type: cell.cell_type ?? "code",
+      sharedModel: { getSource: () => source, setSource: (s) => (source = s) },
+      executionCount: null,
+      getMetadata: (k) => metadata.get(k),
+      setMetadata: (k, v) => metadata.set(k, v),
+      outputs: {
+        list: outputs,
+        get length() {
+          return outputs.length;
+        },
+        get: (i) => outputs[i],
+        set: (i, o) => (outputs[i] = o),
+        clear: () => outputs.splice(0),
+        add: (o) => outputs.push(o),
+      },
+    };
+  };
+  sources.forEach((source, i) => list.push(make({ id: `c${i}`, source })));
+  return {
+    list,
+    cells: {
+      get length() {
+        return list.length;
+      },
+      get: (i) => list[i],
+    },
+    sharedModel: {
+      insertCell: (i, cell) => list.splice(i, 0, make(cell)),
+      deleteCell: (i) => list.splice(i, 1),
+    },
+  };
+}
+
+const ask = (model, request) => answerEdit(model, { request_id: "r1", ...request });
+
+test("a cell is inserted right below the one named, and its id and index come back", () => {
+  const nb = notebook("a", "%%chat\nhi", "b");
+  const reply = ask(nb, {
+    request: "insert_cell",
+    after: "c1",
+    cell_type: "code",
+    source: "x = 1",
+  });
+  assert.equal(reply.ok, true);
+  assert.equal(reply.index, 2);
+  assert.equal(nb.list[2].id, reply.cell_id);
+  assert.equal(nb.list[2].sharedModel.getSource(), "x = 1");
+  assert.deepEqual(
+    nb.list.map((c) => c.sharedModel.getSource()),
+    ["a", "%%chat\nhi", "x = 1", "b"],
+  );
+  const md = ask(nb, {
+    request: "insert_cell",
+    after: reply.cell_id,
+    cell_type: "markdown",
+    source: "# T",
+  });
+  assert.equal(md.index, 3);
+  assert.equal(nb.list[3].type, "markdown");
+});
+
+test("text is replaced or a cell deleted only while it holds the expected text", () => {
+  const nb = notebook("x = 1", "y = 2");
+  assert.deepEqual(
+    ask(nb, { request: "set_source", cell_id: "c1", source: "y = 3", expected: "y = 2" }),
+    {
+      request_id: "r1",
+      ok: true,
+      index: 1,
+    },
+  );
+  assert.equal(nb.list[1].sharedModel.getSource(), "y = 3");
+  const stale = ask(nb, {
+    request: "set_source",
+    cell_id: "c1",
+    source: "y = 4",
+    expected: "y = 2",
+  });
+  assert.equal(stale.ok, false);
+  assert.match(stale.reason, /changed since/);
+  assert.equal(nb.list[1].sharedModel.getSource(), "y = 3"); // the user's text stays
+  assert.equal(ask(nb, { request: "delete_cell", cell_id: "c0", expected: "nope" }).ok, false);
+  assert.equal(ask(nb, { request: "delete_cell", cell_id: "c0", expected: "x = 1" }).ok, true);
+  assert.deepEqual(
+    nb.list.map((c) => c.id),
+    ["c1"],
+  );
+});
+
+test("a code cell gets outputs and an execution count", () => {
+  const nb = notebook("1 + 1");
+  const outputs = [
+    {
+      output_type: "execute_result",
+      data: { "text/plain": "2" },
+      metadata: {},
+      execution_count: 7,
+    },
+  ];
+  assert.equal(
+    ask(nb, { request: "set_outputs", cell_id: "c0", outputs, execution_count: 7 }).ok,
+    true,
+  );
+  assert.deepEqual(nb.list[0].outputs.list, outputs);
+  assert.equal(nb.list[0].executionCount, 7);
+});
+
+test("a record is replaced in the output holding that conversation, or in the metadata", () => {
+  const nb = notebook("%%chat\nhi");
+  const old = { version: 2, conversation_id: "conv", events: [] };
+  nb.list[0].outputs.add({
+    output_type: "display_data",
+    data: { [RECORD_MIME]: old },
+    metadata: {},
+  });
+  const record = { ...old, events: [{ kind: "undo", id: "u", call_id: "t" }] };
+  const bundle = {
+    [RECORD_MIME]: record,
+    "text/html": "<div></div>",
+    "text/plain": "Conversation",
+  };
+  assert.equal(ask(nb, { request: "replace_record", cell_id: "c0", bundle }).ok, true);
+  assert.deepEqual(nb.list[0].outputs.get(0).data, bundle);
+
+  nb.list[0].outputs.clear(); // Clear Outputs: the record lives in the metadata
+  nb.list[0].setMetadata("jupyter_turns", old);
+  assert.equal(ask(nb, { request: "replace_record", cell_id: "c0", bundle }).ok, true);
+  assert.deepEqual(nb.list[0].getMetadata("jupyter_turns"), record);
+  const other = { [RECORD_MIME]: { ...record, conversation_id: "another" } };
+  assert.equal(ask(nb, { request: "replace_record", cell_id: "c0", bundle: other }).ok, false);
+});
+
+test("unknown cells, requests and missing ids are refused with a reason", () => {
+  const nb = notebook("a");
+  for (const bad of [
+    { request: "insert_cell", after: "zzz", source: "x" },
+    { request: "set_outputs", cell_id: "zzz", outputs: [] },
+    { request: "explode" },
+  ]) {
+    const reply = ask(nb, bad);
+    assert.equal(reply.ok, false);
+    assert.equal(typeof reply.reason, "string");
+  }
+  assert.equal(answerEdit(nb, { request: "delete_cell", cell_id: "c0" }).ok, false); // no request_id
+  assert.equal(
+    answerEdit(null, { request: "delete_cell", request_id: "r" }).reason,
+    "the notebook is closed",
+  );
+});

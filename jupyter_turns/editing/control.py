@@ -1,0 +1,85 @@
+"""The page's requests to the kernel: a saved card's Undo button.
+
+A finished turn's cards are drawn by the extension's record renderer, long after the chat cell
+ended; their Undo button cannot reach the turn's widget. The extension opens a comm to the
+kernel's ``jupyter_turns.control`` target instead and sends
+
+    {request: "undo", request_id, call_id}  ->  {request_id, ok: true, lines}
+                                             ->  {request_id, ok: false, reason}
+
+The comm handler may run on a subshell thread: the work is handed to the kernel's loop
+(:func:`~jupyter_turns.loops.call_soon_on`), where undo asks the page to remove or restore
+cells over the metadata comm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..loops import call_soon_on
+from .page import NotebookEditor
+from .undo import UndoRefused
+from .undoing import undo
+
+if TYPE_CHECKING:
+    from ..session import Session
+
+__all__ = ["CONTROL_TARGET", "register_control"]
+
+CONTROL_TARGET = "jupyter_turns.control"
+log = logging.getLogger(__name__)
+_tasks: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak references)
+
+
+def register_control(session: Session, loop: asyncio.AbstractEventLoop | None) -> bool:
+    """Answer the page's requests in this kernel (on ``loop``, else the loop running the
+    comm handler); False where there is no comm manager."""
+    try:
+        from comm import get_comm_manager
+
+        manager = get_comm_manager()
+    except Exception:  # no kernel: plain IPython
+        return False
+
+    def opened(comm: Any, message: Any) -> None:
+        def received(msg: Any) -> None:
+            data = (msg.get("content") or {}).get("data")
+            target = loop
+            if target is None:
+                with contextlib.suppress(RuntimeError):
+                    target = asyncio.get_running_loop()
+            call_soon_on(target, _start, session, comm, data)
+
+        comm.on_msg(received)
+        received(message)
+
+    manager.register_target(CONTROL_TARGET, opened)
+    return True
+
+
+def _start(session: Session, comm: Any, data: Any) -> None:
+    if not isinstance(data, dict) or "request" not in data:
+        return  # a comm_open without a request
+    task = asyncio.get_running_loop().create_task(_answer(session, comm, data))
+    _tasks.add(task)
+    task.add_done_callback(_tasks.discard)
+
+
+async def _answer(session: Session, comm: Any, data: dict[str, Any]) -> None:
+    request_id = data.get("request_id")
+    reply: dict[str, Any]
+    if data.get("request") != "undo" or not isinstance(data.get("call_id"), str):
+        reply = {"ok": False, "reason": "expected {request: 'undo', call_id}"}
+    else:
+        reader = session.reader
+        editor = NotebookEditor(reader.page) if reader is not None else None
+        try:
+            lines = await undo(session, editor, call_id=data["call_id"])
+            reply = {"ok": True, "lines": lines}
+        except UndoRefused as exc:
+            reply = {"ok": False, "reason": str(exc)}
+    with contextlib.suppress(Exception):  # the page went away: nobody waits for the answer
+        comm.send({"request_id": request_id, **reply})

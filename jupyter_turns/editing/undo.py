@@ -1,0 +1,149 @@
+"""Undo: the model's steps in this kernel, newest last, and reverting them.
+
+A *step* is one tool call that changed something: a ``python`` run (names created, rebound,
+deleted), an inserted cell (run or not) or an edited cell. :class:`UndoLog` keeps, per step,
+the objects the touched names were bound to before (in this kernel only: objects cannot be
+saved in a notebook) and the cell's text before and after. Steps are undone newest first: an
+earlier step is refused while later ones stand, because they may build on it.
+
+Reverting says plainly what it could not revert: objects changed in place, files written and
+other side effects of code, a cell the user changed since. Each undo becomes an
+:class:`~jupyter_turns.events.Undo` event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..events import Undo
+from ..text import plural
+from ..tools.state_diff import StateDiff
+from .page import CellPage, PageError
+
+__all__ = ["Step", "UndoLog", "UndoRefused", "describe", "undo_log"]
+
+_MISSING = object()
+_SIDE_EFFECTS = "files written and other side effects of the code, if any"
+
+
+class UndoRefused(Exception):
+    """Nothing was undone; the message says why (for the user)."""
+
+
+@dataclass
+class Step:
+    call_id: str
+    tool: str
+    previous: dict[str, Any] = field(default_factory=dict)  # name -> object before, or _MISSING
+    changed: list[str] = field(default_factory=list)  # changed in place: cannot be undone
+    ran_code: bool = False
+    cell: dict[str, Any] | None = None  # {"op": "insert" | "edit", "cell_id", "before", "after"}
+
+    async def revert(self, namespace: dict[str, Any], page: CellPage | None) -> Undo:
+        """Undo this step; the event says what was done and what could not be."""
+        done: list[str] = []
+        not_undone: list[str] = []
+        if self.cell is not None:
+            await self._revert_cell(page, done, not_undone)
+        for name, value in self.previous.items():
+            if value is _MISSING:
+                namespace.pop(name, None)
+                done.append(f"removed {name}")
+            else:
+                namespace[name] = value
+                done.append(f"restored {name}")
+        if self.changed:
+            not_undone.append("the in-place changes to " + ", ".join(self.changed))
+        if self.ran_code:
+            not_undone.append(_SIDE_EFFECTS)
+        return Undo(call_id=self.call_id, tool=self.tool, done=done, not_undone=not_undone)
+
+    async def _revert_cell(
+        self, page: CellPage | None, done: list[str], not_undone: list[str]
+    ) -> None:
+        cell = self.cell or {}
+        cell_id, before, after = str(cell["cell_id"]), cell.get("before"), str(cell["after"])
+        inserted = cell["op"] == "insert"
+        what = "the inserted cell" if inserted else "the edited cell's earlier text"
+        try:
+            if page is None:
+                raise PageError("no notebook page is connected to this kernel")
+            if inserted:
+                await page.delete(cell_id, expected=after)
+                done.append("removed the inserted cell")
+            else:
+                await page.set_source(cell_id, str(before), expected=after)
+                done.append("restored the edited cell's earlier text")
+        except PageError as exc:
+            not_undone.append(f"{what} ({exc})")
+
+
+class UndoLog:
+    """The steps of this kernel that can be undone, newest last."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+
+    def record(
+        self,
+        call_id: str,
+        tool: str,
+        previous: Mapping[str, Any],
+        state: StateDiff | None,
+        *,
+        cell: dict[str, Any] | None = None,
+    ) -> None:
+        """Keep what a step changed: ``previous`` is the namespace before the code ran (for
+        the names ``state`` says it touched), ``cell`` the cell it inserted or edited."""
+        step = Step(call_id, tool, cell=cell, ran_code=state is not None)
+        if state is not None:
+            touched = [n for n, _ in state.created] + [n for n, _ in state.rebound]
+            step.previous = {name: previous.get(name, _MISSING) for name in touched}
+            step.previous.update({name: previous.get(name, _MISSING) for name in state.deleted})
+            step.changed = [n for n, _ in state.changed]
+        self.steps.append(step)
+
+    def take(self, *, count: int = 1, call_id: str | None = None) -> list[Step]:
+        """Remove and return the steps to undo, newest first: the newest ``count``, or the
+        one step of ``call_id`` when no later step stands; else UndoRefused says why."""
+        if call_id is not None:
+            position = next((i for i, s in enumerate(self.steps) if s.call_id == call_id), None)
+            if position is None:
+                raise UndoRefused(
+                    "nothing to undo for this call in this kernel: it was undone already, or "
+                    "the kernel restarted since (a restarted kernel holds none of the objects)"
+                )
+            later = self.steps[position + 1 :]
+            if later:
+                names = ", ".join(f"{s.tool} {s.call_id}" for s in reversed(later))
+                raise UndoRefused(
+                    f"undo the later {plural(len(later), 'step')} first ({names}): "
+                    "they may build on this one"
+                )
+            count = 1
+        if count < 1 or count > len(self.steps):
+            raise UndoRefused(
+                f"there {'is' if len(self.steps) == 1 else 'are'} "
+                f"{plural(len(self.steps), 'step')} to undo in this kernel, not {count}"
+            )
+        taken = self.steps[-count:]
+        del self.steps[-count:]
+        return list(reversed(taken))
+
+
+_logs: dict[int, UndoLog] = {}
+
+
+def undo_log(namespace: Mapping[str, Any]) -> UndoLog:
+    """The undo log of the kernel whose user namespace this is."""
+    return _logs.setdefault(id(namespace), UndoLog())
+
+
+def describe(event: Undo) -> str:
+    """One line for the user and the model: what was undone and what was not."""
+    line = f"Undid {event.tool} call {event.call_id}: " + (", ".join(event.done) or "nothing")
+    if event.not_undone:
+        line += "; not undone: " + "; ".join(event.not_undone)
+    return line

@@ -1,0 +1,77 @@
+"""A notebook page as the kernel sees it over the metadata comm, for tests without a browser.
+
+It answers what the bundled extension answers (``js/labextension/cells.js`` and ``edit.js``,
+whose own node tests and the browser tests check the real thing): the cells, inserting, editing
+and deleting cells (refusing text that changed), outputs, and a cell's chat record.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+RECORD_MIME = "application/vnd.jupyter-turns+json"
+
+
+class FakePage:
+    def __init__(self, *sources: str, chat: int) -> None:
+        self._ids = itertools.count()
+        self.cells: list[dict[str, Any]] = [self._cell(s) for s in sources]
+        self.chat_id: str = self.cells[chat]["id"]
+        self.asked: list[dict[str, Any]] = []
+        self.answering = True
+
+    def _cell(self, source: str, cell_type: str = "code") -> dict[str, Any]:
+        return {
+            "id": f"cell-{next(self._ids)}",
+            "cell_type": cell_type,
+            "source": source,
+            "execution_count": None,
+            "outputs": [],
+        }
+
+    def sources(self) -> list[str]:
+        return [c["source"] for c in self.cells]
+
+    def _find(self, cell_id: Any) -> tuple[int, dict[str, Any]]:
+        for index, cell in enumerate(self.cells):
+            if cell["id"] == cell_id:
+                return index, cell
+        raise LookupError(f"no cell with id {cell_id}")
+
+    async def ask(self, request: dict[str, Any], wait: float) -> dict[str, Any] | None:
+        self.asked.append(request)
+        if not self.answering:
+            return None
+        try:
+            return {"ok": True, **self._apply(request)}
+        except LookupError as exc:
+            return {"ok": False, "reason": str(exc)}
+
+    def _apply(self, request: dict[str, Any]) -> dict[str, Any]:
+        kind = request["request"]
+        if kind == "cells":
+            return {"cells": [dict(c) for c in self.cells], "path": "nb.ipynb", "dirty": False}
+        if kind == "insert_cell":
+            index = self._find(request["after"])[0] + 1
+            self.cells.insert(index, self._cell(request["source"], request["cell_type"]))
+            return {"cell_id": self.cells[index]["id"], "index": index}
+        index, cell = self._find(request.get("cell_id"))
+        if kind in ("set_source", "delete_cell") and cell["source"] != request["expected"]:
+            raise LookupError("the cell changed since")
+        if kind == "set_source":
+            cell["source"] = request["source"]
+            return {"index": index}
+        if kind == "delete_cell":
+            del self.cells[index]
+            return {}
+        if kind == "set_outputs":
+            cell["outputs"], cell["execution_count"] = (
+                request["outputs"],
+                request["execution_count"],
+            )
+            return {}
+        if kind == "replace_record":
+            cell["outputs"] = [{"output_type": "display_data", "data": request["bundle"]}]
+            return {}
+        raise LookupError(f"unknown request {kind}")
