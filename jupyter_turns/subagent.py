@@ -76,7 +76,16 @@ def subagent(
             chat.interrupt("stop")
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(task), ctx.nest.settings.cancel_grace)
+            # the tokens were spent: the "cancelled" response still carries what they cost
+            ended = None
+            if task.done() and not task.cancelled() and task.exception() is None:
+                ended = task.result()
+            ctx.extra["subagent"] = _summary(ended, cast(NestSink, chat.sink), "stopped")
             raise
+        except Exception:  # a bug below the nested turn: what the sink counted so far
+            ctx.extra["subagent"] = _summary(None, cast(NestSink, chat.sink), "failed")
+            raise
+        ctx.extra["subagent"] = _summary(turn, cast(NestSink, chat.sink))
         return _result(name, turn)
 
     run_agent.__doc__ = (
@@ -114,27 +123,39 @@ def _nested_chat(
     return chat
 
 
+def _summary(turn: TurnResult | None, sink: NestSink, outcome: str = "") -> dict[str, Any]:
+    """What the response saves of the nested turn (``subagent``): how it ended, its cycles, and
+    the usage and cost of it and of its own sub-agents. Without a result (a turn that did not
+    end in time, or raised), the nested sink's live count."""
+    if turn is None:
+        usage, cost, cycles = sink.usage, sink.cost, sink.cycles
+    else:
+        usage, cost, cycles = turn.usage, turn.cost_usd, turn.cycles
+        for event in turn.events:  # sub-agents of the sub-agent
+            summary = getattr(event, "subagent", None)
+            if event.kind != "tool_call_response" or parent_of(event) is not None:
+                continue  # a deeper one's usage is in its caller's summary already
+            if isinstance(summary, dict):
+                usage = usage + Usage(**summary.get("usage", {}))
+                extra = summary.get("cost_usd")
+                cost = None if cost is None or extra is None else cost + extra
+        if not outcome:
+            outcome = "failed" if turn.outcome in FAILED else turn.outcome
+    return {"outcome": outcome, "cycles": cycles, "usage": usage.as_dict(), "cost_usd": cost}
+
+
+FAILED = ("error", "aborted")  # a nested turn that ended so is the call's error
+
+
 def _result(name: str, turn: TurnResult) -> ToolResult:
-    """The final answer for the calling model; the nested usage saved on the response."""
-    usage, cost = turn.usage, turn.cost_usd
-    for event in turn.events:  # sub-agents of the sub-agent
-        summary = getattr(event, "subagent", None) if event.kind == "tool_call_response" else None
-        if isinstance(summary, dict) and parent_of(event) is None:
-            usage = usage + Usage(**summary.get("usage", {}))
-            cost = (
-                None
-                if cost is None or summary.get("cost_usd") is None
-                else cost + summary["cost_usd"]
-            )
-    summary = {"outcome": turn.outcome, "cycles": turn.cycles, "usage": usage.as_dict()}
-    summary["cost_usd"] = cost
-    if turn.outcome in ("error", "aborted"):
+    """The final answer for the calling model (a failed nested turn raises: an error result)."""
+    if turn.outcome in FAILED:
         errors = [e.message for e in turn.events if e.kind == "error"]
         raise SubagentError(f"{name} failed: {errors[-1] if errors else turn.outcome}")
     answer = _final_answer(turn.events)
     if turn.outcome != "complete":
         answer += f"\n\n[{name} did not finish: {turn.outcome}]"
-    return ToolResult(answer or f"({name} gave no answer)", extra={"subagent": summary})
+    return ToolResult(answer or f"({name} gave no answer)")
 
 
 def _final_answer(events: Iterable[ConversationEvent]) -> str:
@@ -162,7 +183,7 @@ class NestSink:
         self._changed = getattr(nest.sink, "nested_changed", lambda: None)
         self.cycles = 0
         self._state = ""
-        self._usage, self._cost = Usage(), cast(float | None, None)
+        self.usage, self.cost = Usage(), cast(float | None, None)  # the nested turn's so far
 
     def part(self, part: Part) -> None:
         if self.draft is not None and self.draft.part(part):
@@ -187,7 +208,7 @@ class NestSink:
                     self._stats()
                 self._state = state
             case UsageUpdate(usage=usage, cost_usd=cost):
-                self._usage, self._cost = usage, cost
+                self.usage, self.cost = usage, cost
                 self._stats()
             case _:
                 pass  # retries show in the nested turn's own events
@@ -201,7 +222,7 @@ class NestSink:
         self._changed()
 
     def _stats(self) -> None:
-        self.nest.sink.update(SubagentUpdate(self.call_id, self.cycles, self._usage, self._cost))
+        self.nest.sink.update(SubagentUpdate(self.call_id, self.cycles, self.usage, self.cost))
 
     def _mark(self, event: ConversationEvent) -> ConversationEvent:
         if parent_of(event) is not None:  # a deeper sub-agent's: already marked
