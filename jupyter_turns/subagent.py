@@ -1,14 +1,17 @@
-"""Sub-agents: a tool whose call runs its own turn (model, system prompt, tools).
+"""Sub-agents: a tool whose call runs its own turn (provider, model, system prompt, tools).
 
-``subagent(name, description, tools=..., model=..., system=...)`` (or ``Chat.as_tool``) makes
-the tool. Its work is not a black box: the nested turn's events are added to the calling turn
-marked ``parent`` (the call id), so they are saved in the same record and drawn inside the
-call's card by the same views; its streaming text goes to the page as a nested draft; its tool
-calls follow their own run modes and ask through the same prompter (the same buttons; the
-headless policy where nobody can click). The calling model receives only the sub-agent's final
-answer. Stop on the calling turn stops the nested one, whose partial work is kept and marked; a
-nested turn that fails is an error result, and the calling turn goes on. The nested usage and
-cost are saved on the response (``subagent``) and shown apart in the footer.
+``subagent(name, description, tools=..., model=..., system=..., max_cycles=..., thinking=...)``
+(or ``Chat.as_tool``) makes the tool. Its work is not a black box: the nested turn's events are
+added to the calling turn marked ``parent`` (the call id), so they are saved in the same record
+and drawn inside the call's card by the same views, and a page gets its streaming text as that
+card's draft. Its tool calls follow their own run modes (the thread's default for those with
+none) and ask through the calling turn's prompter: the same buttons, or the headless policy
+where nobody can click; "always allow" is the thread's, both ways. The calling model receives
+only the sub-agent's final answer. Stop on the calling turn stops the nested one: its events so
+far stay (its running tools answered "cancelled", a "Stopped" notice), and the call answers
+"cancelled". A nested turn that fails is the call's error result, and the calling turn goes on.
+However the call ends, its response saves the nested turn's outcome, cycles, usage and cost
+(``subagent``; a sub-agent's own sub-agents are added in), which the card and the footer show.
 """
 
 from __future__ import annotations
