@@ -72,6 +72,12 @@ def subagent(
             raise SubagentError(f"{name} runs inside a chat turn, not on its own")
         chat = _nested_chat(ctx.nest, ctx.call_id, provider, nested_tools, model, system)
         chat.max_cycles, chat.thinking = max_cycles, thinking
+        sink = cast(NestSink, chat.sink)
+        earlier = ctx.extra.get("subagent")  # a restarted call: its first attempts count too
+
+        def save(turn: TurnResult | None, outcome: str = "") -> None:
+            ctx.extra["subagent"] = _added(earlier, _summary(turn, sink, outcome))
+
         task = asyncio.create_task(chat.send(request))
         try:
             turn = await asyncio.shield(task)
@@ -83,12 +89,12 @@ def subagent(
             ended = None
             if task.done() and not task.cancelled() and task.exception() is None:
                 ended = task.result()
-            ctx.extra["subagent"] = _summary(ended, cast(NestSink, chat.sink), "stopped")
+            save(ended, "stopped")
             raise
         except Exception:  # a bug below the nested turn: what the sink counted so far
-            ctx.extra["subagent"] = _summary(None, cast(NestSink, chat.sink), "failed")
+            save(None, "failed")
             raise
-        ctx.extra["subagent"] = _summary(turn, cast(NestSink, chat.sink))
+        save(turn)
         return _result(name, turn)
 
     run_agent.__doc__ = (
@@ -145,6 +151,21 @@ def _summary(turn: TurnResult | None, sink: NestSink, outcome: str = "") -> dict
         if not outcome:
             outcome = "failed" if turn.outcome in FAILED else turn.outcome
     return {"outcome": outcome, "cycles": cycles, "usage": usage.as_dict(), "cost_usd": cost}
+
+
+def _added(earlier: Any, summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` with an earlier attempt's cycles, usage and cost added (its events are in
+    the card too); the outcome is the last attempt's."""
+    if not isinstance(earlier, dict):
+        return summary
+    usage = Usage(**earlier["usage"]) + Usage(**summary["usage"])
+    before, now = earlier["cost_usd"], summary["cost_usd"]
+    return {
+        **summary,
+        "cycles": earlier["cycles"] + summary["cycles"],
+        "usage": usage.as_dict(),
+        "cost_usd": None if before is None or now is None else before + now,
+    }
 
 
 FAILED = ("error", "aborted")  # a nested turn that ended so is the call's error

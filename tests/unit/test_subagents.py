@@ -194,3 +194,45 @@ async def test_as_tool_uses_the_chats_provider_and_tools() -> None:
     assert turn.outcome == "complete"
     nested_request = helper.provider.requests[0]  # type: ignore[attr-defined]
     assert nested_request.system == "Be exact."
+
+
+async def test_a_restarted_call_counts_the_usage_of_every_attempt() -> None:
+    gate = asyncio.Event()
+
+    @tool(run="unattended")
+    async def stuck() -> str:
+        """Wait."""
+        await gate.wait()
+        return "late"
+
+    nested = Priced(
+        [
+            cycle(message("Working."), tool_call("stuck", {}, call_id="toolu_stuck"),
+                  usage=Usage(100, 10)),
+            cycle(message("Done."), usage=Usage(40, 4)),
+        ]
+    )  # fmt: skip
+    researcher = subagent("researcher", "x", tools=[stuck], provider=nested, run="unattended")
+    parent = ScriptedProvider(
+        [
+            cycle(tool_call("researcher", {"request": "x"}, call_id="toolu_sub")),
+            cycle(message("Finished.")),
+        ]
+    )
+    chat = Chat(parent, tools=[researcher], cancel_grace=5)
+    task = asyncio.create_task(chat.send("go"))
+    await until(lambda: any(getattr(e, "call_id", "") == "toolu_stuck"
+                            for e in chat.conversation.events), spins=10**6)  # fmt: skip
+    chat.interrupt(InterruptAction.RESTART)  # the researcher runs again, from the start
+    turn = await asyncio.wait_for(task, 10)
+    assert turn.outcome == "complete"
+    outer = _outer(turn)
+    assert outer.content == "Done." and [d.action for d in outer.decisions][-1] == "restarted"
+    # both attempts' events are in the card, and both attempts' tokens in its summary
+    assert [e.kind for e in turn if parent_of(e) == "toolu_sub"].count("chat_request") == 2
+    assert outer.subagent == {
+        "outcome": "complete",
+        "cycles": 2,
+        "usage": Usage(140, 14).as_dict(),
+        "cost_usd": pytest.approx(0.28),
+    }
