@@ -141,10 +141,12 @@ class Chat:
         tools: Iterable[Tool | Callable[..., Any]] | None = None,
         model: str | None = None,
         system: str | None = None,
+        max_cycles: int | None = None,
+        thinking: Literal["off", "adaptive"] | int | None = None,
     ) -> Tool:
         """A sub-agent tool running on this chat's provider: each call runs a nested turn with
-        ``tools`` (default: this chat's), ``model`` and ``system`` (see
-        :func:`jupyter_turns.subagent`)."""
+        ``tools``, ``model``, ``system``, ``max_cycles`` and ``thinking`` — each this chat's own
+        unless given (see :func:`jupyter_turns.subagent`)."""
         from .subagent import subagent
 
         return subagent(
@@ -154,6 +156,8 @@ class Chat:
             provider=self.provider,
             model=model or self.model,
             system=system if system is not None else self.system,
+            max_cycles=self.max_cycles if max_cycles is None else max_cycles,
+            thinking=self.thinking if thinking is None else thinking,
         )
 
     def interrupt(self, action: InterruptAction | str | None = None, text: str = "") -> None:

@@ -102,7 +102,9 @@ class ChatMagics(Magics):
     stream = Bool(
         True,
         help="Stream answers (False: plain requests, for endpoints and proxies that do not "
-        "stream; a thread also switches by itself when an endpoint answers without streaming).",
+        "stream). Read at each cell by every thread that has no choice of its own: --stream "
+        "on|off, or the plain requests a thread keeps once its endpoint answered without "
+        "streaming.",
     ).tag(config=True)
     inline_widget = Bool(
         False,
@@ -148,7 +150,8 @@ class ChatMagics(Magics):
           --tools ask|unattended|deny     default run mode of tools without their own
           --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
-          --stream on|off     off: plain requests (endpoints that do not stream)
+          --stream on|off     off: plain requests (endpoints that do not stream); without
+                              it the thread follows ChatMagics.stream
           --replay-tools run|saved        a replayed cell reruns its tools or uses the saved
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
@@ -204,7 +207,7 @@ class ChatMagics(Magics):
         thread = threads.get(name, new=options.new)
         self._apply(thread, options, key, builtins)
         if provider is not None:
-            threads.use_provider(thread, provider)
+            threads.use_provider(thread, provider, self.stream)
         thread.chat.tools = {t.name: t for t in tools}
         if replay is not None:
             replay.saved_tools = options.replay_tools == "saved"
@@ -224,21 +227,26 @@ class ChatMagics(Magics):
         )
         thread.restored = False
         attachments = [*attached.attachments, *([note] if note else [])]
-        if getattr(self.shell, "kernel", None) is None:  # plain IPython: print instead
+        provider = chat.provider  # the thread's own: a replay swaps it for the turn
+        streamed = getattr(provider, "streaming", False)
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:  # plain IPython: print instead
             chat.sink = PrintSink()
             with replaying(chat, replay, None) as notes:
-                await chat.send(body, attachments, [*attached.notes, *notes])
+                try:
+                    await chat.send(body, attachments, [*attached.notes, *notes])
+                finally:
+                    _remember_fallback(thread, provider, streamed)
             return
-        with busy_while_running(getattr(self.shell, "kernel", None)):  # before the widget opens
+        with busy_while_running(kernel):  # before the widget opens
             front = CellFront(self.session, self.settings(), thread, loop)
             front.show()
             with sigint_menu(chat, loop), replaying(chat, replay, front) as notes:
                 try:
                     await chat.send(body, attachments, [*attached.notes, *notes])
                 finally:
+                    _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()
-                    # an endpoint that answered without streaming: the thread remembers it
-                    thread.stream = getattr(chat.provider, "streaming", thread.stream)
 
     def _options(self, line: str) -> argparse.Namespace:
         return parse_options(line)
@@ -276,7 +284,6 @@ class ChatMagics(Magics):
         """Cell options stick to the thread; a new thread starts from the configured defaults."""
         if not thread.configured:
             thread.reasoning = self.reasoning
-            thread.stream = self.stream
             thread.configured = True
         thread.provider, thread.model, thread.script = key
         chat = thread.chat
@@ -294,6 +301,13 @@ class ChatMagics(Magics):
         if options.stream:
             thread.stream = options.stream == "on"
         chat.sequential_tools = options.sequential
+
+
+def _remember_fallback(thread: Thread, provider: Any, streamed: bool) -> None:
+    """A thread whose streaming request was answered without streaming (the provider switched
+    itself) keeps plain requests: a %config cannot make that endpoint stream."""
+    if streamed and getattr(provider, "streaming", True) is False:
+        thread.stream = False
 
 
 def _metadata_writer() -> Any:

@@ -1,14 +1,17 @@
-"""Sub-agents: a tool whose call runs its own turn (model, system prompt, tools).
+"""Sub-agents: a tool whose call runs its own turn (provider, model, system prompt, tools).
 
-``subagent(name, description, tools=..., model=..., system=...)`` (or ``Chat.as_tool``) makes
-the tool. Its work is not a black box: the nested turn's events are added to the calling turn
-marked ``parent`` (the call id), so they are saved in the same record and drawn inside the
-call's card by the same views; its streaming text goes to the page as a nested draft; its tool
-calls follow their own run modes and ask through the same prompter (the same buttons; the
-headless policy where nobody can click). The calling model receives only the sub-agent's final
-answer. Stop on the calling turn stops the nested one, whose partial work is kept and marked; a
-nested turn that fails is an error result, and the calling turn goes on. The nested usage and
-cost are saved on the response (``subagent``) and shown apart in the footer.
+``subagent(name, description, tools=..., model=..., system=..., max_cycles=..., thinking=...)``
+(or ``Chat.as_tool``) makes the tool. Its work is not a black box: the nested turn's events are
+added to the calling turn marked ``parent`` (the call id), so they are saved in the same record
+and drawn inside the call's card by the same views, and a page gets its streaming text as that
+card's draft. Its tool calls follow their own run modes (the thread's default for those with
+none) and ask through the calling turn's prompter: the same buttons, or the headless policy
+where nobody can click; "always allow" is the thread's, both ways. The calling model receives
+only the sub-agent's final answer. Stop on the calling turn stops the nested one: its events so
+far stay (its running tools answered "cancelled", a "Stopped" notice), and the call answers
+"cancelled". A nested turn that fails is the call's error result, and the calling turn goes on.
+However the call ends, its response saves the nested turn's outcome, cycles, usage and cost
+(``subagent``; a sub-agent's own sub-agents are added in), which the card and the footer show.
 """
 
 from __future__ import annotations
@@ -69,6 +72,12 @@ def subagent(
             raise SubagentError(f"{name} runs inside a chat turn, not on its own")
         chat = _nested_chat(ctx.nest, ctx.call_id, provider, nested_tools, model, system)
         chat.max_cycles, chat.thinking = max_cycles, thinking
+        sink = cast(NestSink, chat.sink)
+        earlier = ctx.extra.get("subagent")  # a restarted call: its first attempts count too
+
+        def save(turn: TurnResult | None, outcome: str = "") -> None:
+            ctx.extra["subagent"] = _added(earlier, _summary(turn, sink, outcome))
+
         task = asyncio.create_task(chat.send(request))
         try:
             turn = await asyncio.shield(task)
@@ -76,7 +85,16 @@ def subagent(
             chat.interrupt("stop")
             with contextlib.suppress(Exception, asyncio.CancelledError):
                 await asyncio.wait_for(asyncio.shield(task), ctx.nest.settings.cancel_grace)
+            # the tokens were spent: the "cancelled" response still carries what they cost
+            ended = None
+            if task.done() and not task.cancelled() and task.exception() is None:
+                ended = task.result()
+            save(ended, "stopped")
             raise
+        except Exception:  # a bug below the nested turn: what the sink counted so far
+            save(None, "failed")
+            raise
+        save(turn)
         return _result(name, turn)
 
     run_agent.__doc__ = (
@@ -114,27 +132,54 @@ def _nested_chat(
     return chat
 
 
+def _summary(turn: TurnResult | None, sink: NestSink, outcome: str = "") -> dict[str, Any]:
+    """What the response saves of the nested turn (``subagent``): how it ended, its cycles, and
+    the usage and cost of it and of its own sub-agents. Without a result (a turn that did not
+    end in time, or raised), the nested sink's live count."""
+    if turn is None:
+        usage, cost, cycles = sink.usage, sink.cost, sink.cycles
+    else:
+        usage, cost, cycles = turn.usage, turn.cost_usd, turn.cycles
+        for event in turn.events:  # sub-agents of the sub-agent
+            summary = getattr(event, "subagent", None)
+            if event.kind != "tool_call_response" or parent_of(event) is not None:
+                continue  # a deeper one's usage is in its caller's summary already
+            if isinstance(summary, dict):
+                usage = usage + Usage(**summary.get("usage", {}))
+                extra = summary.get("cost_usd")
+                cost = None if cost is None or extra is None else cost + extra
+        if not outcome:
+            outcome = "failed" if turn.outcome in FAILED else turn.outcome
+    return {"outcome": outcome, "cycles": cycles, "usage": usage.as_dict(), "cost_usd": cost}
+
+
+def _added(earlier: Any, summary: dict[str, Any]) -> dict[str, Any]:
+    """``summary`` with an earlier attempt's cycles, usage and cost added (its events are in
+    the card too); the outcome is the last attempt's."""
+    if not isinstance(earlier, dict):
+        return summary
+    usage = Usage(**earlier["usage"]) + Usage(**summary["usage"])
+    before, now = earlier["cost_usd"], summary["cost_usd"]
+    return {
+        **summary,
+        "cycles": earlier["cycles"] + summary["cycles"],
+        "usage": usage.as_dict(),
+        "cost_usd": None if before is None or now is None else before + now,
+    }
+
+
+FAILED = ("error", "aborted")  # a nested turn that ended so is the call's error
+
+
 def _result(name: str, turn: TurnResult) -> ToolResult:
-    """The final answer for the calling model; the nested usage saved on the response."""
-    usage, cost = turn.usage, turn.cost_usd
-    for event in turn.events:  # sub-agents of the sub-agent
-        summary = getattr(event, "subagent", None) if event.kind == "tool_call_response" else None
-        if isinstance(summary, dict) and parent_of(event) is None:
-            usage = usage + Usage(**summary.get("usage", {}))
-            cost = (
-                None
-                if cost is None or summary.get("cost_usd") is None
-                else cost + summary["cost_usd"]
-            )
-    summary = {"outcome": turn.outcome, "cycles": turn.cycles, "usage": usage.as_dict()}
-    summary["cost_usd"] = cost
-    if turn.outcome in ("error", "aborted"):
+    """The final answer for the calling model (a failed nested turn raises: an error result)."""
+    if turn.outcome in FAILED:
         errors = [e.message for e in turn.events if e.kind == "error"]
         raise SubagentError(f"{name} failed: {errors[-1] if errors else turn.outcome}")
     answer = _final_answer(turn.events)
     if turn.outcome != "complete":
         answer += f"\n\n[{name} did not finish: {turn.outcome}]"
-    return ToolResult(answer or f"({name} gave no answer)", extra={"subagent": summary})
+    return ToolResult(answer or f"({name} gave no answer)")
 
 
 def _final_answer(events: Iterable[ConversationEvent]) -> str:
@@ -162,7 +207,7 @@ class NestSink:
         self._changed = getattr(nest.sink, "nested_changed", lambda: None)
         self.cycles = 0
         self._state = ""
-        self._usage, self._cost = Usage(), cast(float | None, None)
+        self.usage, self.cost = Usage(), cast(float | None, None)  # the nested turn's so far
 
     def part(self, part: Part) -> None:
         if self.draft is not None and self.draft.part(part):
@@ -187,7 +232,7 @@ class NestSink:
                     self._stats()
                 self._state = state
             case UsageUpdate(usage=usage, cost_usd=cost):
-                self._usage, self._cost = usage, cost
+                self.usage, self.cost = usage, cost
                 self._stats()
             case _:
                 pass  # retries show in the nested turn's own events
@@ -201,7 +246,7 @@ class NestSink:
         self._changed()
 
     def _stats(self) -> None:
-        self.nest.sink.update(SubagentUpdate(self.call_id, self.cycles, self._usage, self._cost))
+        self.nest.sink.update(SubagentUpdate(self.call_id, self.cycles, self.usage, self.cost))
 
     def _mark(self, event: ConversationEvent) -> ConversationEvent:
         if parent_of(event) is not None:  # a deeper sub-agent's: already marked

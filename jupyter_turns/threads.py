@@ -39,7 +39,9 @@ class Thread:
     script: str | None = None
     builtins: set[str] = field(default_factory=set)
     reasoning: str = "full"  # how the widget shows reasoning
-    stream: bool = True  # False: non-streaming requests (--stream off, or a proxy that can't)
+    # None: ChatMagics.stream decides, cell by cell; True/False: this thread's own (--stream,
+    # or False remembered once its endpoint answered without streaming)
+    stream: bool | None = None
     configured: bool = False  # defaults from the magic's settings applied
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an untrusted file
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
@@ -173,9 +175,11 @@ class Threads:
                 return existing.chat.provider
         return build_provider(*key, namespace)
 
-    def use_provider(self, thread: Thread, provider: Provider) -> None:
+    def use_provider(self, thread: Thread, provider: Provider, stream: bool = True) -> None:
+        """Give the thread ``provider``; ``stream`` is the default of a thread with no choice
+        of its own (``ChatMagics.stream``)."""
         if hasattr(provider, "streaming"):  # the Anthropic provider: stream or not, per thread
-            provider.streaming = thread.stream
+            provider.streaming = stream if thread.stream is None else thread.stream
         thread.chat.provider = provider
         self._provider_key[thread.name] = thread.provider_key
 

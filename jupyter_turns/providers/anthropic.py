@@ -12,7 +12,6 @@ stopped.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -21,14 +20,14 @@ import httpx2
 
 from ..conversation import anthropic_messages
 from ..errors import ProviderConfigError, ProviderError
-from ..events import Finished, StreamEvent, Usage
+from ..events import StreamEvent, Usage
 from ..keys import ENV_KEY, api_key, remember
-from .anthropic_message import message_events
-from .anthropic_stream import StreamAdapter, as_dict
+from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response
+from .anthropic_stream import StreamAdapter
 from .base import Request
 from .models import model_info
 
-__all__ = ["DEFAULT_MODEL", "AnthropicProvider", "build_params", "classify"]
+__all__ = ["DEFAULT_MODEL", "NOT_STREAMING", "AnthropicProvider", "build_params", "classify"]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 DEFAULT_THINKING_BUDGET = 8_000
@@ -58,6 +57,7 @@ class AnthropicProvider:
         self.model = model or DEFAULT_MODEL
         self._base_url = base_url  # None: the SDK reads ANTHROPIC_BASE_URL itself
         self.streaming = True  # False: plain request/response (--stream off, or a proxy)
+        self._notices: list[str] = []  # for the next plain answer (see anthropic_message)
         self._timeout = timeout
         self._env_key: str | None = None  # the environment's key the client was built with
         if client is None:
@@ -92,21 +92,25 @@ class AnthropicProvider:
         model = request.model or self.model
         params = build_params(request, model)
         client = self._current_client()
-        if not self.streaming:
-            async for item in self._whole(client, params):
-                yield item
-            return
-        try:
-            response = await self._create(client, params, request, model)
-        except anthropic.BadRequestError as exc:
-            if "stream" not in str(exc).lower():
-                raise
-            response = None  # the endpoint refuses streaming
-        if response is None or not _is_event_stream(response):
-            if response is not None:
+        if self.streaming:
+            try:
+                response = await self._create(client, params, request, model)
+            except anthropic.BadRequestError as exc:
+                if "stream" not in str(exc).lower():
+                    raise
+                response = None  # the endpoint refuses streaming
+            try:
+                whole = response is None or not await is_event_stream(response)
+            except BaseException:  # the body broke off while it was read
                 await response.close()
-            self.streaming = False  # the thread's provider remembers it
-            async for item in self._whole(client, params, notice=NOT_STREAMING):
+                raise
+            if whole:
+                if response is not None:
+                    await response.close()
+                self.streaming = False  # the thread's provider remembers it
+                self._notices.append(NOT_STREAMING)
+        if not self.streaming:  # the notice waits for the first plain answer (a retry's too)
+            async for item in whole_response(client.messages.create, params, self._notices):
                 yield item
             return
         adapter = StreamAdapter()
@@ -135,35 +139,11 @@ class AnthropicProvider:
             params.update(build_params(request, model, prefill=False), stream=params["stream"])
             return await client.messages.create(**params)
 
-    async def _whole(
-        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], notice: str | None = None
-    ) -> AsyncIterator[StreamEvent]:
-        """One non-streaming request, its message replayed as stream events (nothing is shown
-        before the whole answer is in: Stop cancels the request)."""
-        params = {**params, "stream": False}
-        message = as_dict(await client.messages.create(**params))
-        adapter = StreamAdapter()
-        for event in message_events(message):
-            for item in adapter.feed(event):
-                if notice and isinstance(item, Finished):
-                    item = dataclasses.replace(item, details={**item.details, "notices": [notice]})
-                yield item
-
     def classify(self, error: BaseException) -> ProviderError:
         return classify(error)
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         return model_info(model or self.model).cost(usage)
-
-
-NOT_STREAMING = "This endpoint does not stream; continuing without streaming."
-
-
-def _is_event_stream(response: Any) -> bool:
-    """Whether the SDK's stream is really one (a proxy may answer JSON to a stream request)."""
-    http = getattr(response, "response", None)
-    content_type = str(getattr(http, "headers", {}).get("content-type", "")) if http else ""
-    return not content_type or content_type.startswith("text/event-stream")
 
 
 def _find_key() -> str:

@@ -1,4 +1,5 @@
-"""A complete (non-streaming) Messages API response as the raw stream events it would have been.
+"""The non-streaming path: a complete Messages API response as the raw stream events it would
+have been, and how a streaming request answered without a stream is recognized.
 
 Some endpoints and proxies do not stream. Rather than a second decoder, a whole ``Message`` is
 replayed as ``message_start``, per block ``content_block_start`` / deltas /
@@ -10,11 +11,52 @@ from a stream, so everything downstream (builder, widget, record) is unchanged.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
-__all__ = ["message_events"]
+from ..events import Finished, StreamEvent
+from .anthropic_stream import StreamAdapter, as_dict
+
+__all__ = ["NOT_STREAMING", "is_event_stream", "message_events", "whole_response"]
+
+NOT_STREAMING = "This endpoint does not stream; continuing without streaming."
+
+
+async def is_event_stream(response: Any) -> bool:
+    """Whether the SDK's stream is really one: a proxy may answer a stream request with JSON,
+    and may leave the content type out. Without one the body is read first (such a stream is
+    then shown at once, not as it arrives) and is no stream when it is a Message object."""
+    http = getattr(response, "response", None)
+    if http is None:
+        return True
+    content_type = str(http.headers.get("content-type", ""))
+    if content_type:
+        return content_type.startswith("text/event-stream")
+    body = await http.aread()  # the SDK's stream then reads the same bytes again
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return True
+    return not (isinstance(parsed, dict) and parsed.get("type") == "message")
+
+
+async def whole_response(
+    create: Callable[..., Awaitable[Any]], params: dict[str, Any], notices: list[str]
+) -> AsyncIterator[StreamEvent]:
+    """One non-streaming request, its message replayed as stream events (nothing is shown
+    before the whole answer is in: Stop cancels the request). ``notices`` go on the answer's
+    ``Finished`` and are cleared only then, so a request that fails and is retried loses none."""
+    message = as_dict(await create(**{**params, "stream": False}))
+    adapter = StreamAdapter()
+    for event in message_events(message):
+        for item in adapter.feed(event):
+            if notices and isinstance(item, Finished):
+                item = dataclasses.replace(item, details={**item.details, "notices": [*notices]})
+                notices.clear()
+            yield item
+
 
 # what a block's start event leaves out: its deltas carry it
 _STREAMED = {

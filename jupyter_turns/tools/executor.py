@@ -77,6 +77,7 @@ class ToolExecutor:
         self._run: Run | None = None  # what the policy decided to run
         self._restart: asyncio.Event | None = None
         self.abandoned = False  # a cancelled attempt outlived the grace period
+        self.extra: dict[str, Any] = {}  # ``ctx.extra``: saved on the response however it ends
         self.live = LiveOutput(lambda: self._update(self.state))
 
     @property
@@ -220,7 +221,13 @@ class ToolExecutor:
         if tool.context_param:
             nest = Nest(self.record, self.prompter, self.sink, self.settings)
             kwargs[tool.context_param] = ToolContext(
-                self.request.call_id, tool.name, self.token, self._ask, self.live.progress, nest
+                self.request.call_id,
+                tool.name,
+                self.token,
+                self._ask,
+                self.live.progress,
+                nest,
+                self.extra,
             )
         try:
             value = await invoke(tool, kwargs, self.live.progress)
@@ -272,6 +279,7 @@ class ToolExecutor:
     def _respond(self, outcome: Outcome) -> ToolCallResponse:
         ended = self.settings.clock()
         self._status(outcome.status)
+        outcome.extra = {**self.extra, **outcome.extra}
         saved = (self.settings.replay or {}).get(self.request.call_id)
         if saved is not None:  # a replay: is the result the recorded one?
             same = (saved.content, saved.is_error) == (outcome.content, outcome.is_error)

@@ -1,6 +1,8 @@
 """Sub-agents in JupyterLab: the nested turn streams into the calling tool card, its `add` call
-asks inside that card and is approved by a click there, and the saved record draws the same
-nested transcript, after the turn and again in the reopened notebook without a kernel."""
+asks inside that card and is approved by a click there; Stop on the caller while another
+sub-agent writes ends both, keeping its partial answer in its card; the saved records draw the
+same nested transcripts, after each turn and again in the reopened notebook without a kernel.
+(One notebook and kernel for both turns: a browser test's setup is its slowest part.)"""
 
 from __future__ import annotations
 
@@ -35,6 +37,18 @@ AGENT = textwrap.dedent(
 CARD = '.jt-tool[data-call-id="toolu_sub"]'
 NESTED = f"{CARD} > details.jt-nested"
 
+# A second sub-agent that writes slowly (about 30 s in all), stopped after a few words.
+STOP_WORDS = " ".join(f"s{i:03d}" for i in range(300))
+WRITER = textwrap.dedent(
+    f"""    writer_model = ScriptedProvider([slow(cycle(message({STOP_WORDS!r})), 0.1)])
+    writer = subagent('writer', 'Writes at length.', provider=writer_model, run='unattended')
+    script2 = ScriptedProvider([
+        cycle(tool_call('writer', {{'request': 'Write'}}, call_id='toolu_writer')),
+    ])
+    """
+)
+WRITER_CARD = '.jt-tool[data-call-id="toolu_writer"]'
+
 # One look at the page: the live draft in the researcher card's nested transcript shows the
 # beginning of the sub-agent's text but not its end yet, and no Approve button is anywhere in
 # the cell. This cannot hold if the text were only drawn once the sub-agent's cycle was over.
@@ -59,8 +73,20 @@ def _nested(root: Locator) -> Locator:
     return root.locator(NESTED)
 
 
-def test_a_sub_agent_streams_asks_and_is_saved_inside_its_card(lab: Lab) -> None:
-    lab.write_notebook("agents.ipynb", [LOAD, SETUP + "\n" + AGENT, chat_cell("What is 2 + 3?")])
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_a_sub_agent_streams_asks_is_stopped_and_is_saved_inside_its_card(lab: Lab) -> None:
+    lab.write_notebook(
+        "agents.ipynb",
+        [
+            LOAD,
+            SETUP + "\n" + AGENT + "\n" + WRITER,
+            chat_cell("What is 2 + 3?"),
+            chat_cell("Write at length.", script="script2"),
+        ],
+    )
     lab.open("agents.ipynb")
     run_setup(lab, 2)
     live = start_chat(lab, 2)
@@ -124,7 +150,46 @@ def test_a_sub_agent_streams_asks_and_is_saved_inside_its_card(lab: Lab) -> None
         "message",
     ]
 
-    # (4) reopened without a kernel: the same nested transcript, drawn from the file
+    # (4) Stop on the caller while the writer writes: both turns end, the partial text stays
+    live = start_chat(lab, 3)
+    writing = live.locator(f"{WRITER_CARD} > details.jt-nested > .jt-draft .jt-message")
+    expect(writing).to_contain_text("s000 s001 s002", timeout=30_000)
+    live.locator(".jt-stop").click()
+    live.locator(".jt-prompt-interrupt").get_by_role("button", name="Stop", exact=True).click()
+    output = lab.cell_output(3)
+    stopped = output.locator(".jt-root.jt-saved")
+    expect(stopped).to_have_count(1, timeout=30_000)
+    lab.wait_cell_idle(3)
+    card = stopped.locator(WRITER_CARD)
+    expect(card).to_have_attribute("data-status", "cancelled")
+    writer_nested = card.locator(":scope > details.jt-nested")
+    expect(writer_nested.locator(":scope > summary")).to_have_text("Sub-agent · stopped · 1 cycle")
+    partial = writer_nested.locator(".jt-message")
+    expect(partial).to_have_count(1)
+    expect(partial.locator(".jt-partial")).to_have_text("answer stopped here")
+    expect(writer_nested.locator(".jt-notice")).to_have_count(1)
+    expect(writer_nested.locator(".jt-notice")).to_contain_text("Stopped by the user.")
+    kept = _words(partial.locator(".jt-md").inner_text())
+    assert kept.startswith("s000 s001 s002") and STOP_WORDS.startswith(kept), kept
+    assert kept != STOP_WORDS  # the writer really was stopped mid-answer
+    # the caller was not asked again: no answer of its own, its Stop notice after the card
+    expect(stopped.locator(".jt-message:not(.jt-nested .jt-message)")).to_have_count(0)
+    top_notices = stopped.locator(".jt-notice:not(.jt-nested .jt-notice)")
+    expect(top_notices).to_have_count(1)
+    expect(top_notices).to_contain_text("Stopped by the user while tools were running.")
+    stopped_summary = writer_nested.locator(":scope > summary").inner_text()
+    lab.save()
+    record = final_record(lab.read_notebook("agents.ipynb").cells[3])
+    assert record["turn"]["outcome"] == "stopped"
+    writer_events = [e for e in record["events"] if e.get("parent") == "toolu_writer"]
+    assert [e["kind"] for e in writer_events] == ["chat_request", "message", "notice"]
+    assert writer_events[1]["metadata"] == {"partial": True}
+    assert _words(writer_events[1]["content"]) == kept
+    (outer,) = [e for e in record["events"] if e["kind"] == "tool_call_response"]
+    assert outer["status"] == "cancelled" and "parent" not in outer
+    assert (outer["subagent"]["outcome"], outer["subagent"]["cycles"]) == ("stopped", 1)
+
+    # (5) reopened without a kernel: the same nested transcripts, drawn from the file
     lab.close_and_reopen("agents.ipynb")
     assert lab.kernel_status() is None
     reopened = lab.cell_output(2).locator(".jt-root.jt-saved")
@@ -139,6 +204,15 @@ def test_a_sub_agent_streams_asks_and_is_saved_inside_its_card(lab: Lab) -> None
         ["The researcher says 5."]
     )
     expect(reopened.locator(".jt-message", has_text="Let me add")).to_have_count(1)
+    writer_nested = lab.cell_output(3).locator(
+        f".jt-root.jt-saved {WRITER_CARD} > details.jt-nested"
+    )
+    expect(writer_nested.locator(":scope > summary")).to_have_text(stopped_summary)
+    partial = writer_nested.locator(".jt-message")
+    expect(partial).to_have_count(1)
+    expect(partial.locator(".jt-partial")).to_have_text("answer stopped here")
+    expect(partial.locator(".jt-md")).to_have_text(kept)
+    expect(writer_nested.locator(".jt-notice")).to_contain_text("Stopped by the user.")
     expect(lab.page.get_by_text("Error displaying widget")).to_have_count(0)
     lab.cell(2).scroll_into_view_if_needed()
     lab.screenshot("subagent-reopened.png")

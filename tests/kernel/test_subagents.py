@@ -4,6 +4,7 @@ back after a restore without ever being sent to the calling model."""
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -127,6 +128,7 @@ def test_stop_on_the_caller_ends_the_nested_turn_too(lab_kernel: KernelDriver) -
     assert nested[3]["status"] == "cancelled"
     outer = next(e for e in events if e["kind"] == "tool_call_response" and "parent" not in e)
     assert outer["status"] == "cancelled"
+    assert (outer["subagent"]["outcome"], outer["subagent"]["cycles"]) == ("stopped", 1)
 
 
 def test_nested_events_are_saved_and_restored_but_never_sent(tmp_path: Path) -> None:
@@ -156,15 +158,18 @@ def test_nested_events_are_saved_and_restored_but_never_sent(tmp_path: Path) -> 
         assert "Restored thread 'main'" in kernel.run(f"%chat restore {path}").stdout()
         kernel.run("%%chat --script again\nAnd now?")
         restored = kernel.run(
+            "import json\n"
             "events = again.requests[0].events\n"
-            "print(sum(1 for e in events if getattr(e, 'parent', None) == 'toolu_sub'))"
+            "print(json.dumps([e.model_dump(mode='json') for e in events\n"
+            "                  if getattr(e, 'parent', None) == 'toolu_sub']))"
         ).stdout()
         sent = kernel.run(
             "from jupyter_turns.conversation import anthropic_messages\n"
-            "import json\nprint(json.dumps(anthropic_messages(events)))"
+            "print(json.dumps(anthropic_messages(events)))"
         ).stdout()
     finally:
         kernel.close()
-    assert restored.strip() == "5"  # the restored thread keeps the sub-agent's events...
+    # the restored thread keeps the sub-agent's events exactly as saved...
+    assert json.loads(restored) == [e for e in saved if e.get("parent") == "toolu_sub"]
     assert "toolu_inner" not in sent and "Let me add" not in sent  # ...and never sends them
     assert "The sum is **5**." in sent and "And now?" in sent

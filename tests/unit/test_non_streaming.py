@@ -1,11 +1,13 @@
-"""Non-streaming requests: ``--stream off`` and the automatic fallback when an endpoint or a
-proxy does not stream — the same events as a stream, through the real SDK and the local server.
+"""Non-streaming requests: a provider asked for plain responses (what ``--stream off`` and
+``ChatMagics.stream`` set; the magic's side is in test_stream_setting.py) and the automatic
+fallback when an endpoint or a proxy does not stream — the same events as a stream, through the
+real SDK and the local server.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -17,7 +19,13 @@ from jupyter_turns.interrupt import InterruptAction
 from jupyter_turns.providers.anthropic import NOT_STREAMING, AnthropicProvider
 from jupyter_turns.providers.base import Request
 from tests.support.anthropic_json import message_from_sse
-from tests.support.anthropic_replies import RECORDING_DIRS, Pause, Reply, load_recording
+from tests.support.anthropic_replies import (
+    RECORDING_DIRS,
+    Pause,
+    Reply,
+    load_recording,
+    split_events,
+)
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_sse import sse_text_response
 
@@ -99,6 +107,47 @@ async def test_a_proxy_answering_json_to_a_stream_request_falls_back_once(
     assert chat.conversation.events[-1].kind == "message"
 
 
+def _answer(chunks: list[str]) -> dict[str, Any]:
+    """The Message JSON a plain request gets for a text answer."""
+    return message_from_sse(sse_text_response(chunks).encode())
+
+
+async def test_the_fallback_notice_survives_a_plain_request_that_failed_and_was_retried(
+    server: AnthropicTestServer, clock: Any
+) -> None:
+    answer = _answer(["Hello."])
+    server.enqueue(Reply.json(200, answer), Reply.error(529, "Overloaded"), Reply.json(200, answer))
+    chat = Chat(_provider(server), thinking="off", sleep=clock.sleep, clock=clock, rand=lambda: 0.5)
+    turn = await chat.send("hi")
+    assert [r.body["stream"] for r in server.requests] == [True, False, False]
+    assert len(clock.sleeps) == 1  # the plain request was retried once
+    assert [e.kind for e in turn] == ["chat_request", "message", "notice"]
+    assert turn.events[2].text == NOT_STREAMING  # type: ignore[union-attr]
+    server.enqueue(Reply.json(200, answer))
+    await chat.send("again")  # said once: the next answer carries no notice
+    assert [e.kind for e in chat.conversation.events[3:]] == ["chat_request", "message"]
+
+
+async def test_a_proxy_answering_json_without_a_content_type_falls_back(
+    server: AnthropicTestServer,
+) -> None:
+    answer = _answer(["Hello", " there."])
+    untyped = Reply(200, (), (json.dumps(answer).encode(),), chunked=False)
+    server.enqueue(untyped, Reply.json(200, answer))
+    chat = Chat(_provider(server), thinking="off")
+    turn = await chat.send("hi")
+    assert [r.body["stream"] for r in server.requests] == [True, False]
+    assert [e.kind for e in turn] == ["chat_request", "message", "notice"]
+    assert turn.text == "Hello there." and turn.events[2].text == NOT_STREAMING  # type: ignore[union-attr]
+    # a real stream without a content type is still read as one
+    server.enqueue(Reply(200, (), tuple(split_events(sse_text_response(["Still", " here."])))))
+    streaming = _provider(server)
+    turn = await Chat(streaming, thinking="off").send("hi")
+    assert turn.text == "Still here." and streaming.streaming is True
+    assert [e.kind for e in turn] == ["chat_request", "message"]
+    assert server.requests[-1].body["stream"] is True
+
+
 async def test_an_endpoint_refusing_streaming_is_asked_again_without(
     server: AnthropicTestServer,
 ) -> None:
@@ -115,7 +164,6 @@ async def test_an_endpoint_refusing_streaming_is_asked_again_without(
 async def test_stop_during_a_non_streaming_request_cancels_it_and_shows_nothing(
     server: AnthropicTestServer,
 ) -> None:
-    release = threading.Event()
     body = sse_text_response(["Never shown."])
     answer = message_from_sse(body.encode() if isinstance(body, str) else body)
     slow = Reply.json(200, answer)
@@ -127,7 +175,6 @@ async def test_stop_during_a_non_streaming_request_cancels_it_and_shows_nothing(
     await until(lambda: len(server.requests) == 1, spins=10**7)
     chat.interrupt(InterruptAction.STOP)
     turn = await asyncio.wait_for(task, 10)
-    release.set()
     assert turn.outcome == "stopped"
     assert not [e for e in turn if e.kind == "message"]
 

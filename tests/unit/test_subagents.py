@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 
+import pytest
+
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink, subagent, tool
 from jupyter_turns.conversation import Conversation, anthropic_messages
 from jupyter_turns.errors import ProviderError
-from jupyter_turns.events import ToolCallResponse, parent_of
+from jupyter_turns.events import ToolCallResponse, Usage, parent_of
 from jupyter_turns.interrupt import InterruptAction
 from jupyter_turns.providers.scripted import Fail, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.sink import SubagentUpdate
@@ -24,6 +26,23 @@ def lookup(city: str) -> str:
         city: the city.
     """
     return {"Pune": "722.5 mm"}.get(city, "unknown")
+
+
+class Priced(ScriptedProvider):
+    """A scripted model with a price (a tenth of a cent an input token, a cent an output one),
+    so that a summary's cost can be checked."""
+
+    def cost(self, usage: Usage, model: str | None) -> float | None:
+        return usage.input_tokens / 1000 + usage.output_tokens / 100
+
+
+def _outer(turn: object) -> ToolCallResponse:
+    """The calling turn's response to its sub-agent call."""
+    return next(
+        e
+        for e in turn  # type: ignore[attr-defined]
+        if isinstance(e, ToolCallResponse) and parent_of(e) is None
+    )
 
 
 def _nested_script() -> ScriptedProvider:
@@ -82,10 +101,19 @@ async def test_a_sub_agent_runs_a_nested_turn_whose_events_are_kept_but_not_sent
     assert [e.id for e in again.events] == [e.id for e in chat.conversation.events]
 
 
-async def test_a_nested_failure_is_an_error_result_and_the_turn_goes_on() -> None:
+async def test_a_nested_failure_is_an_error_result_that_keeps_the_sub_agents_usage() -> None:
+    @tool(run="unattended")
+    def pick() -> str:
+        """Pick."""
+        return "picked"
+
     fatal = ProviderError("Anthropic API error 401: invalid key", kind="auth", retryable=False)
-    broken = ScriptedProvider([[Fail(fatal)]])
-    researcher = subagent("researcher", "Finds facts.", provider=broken, run="unattended")
+    broken = Priced(
+        [cycle(tool_call("pick", {}, call_id="toolu_pick"), usage=Usage(200, 10)), [Fail(fatal)]]
+    )
+    researcher = subagent(
+        "researcher", "Finds facts.", tools=[pick], provider=broken, run="unattended"
+    )
     parent = ScriptedProvider(
         [
             cycle(tool_call("researcher", {"request": "x"}, call_id="toolu_sub")),
@@ -94,8 +122,16 @@ async def test_a_nested_failure_is_an_error_result_and_the_turn_goes_on() -> Non
     )
     chat = Chat(parent, tools=[researcher], max_cycles=3)
     turn = await chat.send("go")
-    response = next(e for e in turn if isinstance(e, ToolCallResponse) and not parent_of(e))
+    response = _outer(turn)
     assert response.is_error and "researcher failed" in response.content
+    assert "invalid key" in response.content
+    # the tokens of the cycle that did run were spent: the failed call still says so
+    assert response.subagent == {
+        "outcome": "failed",
+        "cycles": 2,
+        "usage": Usage(200, 10).as_dict(),
+        "cost_usd": pytest.approx(0.3),
+    }
     assert turn.outcome == "complete" and turn.text.endswith("Could not find out.")
 
 
@@ -108,8 +144,14 @@ async def test_stop_on_the_caller_stops_the_nested_turn_and_keeps_its_partial_wo
         await gate.wait()
         return "late"
 
-    nested = ScriptedProvider(
-        [cycle(message("Working on it."), tool_call("slow", {}, call_id="toolu_slow"))]
+    nested = Priced(
+        [
+            cycle(
+                message("Working on it."),
+                tool_call("slow", {}, call_id="toolu_slow"),
+                usage=Usage(120, 30),
+            )
+        ]
     )
     researcher = subagent("researcher", "x", tools=[slow], provider=nested, run="unattended")
     parent = ScriptedProvider(
@@ -127,8 +169,15 @@ async def test_stop_on_the_caller_stops_the_nested_turn_and_keeps_its_partial_wo
     assert [e.kind for e in nested_events][:3] == ["chat_request", "message", "tool_call_request"]
     slow_response = next(e for e in nested_events if e.kind == "tool_call_response")
     assert slow_response.status == "cancelled"
-    outer = next(e for e in turn if e.kind == "tool_call_response" and not parent_of(e))
+    outer = _outer(turn)
     assert outer.status == "cancelled"
+    # what the sub-agent spent before the Stop is saved on the cancelled response
+    assert outer.subagent == {
+        "outcome": "stopped",
+        "cycles": 1,
+        "usage": Usage(120, 30).as_dict(),
+        "cost_usd": pytest.approx(0.42),
+    }
     chat.conversation.check_sendable()
     Conversation.from_record(chat.conversation.to_record()).check_sendable()
 
@@ -145,3 +194,45 @@ async def test_as_tool_uses_the_chats_provider_and_tools() -> None:
     assert turn.outcome == "complete"
     nested_request = helper.provider.requests[0]  # type: ignore[attr-defined]
     assert nested_request.system == "Be exact."
+
+
+async def test_a_restarted_call_counts_the_usage_of_every_attempt() -> None:
+    gate = asyncio.Event()
+
+    @tool(run="unattended")
+    async def stuck() -> str:
+        """Wait."""
+        await gate.wait()
+        return "late"
+
+    nested = Priced(
+        [
+            cycle(message("Working."), tool_call("stuck", {}, call_id="toolu_stuck"),
+                  usage=Usage(100, 10)),
+            cycle(message("Done."), usage=Usage(40, 4)),
+        ]
+    )  # fmt: skip
+    researcher = subagent("researcher", "x", tools=[stuck], provider=nested, run="unattended")
+    parent = ScriptedProvider(
+        [
+            cycle(tool_call("researcher", {"request": "x"}, call_id="toolu_sub")),
+            cycle(message("Finished.")),
+        ]
+    )
+    chat = Chat(parent, tools=[researcher], cancel_grace=5)
+    task = asyncio.create_task(chat.send("go"))
+    await until(lambda: any(getattr(e, "call_id", "") == "toolu_stuck"
+                            for e in chat.conversation.events), spins=10**6)  # fmt: skip
+    chat.interrupt(InterruptAction.RESTART)  # the researcher runs again, from the start
+    turn = await asyncio.wait_for(task, 10)
+    assert turn.outcome == "complete"
+    outer = _outer(turn)
+    assert outer.content == "Done." and [d.action for d in outer.decisions][-1] == "restarted"
+    # both attempts' events are in the card, and both attempts' tokens in its summary
+    assert [e.kind for e in turn if parent_of(e) == "toolu_sub"].count("chat_request") == 2
+    assert outer.subagent == {
+        "outcome": "complete",
+        "cycles": 2,
+        "usage": Usage(140, 14).as_dict(),
+        "cost_usd": pytest.approx(0.28),
+    }
