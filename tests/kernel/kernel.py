@@ -16,7 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import nbformat
 from jupyter_client.manager import KernelManager
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 RECORD_MIME = "application/vnd.jupyter-turns+json"
 
@@ -204,3 +206,21 @@ def ready_chat(kernel: KernelDriver) -> Widget:
     widget = kernel.wait(newest, 30, "a ChatWidget")
     kernel.send_custom(widget, {"type": "ready"})
     return widget
+
+
+def notebook_from(cells: list[tuple[str, list[dict]]]) -> nbformat.NotebookNode:  # type: ignore[type-arg]
+    """What a frontend would save: each cell's source with its final outputs."""
+    notebook = new_notebook()
+    for source, outputs in cells:
+        cell = new_code_cell(source)
+        cell.outputs = [
+            new_output(
+                o["output_type"], **{k: v for k, v in o.items() if k in ("data", "metadata")}
+            )
+            if o["output_type"] == "display_data"
+            else new_output("stream", name=o.get("name", "stdout"), text=o.get("text", ""))
+            for o in outputs
+            if o["output_type"] in ("display_data", "stream")
+        ]
+        notebook.cells.append(cell)
+    return notebook

@@ -10,14 +10,14 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from nbformat.v4 import new_code_cell, new_notebook, new_output
+from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.notebook import export_markdown, load, load_threads
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
 from tests.support.notebook_code import SETUP, SLOW_TOOL
 
-from .kernel import RECORD_MIME, KernelDriver
+from .kernel import RECORD_MIME, KernelDriver, notebook_from
 
 pytestmark = pytest.mark.kernel
 
@@ -29,24 +29,6 @@ SECRET_PATTERNS = [
     re.compile(r"authorization\W+bearer", re.I),
     re.compile(re.escape(SECRET)),
 ]
-
-
-def _notebook_from(cells: list[tuple[str, list[dict]]]) -> nbformat.NotebookNode:  # type: ignore[type-arg]
-    """What a frontend would save: each cell's source with its final outputs."""
-    notebook = new_notebook()
-    for source, outputs in cells:
-        cell = new_code_cell(source)
-        cell.outputs = [
-            new_output(
-                o["output_type"], **{k: v for k, v in o.items() if k in ("data", "metadata")}
-            )
-            if o["output_type"] == "display_data"
-            else new_output("stream", name=o.get("name", "stdout"), text=o.get("text", ""))
-            for o in outputs
-            if o["output_type"] in ("display_data", "stream")
-        ]
-        notebook.cells.append(cell)
-    return notebook
 
 
 def test_a_kernel_killed_between_cycles_leaves_cycle_one_saved(tmp_path: Path) -> None:
@@ -66,7 +48,7 @@ def test_a_kernel_killed_between_cycles_leaves_cycle_one_saved(tmp_path: Path) -
         kernel.km.shutdown_kernel(now=True)  # SIGKILL while the tool of cycle 1 runs
         assert saved_kinds() == ["chat_request", "reasoning", "message", "tool_call_request"]
         path = tmp_path / "crashed.ipynb"
-        nbformat.write(_notebook_from([(source, cell.outputs)]), path)
+        nbformat.write(notebook_from([(source, cell.outputs)]), path)
     finally:
         kernel.kc.stop_channels()
     conversation = load(path)["main"]
@@ -115,7 +97,7 @@ def test_a_kernel_killed_in_the_first_cycle_leaves_the_request_saved(
         kernel.wait(lambda: saved() == expected, 30, f"the record to hold {expected}")
         kernel.km.shutdown_kernel(now=True)  # SIGKILL in the middle of the first cycle
         path = tmp_path / "crashed.ipynb"
-        nbformat.write(_notebook_from([(source, cell.outputs)]), path)
+        nbformat.write(notebook_from([(source, cell.outputs)]), path)
     finally:
         kernel.kc.stop_channels()
     conversation = load(path)["main"]
