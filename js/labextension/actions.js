@@ -58,7 +58,10 @@ function undo(tracker, node, callId) {
   return new Promise((resolve) => {
     const requestId = `undo-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const comm = kernel.createComm(CONTROL_TARGET);
+    let settled = false;
     const finish = (/** @type {{ok: boolean, reason?: string, lines?: string[]}} */ answer) => {
+      if (settled) return; // closing calls onClose, which must not close again
+      settled = true;
       clearTimeout(timer);
       resolve(answer);
       if (!comm.isDisposed) comm.close();

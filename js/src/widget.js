@@ -38,14 +38,16 @@ function render({ model, el }) {
 }
 
 /**
- * Draw a saved record (the lab extension's mime renderer imports this bundle for it).
+ * Draw a saved record (the lab extension's mime renderer imports this bundle for it), with the
+ * cards' Undo and "Add to notebook" when the extension gives `actions`.
  * @param {unknown} record
  * @param {HTMLElement} host
+ * @param {import("./render/cardactions.js").CardActions | null} [actions]
  * @returns {() => void} cleanup
  */
-export function renderRecord(record, host) {
+export function renderRecord(record, host, actions = null) {
   injectStyles();
-  return drawRecord(record, host);
+  return drawRecord(record, host, actions);
 }
 
 export default { initialize, render };

@@ -49,11 +49,12 @@ def line_diff(before: str, after: str) -> str:
 
 
 def _execution_count() -> int | None:
-    """The running cell's execution count (the chat cell's, during a turn)."""
+    """The running cell's execution count (the chat cell's, during a turn): IPython counts
+    the next cell already while one runs; the running cell's own result holds its count."""
     from IPython import get_ipython
 
-    shell = get_ipython()
-    count = getattr(shell, "execution_count", None)
+    result = getattr(getattr(get_ipython(), "displayhook", None), "exec_result", None)
+    count = getattr(result, "execution_count", None)
     return count if isinstance(count, int) else None
 
 

@@ -101,6 +101,19 @@ _OPEN = """
 })())
 """
 
+# Notebook 7's page holds one notebook panel: the Lab helpers drive it like JupyterLab's.
+_NOTEBOOK7 = """
+({ token }) => window.__jtTrack(token, (async () => {
+  const app = window.jupyterapp;
+  await app.restored;
+  const panel = app.shell.currentWidget;
+  await panel.context.ready;
+  await panel.sessionContext.ready;
+  window.__jt = { panel, runs: {} };
+  return panel.id;
+})())
+"""
+
 _KERNEL_IDLE = """
 () => {
   const kernel = window.__jt.panel.sessionContext.session?.kernel;
@@ -318,6 +331,9 @@ class Lab:
         self.page.goto(url, wait_until="domcontentloaded")
         cells = self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
         expect(cells.first).to_be_visible(timeout=timeout * 1000)
+        # the page's notebook panel, for run_cell, prompt, save... as in JupyterLab
+        self.page.wait_for_function(_APP_READY, timeout=timeout * 1000, polling=50)
+        self._call(_NOTEBOOK7, {}, timeout, "Notebook 7's notebook panel")
         # Notebook 7 starts a kernel for the notebook: let it finish, so that closing this
         # test shuts it down rather than racing its start (a later test would find it)
         self.server.wait_kernel_idle(self.folder + "/", name, timeout)

@@ -198,6 +198,8 @@ def _write_server_config(env: Mapping[str, str], root: Path) -> None:
             "expose_app_in_browser": True,
             "extension_manager": "readonly",
         },
+        # Notebook 7's page exposes its app too, so the tests drive it like JupyterLab's
+        "JupyterNotebookApp": {"expose_app_in_browser": True},
         "MappingKernelManager": {"default_kernel_name": "python3"},
     }
     Path(env["JUPYTER_CONFIG_DIR"], "jupyter_server_config.json").write_text(json.dumps(config))

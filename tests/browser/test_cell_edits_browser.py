@@ -1,0 +1,121 @@
+"""The model works in the notebook, in JupyterLab and Notebook 7, clicked as a person would:
+a proposed cell is previewed and inserted below the chat cell (run, with its outputs and count),
+an edit shows a diff and changes the cell, and the saved cards' Undo removes and restores them,
+newest first, still shown undone after reopening."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Locator, expect
+
+from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat
+from .lab import Lab
+
+pytestmark = pytest.mark.browser
+
+CODE = "rain = [1, 2, 3]\\nsum(rain)"
+SCRIPT = (
+    "script = [cycle(tool_call('notebook_cells', {})),"
+    f" cycle(tool_call('insert_cell', {{'source': '{CODE}', 'run': True}})),"
+    " cycle(tool_call('edit_cell', {'index': 2, 'source': 'x = 2'})),"
+    " cycle(message('Done.'))]"
+)
+
+
+def _card(root: Locator, tool: str) -> Locator:
+    return root.locator(".jt-tool").filter(
+        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
+    )
+
+
+def _source(lab: Lab, index: int) -> Locator:
+    return lab.cell(index).locator(".jp-InputArea .cm-content")
+
+
+def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -> None:
+    lab.write_notebook(
+        "edits.ipynb",
+        [LOAD, SETUP + "\n" + SCRIPT, "x = 1", chat_cell("Sum the rain; set x to 2."),
+         "print('rain' in dir())"],
+    )  # fmt: skip
+    lab.open("edits.ipynb")
+    run_setup(lab, 3)
+    root = start_chat(lab, 3)
+
+    # the proposal, highlighted as code, waits for a click
+    insert = _card(root, "insert_cell")
+    expect(insert.locator(".jt-prompt-title")).to_have_text(
+        "Insert and run a code cell below the chat?"
+    )
+    expect(insert.locator(".jt-cell-code")).to_have_text("rain = [1, 2, 3]\nsum(rain)")
+    expect(insert.locator(".jt-cell-code .hljs-built_in")).to_have_text("sum")
+    expect(lab.cells()).to_have_count(5)  # nothing inserted before the click
+    insert.get_by_role("button", name="Insert", exact=True).click()
+    expect(_source(lab, 4)).to_have_text("rain = [1, 2, 3]sum(rain)")  # one .cm-line per line
+    expect(lab.cell_output(4).locator(".jp-OutputArea-output")).to_have_text("6")
+    expect(lab.prompt(4)).to_have_text("[4]:")  # ran during chat cell [4]
+
+    edit = _card(root, "edit_cell")
+    expect(edit.locator(".jt-prompt-title")).to_have_text("Edit cell [2]?")
+    expect(edit.locator(".jt-diff-del")).to_have_text("-x = 1")
+    expect(edit.locator(".jt-diff-add")).to_have_text("+x = 2")
+    edit.get_by_role("button", name="Apply edit").click()
+    expect(_source(lab, 2)).to_have_text("x = 2")
+
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")  # the turn ended: the record
+    expect(saved.locator(".jt-message")).to_have_text("Done.")
+    lab.wait_cell_idle(3)
+    # undo goes newest first: the insert waits for the edit
+    _card(saved, "insert_cell").get_by_role("button", name="Undo").click()
+    expect(_card(saved, "insert_cell").locator(".jt-action-status")).to_contain_text(
+        "undo the later 1 step first (edit_cell"
+    )
+    _card(saved, "edit_cell").get_by_role("button", name="Undo").click()
+    expect(_source(lab, 2)).to_have_text("x = 1")
+    expect(_card(saved, "edit_cell").locator(".jt-undo")).to_have_text(
+        "Undone: restored the edited cell's earlier text"
+    )
+    _card(saved, "insert_cell").get_by_role("button", name="Undo").click()
+    expect(lab.cells()).to_have_count(5)
+    expect(_source(lab, 4)).to_have_text("print('rain' in dir())")
+    expect(_card(saved, "insert_cell").locator(".jt-undo")).to_contain_text(
+        "Undone: removed the inserted cell, removed rain"
+    )
+    expect(lab.run_cell(4)).to_have_text("False")
+
+    lab.save()
+    lab.close_and_reopen("edits.ipynb")
+    reopened = lab.cell_output(3).locator(".jt-root.jt-saved")
+    expect(_card(reopened, "edit_cell").locator(".jt-undo")).to_contain_text("Undone:")
+    expect(_card(reopened, "insert_cell").locator(".jt-undo")).to_contain_text(
+        "Not undone: files written and other side effects"
+    )
+    expect(_card(reopened, "edit_cell").locator(".jt-diff-add")).to_have_text("+x = 2")
+    expect(reopened.get_by_role("button", name="Undo")).to_have_count(0)
+    assert lab.unexpected_page_errors() == []
+
+
+NB7_SCRIPT = (
+    "script = [cycle(tool_call('insert_cell', {'source': '## Findings', 'cell_type': 'markdown'})),"
+    " cycle(message('Added.'))]"
+)
+
+
+def test_notebook_7_inserts_an_approved_cell_and_undoes_it(lab: Lab) -> None:
+    lab.write_notebook("nb7.ipynb", [LOAD, SETUP + "\n" + NB7_SCRIPT, chat_cell("Add a heading.")])
+    lab.open_in_notebook7("nb7.ipynb")
+    run_setup(lab, 2)
+    root = start_chat(lab, 2)
+    insert = _card(root, "insert_cell")
+    expect(insert.locator(".jt-cell-markdown h2")).to_have_text("Findings")  # rendered
+    insert.get_by_role("button", name="Insert", exact=True).click()
+    expect(lab.cells()).to_have_count(4)
+    expect(lab.cell(3)).to_contain_text("Findings")
+    saved = lab.cell_output(2).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_have_text("Added.")
+    lab.wait_cell_idle(2)
+    _card(saved, "insert_cell").get_by_role("button", name="Undo").click()
+    expect(lab.cells()).to_have_count(3)
+    expect(_card(saved, "insert_cell").locator(".jt-undo")).to_have_text(
+        "Undone: removed the inserted cell"
+    )
