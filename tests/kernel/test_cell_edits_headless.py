@@ -20,8 +20,8 @@ SCRIPT = (
 
 
 def test_a_headless_run_never_inserts_and_keeps_the_proposal(tmp_path: Path) -> None:
-    cells = ["%load_ext jupyter_turns", SETUP, SCRIPT, "%%chat --provider scripted --script script\n"
-             "Add a cell.", "print('total' in dir())"]  # fmt: skip
+    chat = "%%chat --provider scripted --script script\nAdd a cell."
+    cells = ["%load_ext jupyter_turns", SETUP, SCRIPT, chat, "print('total' in dir())"]
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
     client = NotebookClient(
         notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
