@@ -97,7 +97,10 @@ def _nested_chat(
 ) -> Chat:
     from .chat import Chat
 
-    chosen = provider or nest.settings.provider
+    replay = nest.settings.replay
+    # a replay: the nested turn plays its own saved cycles, whatever provider it names (the
+    # caller's is then the caller's recording, and its own would reach a model)
+    chosen = replay.nested(call_id) if replay is not None else provider or nest.settings.provider
     if chosen is None:
         raise SubagentError("no provider: give subagent(..., provider=...)")
     chat = Chat(
@@ -111,6 +114,7 @@ def _nested_chat(
         cancel_grace=nest.settings.cancel_grace,
     )
     chat.execution.allowed = nest.settings.allowed  # "always allow" is the thread's
+    chat.execution.replay = replay  # nested results are checked against the recording too
     return chat
 
 
@@ -128,6 +132,7 @@ def _result(name: str, turn: TurnResult) -> ToolResult:
             )
     summary = {"outcome": turn.outcome, "cycles": turn.cycles, "usage": usage.as_dict()}
     summary["cost_usd"] = cost
+    summary["per_cycle"] = [end.as_dict() for end in turn.ends]  # a replay ends them alike
     if turn.outcome in ("error", "aborted"):
         errors = [e.message for e in turn.events if e.kind == "error"]
         raise SubagentError(f"{name} failed: {errors[-1] if errors else turn.outcome}")
