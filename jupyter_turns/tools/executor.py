@@ -5,7 +5,9 @@ raise, a timeout are ``is_error`` responses the model reads, never exceptions fo
 decision (approved, skipped, edited, always allowed, denied, delivered, withheld...) and who made
 it (the user or a policy) is recorded on the response (see :mod:`.policy`). Cancellation is the
 caller's: it cancels the task running :meth:`ToolExecutor.run` and asks
-:meth:`ToolExecutor.cancelled_response` for the outcome.
+:meth:`ToolExecutor.cancelled_response` for the outcome. In a replay each result is checked
+against the recorded one; with ``--replay-tools saved`` the recorded result is the answer, given
+before any decision (nothing runs, so nothing needs approving).
 """
 
 from __future__ import annotations
