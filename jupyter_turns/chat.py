@@ -19,6 +19,7 @@ from typing import Any, Literal
 from .content import Attachment
 from .conversation import Conversation
 from .errors import JupyterTurnsError
+from .events import Notice
 from .interrupt import InterruptAction, InterruptChannel, InterruptChoice
 from .prompter import PolicyPrompter, Prompter
 from .providers.base import Provider
@@ -92,10 +93,14 @@ class Chat:
         return self.execution.allowed
 
     async def send(
-        self, text: str, attachments: Sequence[Attachment] = (), notes: Sequence[str] = ()
+        self,
+        text: str,
+        attachments: Sequence[Attachment] = (),
+        notes: Sequence[str | Notice] = (),
     ) -> TurnResult:
         """Run one turn for ``text`` and return its events; the thread keeps them.
-        ``attachments`` go with the request as labeled data; ``notes`` are shown after it."""
+        ``attachments`` go with the request as labeled data; ``notes`` are shown after it (a
+        string as a warning)."""
         if self.turn is not None:
             raise JupyterTurnsError("a turn is already running in this thread")
         self.execution.provider = self.provider  # sub-agents that name no provider use it

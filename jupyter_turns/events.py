@@ -54,6 +54,7 @@ __all__ = [
     "Usage",
     "conversation_record",
     "event_adapter",
+    "is_replay_notice",
     "new_id",
     "now_iso",
     "parent_of",
@@ -343,6 +344,12 @@ def parent_of(event: ConversationEvent) -> str | None:
     from .errors import ConversationError
 
     raise ConversationError(f"'parent' must be a tool call id, not {type(parent).__name__}")
+
+
+def is_replay_notice(event: ConversationEvent) -> bool:
+    """Whether ``event`` is the notice that opens a replayed turn (``replay.replay_notice``)."""
+    data = getattr(event, "data", None) if event.kind == "notice" else None
+    return isinstance(data, dict) and "replayed_from" in data
 
 
 def conversation_record(

@@ -156,9 +156,7 @@ class CellFront:
                 "outcome": turn.outcome,
                 "usage": turn.usage.as_dict(),
                 "cost_usd": turn.cost_usd,
-                "cycles": [
-                    {**usage.as_dict(), "cost_usd": cost} for usage, cost in turn.cycle_usage
-                ],
+                "cycles": [end.as_dict() for end in turn.ends],  # a replay ends them alike
                 **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
             },
             settings=self.thread.settings(),

@@ -210,7 +210,7 @@ class ChatMagics(Magics):
             threads.use_provider(thread, provider, self.stream)
         thread.chat.tools = {t.name: t for t in tools}
         if replay is not None:
-            replay.saved_tools = options.replay_tools == "saved"
+            replay.calls.saved_only = options.replay_tools == "saved"
         return self._run(thread, body.strip(), replay)
 
     async def _run(self, thread: Thread, body: str, replay: ReplayPlan | None = None) -> None:

@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .events import ConversationEvent, conversation_record, new_id
+from .events import ConversationEvent, conversation_record, is_replay_notice, new_id, parent_of
 from .text import plural
 from .transcript import to_html
 
@@ -69,18 +69,24 @@ def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
     the extension's renderer, and a one-line summary."""
     from .conversation import parse_events
 
+    events = parse_events(record)
+    # a replay says so; its notice saying so is not counted (nbval compares it: testing.py)
+    replayed = [e for e in events if is_replay_notice(e) and parent_of(e) is None]
     return {
         RECORD_MIME: record,
-        "text/html": to_html(parse_events(record)),
-        "text/plain": _summary(record),
+        "text/html": to_html(events),
+        "text/plain": _summary(record, len(events) - len(replayed)) + REPLAYED * bool(replayed),
     }
 
 
-def _summary(record: dict[str, Any], *, live: bool = False) -> str:
-    events = record.get("events") or []
+REPLAYED = " · replayed"  # the end of a replayed turn's one-line summary
+
+
+def _summary(record: dict[str, Any], count: int | None = None, *, live: bool = False) -> str:
+    events = len(record.get("events") or []) if count is None else count
     thread = record.get("thread", "main")
     state = " · running" if live else ""
-    return f"Conversation · thread {thread} · {plural(len(events), 'event')}{state}"
+    return f"Conversation · thread {thread} · {plural(events, 'event')}{state}"
 
 
 class MetadataWriter:

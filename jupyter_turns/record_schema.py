@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from .events import READABLE_VERSIONS, SCHEMA_VERSION, event_adapter
+from .schema_parts import CYCLE
 
 __all__ = ["record_schema"]
 
@@ -41,7 +42,11 @@ def record_schema() -> dict[str, Any]:
                     "outcome": {"type": "string"},
                     "usage": {"type": "object"},
                     "cost_usd": {"type": ["number", "null"]},
-                    "cycles": {"type": "array", "items": {"type": "object"}},
+                    "cycles": {"type": "array", "items": CYCLE},
+                    "replayed_from": {
+                        "type": "string",
+                        "description": "a replayed turn: the notebook file its recording came from",
+                    },
                 },
             },
             "settings": {"type": "object", "description": "the thread's settings (checked)"},

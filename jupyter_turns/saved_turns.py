@@ -10,7 +10,7 @@ becomes a note naming its cell, never an exception.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -34,6 +34,8 @@ class SavedTurn:
     cell: int
     cell_id: str | None
     settings: SavedSettings
+    summary: dict[str, Any] = field(default_factory=dict)  # the record's "turn": usage, cycles
+    displaced: bool = False  # only saved as an earlier run of its cell (a re-run replaced it)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -82,7 +84,7 @@ def saved_turns(notebook: Any, problems: list[str]) -> list[SavedTurn]:
             if isinstance(record, _WidgetCopy):
                 orphans.append((index, cell_id, record.thread, record.events))
                 continue
-            for copy in _with_displaced(record):
+            for copy, displaced in _with_displaced(record):
                 try:
                     turn = _turn(copy, index, cell_id)
                 except SchemaError as exc:
@@ -92,8 +94,12 @@ def saved_turns(notebook: Any, problems: list[str]) -> list[SavedTurn]:
                     continue
                 read_any = True
                 by_first_event[turn.events[0].id] = turn.conversation_id
-                if turn.key not in found or turn.newest > found[turn.key].newest:
+                previous = found.get(turn.key)
+                # displaced only when no copy of the turn is a current record
+                turn.displaced = displaced and (previous is None or previous.displaced)
+                if previous is None or turn.newest > previous.newest:
                     found[turn.key] = turn
+                found[turn.key].displaced = turn.displaced
         if failures and not read_any:
             problems.append(f"cell {index + 1}: {failures[0]}")
     by_thread = {t.thread: t.conversation_id for t in sorted(found.values(), key=_started)}
@@ -121,7 +127,10 @@ def _turn(record: dict[str, Any], cell: int, cell_id: str | None) -> SavedTurn |
         return None
     settings = parse_settings(record.get("settings"), f"cell {cell + 1} settings")
     conversation_id = str(record["conversation_id"])
-    return SavedTurn(conversation_id, _thread_name(record), events, cell, cell_id, settings)
+    summary = record.get("turn")
+    summary = summary if isinstance(summary, dict) else {}
+    thread = _thread_name(record)
+    return SavedTurn(conversation_id, thread, events, cell, cell_id, settings, summary)
 
 
 def _records_of_cell(cell: dict[str, Any], widget_states: Mapping[str, Any]) -> Iterator[Any]:
@@ -145,12 +154,12 @@ def _records_of_cell(cell: dict[str, Any], widget_states: Mapping[str, Any]) -> 
                 yield _WidgetCopy(_thread_name({"thread": thread}), state["events"])
 
 
-def _with_displaced(record: Any) -> Iterator[Any]:
-    """A record and the earlier runs of its cell that it carries."""
-    yield record
+def _with_displaced(record: Any) -> Iterator[tuple[Any, bool]]:
+    """A record and the earlier runs of its cell that it carries (marked True)."""
+    yield record, False
     displaced = record.get("displaced") if isinstance(record, dict) else None
     if isinstance(displaced, list):
-        yield from displaced
+        yield from ((earlier, True) for earlier in displaced)
 
 
 def _widget_states(notebook: Any) -> dict[str, Any]:

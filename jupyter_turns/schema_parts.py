@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field, JsonValue
 
-__all__ = ["PARTIAL", "RAW_BLOCK", "declare_extras", "metadata_field"]
+__all__ = ["CYCLE", "PARTIAL", "RAW_BLOCK", "declare_extras", "metadata_field"]
 
 
 def metadata_field(**keys: JsonValue) -> Any:
@@ -38,6 +38,21 @@ PARENT: dict[str, Any] = {
     "description": "the call_id of the sub-agent tool call whose nested turn produced this "
     "event: drawn inside that call's card, never sent to the parent's model",
 }
+CYCLE: dict[str, Any] = {
+    "type": "object",
+    "description": "one complete response of a turn: how it ended, how many events the turn "
+    "had then (a replay splits the saved events there), its usage and cost (older records: "
+    "usage and cost only)",
+    "properties": {
+        "stop_reason": {"type": "string"},
+        "events": {"type": "integer"},
+        "input_tokens": {"type": "integer"},
+        "output_tokens": {"type": "integer"},
+        "cache_read_input_tokens": {"type": "integer"},
+        "cache_creation_input_tokens": {"type": "integer"},
+        "cost_usd": {"type": ["number", "null"]},
+    },
+}
 SUBAGENT: dict[str, Any] = {
     "type": "object",
     "description": "a sub-agent call's nested turn: how it ended, its cycles, usage and cost",
@@ -46,6 +61,7 @@ SUBAGENT: dict[str, Any] = {
         "cycles": {"type": "integer"},
         "usage": {"type": "object"},
         "cost_usd": {"type": ["number", "null"]},
+        "per_cycle": {"type": "array", "items": CYCLE},
     },
 }
 

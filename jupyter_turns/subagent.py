@@ -115,7 +115,10 @@ def _nested_chat(
 ) -> Chat:
     from .chat import Chat
 
-    chosen = provider or nest.settings.provider
+    replay = nest.settings.replay
+    # a replay: the nested turn plays its own saved cycles, whatever provider it names (the
+    # caller's is then the caller's recording, and its own would reach a model)
+    chosen = replay.nested(call_id) if replay is not None else provider or nest.settings.provider
     if chosen is None:
         raise SubagentError("no provider: give subagent(..., provider=...)")
     chat = Chat(
@@ -129,6 +132,7 @@ def _nested_chat(
         cancel_grace=nest.settings.cancel_grace,
     )
     chat.execution.allowed = nest.settings.allowed  # "always allow" is the thread's
+    chat.execution.replay = replay  # nested results are checked against the recording too
     return chat
 
 
@@ -150,7 +154,10 @@ def _summary(turn: TurnResult | None, sink: NestSink, outcome: str = "") -> dict
                 cost = None if cost is None or extra is None else cost + extra
         if not outcome:
             outcome = "failed" if turn.outcome in FAILED else turn.outcome
-    return {"outcome": outcome, "cycles": cycles, "usage": usage.as_dict(), "cost_usd": cost}
+    summary = {"outcome": outcome, "cycles": cycles, "usage": usage.as_dict(), "cost_usd": cost}
+    if turn is not None:
+        summary["per_cycle"] = [end.as_dict() for end in turn.ends]  # a replay ends them alike
+    return summary
 
 
 def _added(earlier: Any, summary: dict[str, Any]) -> dict[str, Any]:
@@ -165,6 +172,7 @@ def _added(earlier: Any, summary: dict[str, Any]) -> dict[str, Any]:
         "cycles": earlier["cycles"] + summary["cycles"],
         "usage": usage.as_dict(),
         "cost_usd": None if before is None or now is None else before + now,
+        "per_cycle": [*earlier.get("per_cycle", []), *summary.get("per_cycle", [])],
     }
 
 

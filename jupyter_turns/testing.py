@@ -10,28 +10,41 @@ your notebooks::
 
 nbval then sees each chat cell's final output and compares everything but the record (the
 transcript HTML, the summary, your other cells); tests that need the record load it with
-:func:`jupyter_turns.notebook.load`.
+:func:`jupyter_turns.notebook.load`. A replayed cell (``JUPYTER_TURNS_REPLAY=on``) differs from
+its recording only by saying it is a replay (its opening notice, `` · replayed`` at the end of
+its summary): that is left out of the comparison, on both sides.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 from nbformat import NotebookNode
 
-from .persist import RECORD_MIME
+from .persist import RECORD_MIME, REPLAYED
 
 __all__ = ["nbval_for_chat_cells", "skip_record_comparison"]
 
 _OURS = "jupyter-turns-"  # the display ids persist.Recorder gives a chat cell's output
+# nbval's sanitizing regexes, applied to the new and the saved outputs alike: what says that a
+# cell is a replay (transcript.py marks its notice; the notice's text is escaped: no "<")
+REPLAY_PATTERNS = {
+    r'<div class="jt-notice jt-notice-\w+ jt-replayed"[^>]*>[^<]*</div>': "",
+    re.escape(REPLAYED) + "$": "",
+}
 
 
 def nbval_for_chat_cells(session: Any, config: Any, items: list[Any]) -> None:
-    """A ``pytest_collection_modifyitems`` hook: in-place updates applied, the record skipped."""
+    """A ``pytest_collection_modifyitems`` hook: in-place updates applied, the record skipped,
+    a replay's note that it is one not compared."""
     skip_record_comparison(session, config, items)
     for item in items:
         notebook: Any = getattr(item, "parent", None)
+        patterns = getattr(notebook, "sanitize_patterns", None)
+        if isinstance(patterns, dict):
+            patterns.update(REPLAY_PATTERNS)
         get = getattr(notebook, "get_kernel_message", None)
         if get is not None and not getattr(get, "_jupyter_turns", False):
             notebook.get_kernel_message = _applying_updates(get)

@@ -19,7 +19,7 @@ import nh3
 from markdown_it import MarkdownIt
 
 from .content import ImageData
-from .events import ConversationEvent, Undo
+from .events import ConversationEvent, Undo, is_replay_notice
 
 __all__ = ["to_html", "to_markdown"]
 
@@ -234,7 +234,10 @@ def _html_body(
                     _div("jt-inquiry-a", _esc(f"Answer ({event.by}): {answer}"))
                 )
             case "notice":
-                items.append((f"jt-notice jt-notice-{_esc(event.level)}", [_esc(event.text)]))
+                replayed = " jt-replayed" if is_replay_notice(event) else ""  # for testing.py
+                items.append(
+                    (f"jt-notice jt-notice-{_esc(event.level)}{replayed}", [_esc(event.text)])
+                )
             case "error":
                 items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
             case "reasoning":

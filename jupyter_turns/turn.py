@@ -18,14 +18,7 @@ from .content import Attachment
 from .conversation import Conversation
 from .cycle import CycleReader
 from .errors import InvalidTransition, ProviderError
-from .events import (
-    ChatRequest,
-    ConversationEvent,
-    ErrorEvent,
-    Finished,
-    Notice,
-    Usage,
-)
+from .events import ChatRequest, ConversationEvent, ErrorEvent, Finished, Notice, Usage
 from .interrupt import (
     InterruptAction,
     InterruptChannel,
@@ -47,6 +40,7 @@ from .turn_state import (
     Done,
     Failed,
     Interrupted,
+    ResponseEnd,
     Step,
     TurnConfig,
     TurnOutcome,
@@ -89,6 +83,7 @@ class TurnCoordinator:
         self.usage = Usage()
         self.cost_usd: float | None = None
         self.cycle_usage: list[tuple[Usage, float | None]] = []  # (usage, cost) per cycle
+        self.ends: list[ResponseEnd] = []  # each complete response: saved, replayed
         self.cycles = 0
         self.turn_start = len(conversation)
         self.cycle = CycleReader(conversation, sink, self._append)
@@ -125,7 +120,7 @@ class TurnCoordinator:
     # ------------------------------------------------------------------ the loop
 
     async def run(
-        self, text: str, attachments: Sequence[Attachment] = (), notes: Sequence[str] = ()
+        self, text: str, attachments: Sequence[Attachment] = (), notes: Sequence[str | Notice] = ()
     ) -> TurnResult:
         """Run one turn for ``text`` (+ ``attachments``, ``notes``); see :meth:`Chat.send`."""
         self.interrupts.bind(asyncio.get_running_loop())
@@ -134,7 +129,8 @@ class TurnCoordinator:
         self.turn_start = len(self.conversation)
         self._to(TurnState.STREAMING)
         request = ChatRequest(content=text, attachments=list(attachments))
-        self._append(request, *(Notice(level="warning", text=note) for note in notes))
+        notices = (n if isinstance(n, Notice) else Notice(level="warning", text=n) for n in notes)
+        self._append(request, *notices)
         try:
             await self._drive()
         except asyncio.CancelledError:
@@ -142,7 +138,7 @@ class TurnCoordinator:
             raise
         finally:
             self._boundary()
-        usage = (self.usage, self.cycles, self.cost_usd, list(self.cycle_usage))
+        usage = (self.usage, self.cycles, self.cost_usd, list(self.cycle_usage), list(self.ends))
         return TurnResult(list(self.events), self._outcome, *usage)
 
     async def _drive(self) -> None:
@@ -227,7 +223,7 @@ class TurnCoordinator:
                 if await done_before_interrupt(pump, self.interrupts):
                     end = self.cycle.end(pump)
                     if isinstance(end, Done):
-                        self._note_usage(end.finished)
+                        self._note_end(end.finished)
                     return end
                 self.cycle.gate.clear()
                 self._to(TurnState.INTERRUPTED_STREAMING)
@@ -249,12 +245,14 @@ class TurnCoordinator:
             pump.cancel()
             raise
 
-    def _note_usage(self, finished: Finished) -> None:
-        if finished.usage is None:
+    def _note_end(self, finished: Finished) -> None:
+        usage, model = finished.usage, finished.model or self.config.model
+        cost = None if usage is None else self.provider.cost(usage, model)
+        self.ends.append(ResponseEnd(finished.reason, len(self.events), usage, cost))
+        if usage is None:
             return
-        model = finished.model or self.config.model
-        self.cycle_usage.append((finished.usage, self.provider.cost(finished.usage, model)))
-        self.usage = self.usage + finished.usage
+        self.cycle_usage.append((usage, cost))
+        self.usage = self.usage + usage
         self.cost_usd = self.provider.cost(self.usage, model)
         self.sink.update(UsageUpdate(self.usage, self.cost_usd))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, overload
+from typing import Any, Literal, overload
 
 from .content import DATA_RULE
 from .errors import ProviderError
@@ -28,6 +28,7 @@ __all__ = [
     "Done",
     "Failed",
     "Interrupted",
+    "ResponseEnd",
     "Step",
     "TurnConfig",
     "TurnOutcome",
@@ -117,6 +118,26 @@ class TurnConfig:
         return f"{self.system}\n\n{DATA_RULE}" if self.system else DATA_RULE
 
 
+@dataclass(frozen=True, slots=True)
+class ResponseEnd:
+    """How one complete response ended. Saved per cycle with the turn (``turn.cycles``), so a
+    replay ends each cycle as it ended live: its stop reason, where its events end, its usage."""
+
+    reason: str
+    events: int  # how many events the turn had once this response was in
+    usage: Usage | None = None
+    cost_usd: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        usage = self.usage.as_dict() if self.usage is not None else {}
+        return {
+            "stop_reason": self.reason,
+            "events": self.events,
+            **usage,
+            "cost_usd": self.cost_usd,
+        }
+
+
 class TurnResult(Sequence[ConversationEvent]):
     """The turn's events (a sequence) plus how it ended, its usage and its cycle count."""
 
@@ -128,6 +149,7 @@ class TurnResult(Sequence[ConversationEvent]):
         cycles: int,
         cost_usd: float | None,
         cycle_usage: list[tuple[Usage, float | None]] | None = None,
+        ends: list[ResponseEnd] | None = None,
     ) -> None:
         self.events = events
         self.outcome = outcome
@@ -135,6 +157,7 @@ class TurnResult(Sequence[ConversationEvent]):
         self.cycles = cycles
         self.cost_usd = cost_usd
         self.cycle_usage = cycle_usage or []  # (usage, estimated cost) of each cycle
+        self.ends = ends or []  # how each complete response ended
 
     @overload
     def __getitem__(self, i: int) -> ConversationEvent: ...

@@ -5,7 +5,9 @@ raise, a timeout are ``is_error`` responses the model reads, never exceptions fo
 decision (approved, skipped, edited, always allowed, denied, delivered, withheld...) and who made
 it (the user or a policy) is recorded on the response (see :mod:`.policy`). Cancellation is the
 caller's: it cancels the task running :meth:`ToolExecutor.run` and asks
-:meth:`ToolExecutor.cancelled_response` for the outcome.
+:meth:`ToolExecutor.cancelled_response` for the outcome. In a replay each result is checked
+against the recorded one; with ``--replay-tools saved`` the recorded result is the answer, given
+before any decision (nothing runs, so nothing needs approving).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..events import (
     ConversationEvent,
@@ -24,6 +26,7 @@ from ..events import (
     ToolCallRequest,
     ToolCallResponse,
     new_id,
+    now_iso,
 )
 from ..interrupt import CancelToken
 from ..prompter import InquiryPrompt, Prompter
@@ -35,7 +38,12 @@ from .policy import Run, decide_run, review_result
 from .registry import RunMode, Tool, ToolArgumentError
 from .results import NotRun, Outcome, ToolResult, describe_exception, result_content
 
+if TYPE_CHECKING:
+    from ..replay_rebuild import SavedCalls
+
 __all__ = ["ExecutionSettings", "ToolExecutor"]
+
+REPLAYED = "replayed from the recording"
 
 
 @dataclass
@@ -47,8 +55,7 @@ class ExecutionSettings:
     max_result_chars: int = 100_000
     cancel_grace: float = 2.0  # seconds a cancelled tool gets to finish before it is abandoned
     provider: Any = None  # the thread's provider, for sub-agents that name none (Chat.send)
-    replay: dict[str, ToolCallResponse] | None = None  # a replayed turn's saved results
-    replay_saved: bool = False  # answer with the saved results instead of running the tools
+    replay: SavedCalls | None = None  # a replayed turn's saved tool calls (replay_rebuild.py)
     clock: Callable[[], float] = time.time
 
 
@@ -88,6 +95,9 @@ class ToolExecutor:
 
     async def run(self, gate: Callable[[], Awaitable[None]] | None = None) -> ToolCallResponse:
         """Check, decide, wait for ``gate`` (the scheduling turn), run, review."""
+        saved = self._saved()
+        if saved is not None and self.settings.replay and self.settings.replay.saved_only:
+            return self._replayed(saved)
         checked = self._check()
         if isinstance(checked, Outcome):
             return self._respond(checked)
@@ -214,10 +224,24 @@ class ToolExecutor:
         except ToolArgumentError as exc:
             return Outcome(str(exc), True, "error")
 
+    def _saved(self) -> ToolCallResponse | None:
+        """The recorded response of this call, in a replay."""
+        replay = self.settings.replay
+        return replay.responses.get(self.request.call_id) if replay is not None else None
+
+    def _replayed(self, saved: ToolCallResponse) -> ToolCallResponse:
+        """``--replay-tools saved``: the recorded result, and a sub-agent's recorded work.
+        Nothing runs, so nothing is asked."""
+        assert self.settings.replay is not None
+        self.decisions.append(Decision(action="approved", by="policy", detail=REPLAYED))
+        for event in self.settings.replay.nested_events(self.request.call_id):
+            self.record(event.model_copy(update={"id": new_id(), "timestamp": now_iso()}))
+        summary = getattr(saved, "subagent", None)  # the sub-agent's usage, as recorded
+        extra = {"subagent": summary} if summary else {}
+        outcome = Outcome(saved.content, saved.is_error, saved.status, list(saved.images), extra)
+        return self._respond(outcome)
+
     async def _attempt(self, tool: Tool, kwargs: dict[str, Any]) -> Outcome:
-        saved = (self.settings.replay or {}).get(self.request.call_id)
-        if saved is not None and self.settings.replay_saved:  # --replay-tools saved
-            return Outcome(saved.content, saved.is_error, saved.status, list(saved.images))
         if tool.context_param:
             nest = Nest(self.record, self.prompter, self.sink, self.settings)
             kwargs[tool.context_param] = ToolContext(
@@ -280,7 +304,7 @@ class ToolExecutor:
         ended = self.settings.clock()
         self._status(outcome.status)
         outcome.extra = {**self.extra, **outcome.extra}
-        saved = (self.settings.replay or {}).get(self.request.call_id)
+        saved = self._saved()
         if saved is not None:  # a replay: is the result the recorded one?
             same = (saved.content, saved.is_error) == (outcome.content, outcome.is_error)
             check: dict[str, Any] = {"same": same}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_notebook
 
+from jupyter_turns.testing import REPLAY_PATTERNS
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
 
@@ -90,6 +93,16 @@ def _chat_output(notebook: Any) -> dict[str, Any]:
     return notebook.cells[2].outputs[0]["data"]
 
 
+NOTICE = "Replayed from the recording saved in recorded.ipynb on "
+
+
+def _unmarked(text: str) -> str:
+    """``text`` without what says it is a replay (what nbval_for_chat_cells leaves out)."""
+    for pattern, replacement in REPLAY_PATTERNS.items():
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
 def test_a_recorded_notebook_replays_offline_and_its_tool_runs_again(
     recorded: Path, tmp_path: Path
 ) -> None:
@@ -98,8 +111,10 @@ def test_a_recorded_notebook_replays_offline_and_its_tool_runs_again(
         for mode in ("on", "auto"):  # auto: no key is set, and the saved turn matches
             again = _run(copy.deepcopy(saved), tmp_path, _offline(server, mode))
             assert server.requests == []  # no network
-            assert _chat_output(again)["text/html"] == _chat_output(saved)["text/html"]
-            assert _chat_output(again)["text/plain"] == _chat_output(saved)["text/plain"]
+            for mime in ("text/html", "text/plain"):  # as recorded, and saying it is a replay
+                assert _chat_output(again)[mime] != _chat_output(saved)[mime]
+                assert _unmarked(_chat_output(again)[mime]) == _chat_output(saved)[mime]
+            assert NOTICE in _chat_output(again)["text/html"]
             assert (
                 again.cells[3].outputs
                 == saved.cells[3].outputs
@@ -107,10 +122,17 @@ def test_a_recorded_notebook_replays_offline_and_its_tool_runs_again(
             )
             record = _chat_output(again)[RECORD_MIME]
             kinds = [e["kind"] for e in record["events"]]
+            assert kinds.pop(1) == "notice"  # that this is a replay, after the request
             assert kinds == [e["kind"] for e in _chat_output(saved)[RECORD_MIME]["events"]]
             response = next(e for e in record["events"] if e["kind"] == "tool_call_response")
             assert response["replay"] == {"same": True}
             assert record["turn"]["replayed_from"] == "recorded.ipynb"
+            live = _chat_output(saved)[RECORD_MIME]["turn"]
+            assert record["turn"]["usage"] == live["usage"] and live["usage"]["output_tokens"]
+            assert [(c["stop_reason"], c["output_tokens"]) for c in record["turn"]["cycles"]] == [
+                (c["stop_reason"], c["output_tokens"]) for c in live["cycles"]
+            ]
+            assert [c["stop_reason"] for c in live["cycles"]] == ["tool_use", "end_turn"]
             thinking = next(e for e in record["events"] if e["kind"] == "reasoning")
             assert thinking["metadata"]["signature"] == "EqQBCkYIBxgCKkDtestsignature"
     assert (tmp_path / "ran.txt").read_text() == "ran\nran\n"  # the tool really ran, twice
@@ -165,13 +187,32 @@ def test_a_tool_that_answers_differently_is_reported(recorded: Path, tmp_path: P
 def test_auto_without_a_key_or_a_saved_turn_says_both(recorded: Path, tmp_path: Path) -> None:
     edited = nbformat.read(recorded, as_version=4)
     edited.cells[2].source = CHAT.replace("3 rows", "5 rows")
+    added = nbformat.read(recorded, as_version=4)  # a cell written after the recording
+    added.cells.append(new_code_cell(CHAT.replace("Make a table of 3 rows", "Now plot it")))
+    why = {
+        "edited": "its request changed:\n--- saved request\n+++ this cell\n@@ -1 +1 @@\n"
+        "-Make a table of 3 rows\n+Make a table of 5 rows",
+        "added": "no saved turn matches it",
+    }
+    for case, notebook in (("edited", edited), ("added", added)):
+        with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
+            _run(notebook, tmp_path, _offline(server, "auto"))
+        message = str(failed.value)
+        assert "No Anthropic API key found" in message, case
+        assert f"Nor can this cell be replayed from the notebook: {why[case]}" in message, case
+        assert server.requests == []
+
+
+def test_a_second_notebook_holding_the_request_stops_the_replay(
+    recorded: Path, tmp_path: Path
+) -> None:
+    shutil.copy(recorded, tmp_path / "copy.ipynb")  # nbclient names no notebook: which is it?
     with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
-        _run(edited, tmp_path, _offline(server, "auto"))
-    assert "No Anthropic API key found" in str(failed.value)
-    assert "Nor can this cell be replayed from the notebook: its request changed" in str(
-        failed.value
-    )
-    assert "+Make a table of 5 rows" in str(failed.value)
+        _run(nbformat.read(recorded, as_version=4), tmp_path, _offline(server))
+    assert "2 notebooks in" in str(failed.value)
+    assert "hold this request (copy.ipynb, recorded.ipynb)" in str(failed.value)
+    assert not (tmp_path / "ran.txt").exists()  # neither notebook's tool call ran
+    assert server.requests == []
 
 
 def test_replay_on_fails_a_cell_whose_request_changed(recorded: Path, tmp_path: Path) -> None:

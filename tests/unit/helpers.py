@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from comm.base_comm import BaseComm
 
 from jupyter_turns.events import ConversationEvent
 from jupyter_turns.sink import RecordingSink, ToolUpdate
+from jupyter_turns.turn import TurnResult
 from jupyter_turns.widget import ChatWidget
 
 API_KINDS = {"chat_request", "reasoning", "message", "tool_call_request", "tool_call_response"}
@@ -80,3 +83,41 @@ def page_widget(**kwargs: Any) -> tuple[ChatWidget, PageComm]:
     page = widget.comm
     assert isinstance(page, PageComm)
     return widget, page
+
+
+def write_notebook(path: Path, *cells: tuple[str | None, dict[str, Any]]) -> Path:
+    """A notebook file whose code cells (cell id, saved record) hold chat records as outputs."""
+    from jupyter_turns.persist import RECORD_MIME
+
+    written = []
+    for cell_id, record in cells:
+        output = {"output_type": "display_data", "data": {RECORD_MIME: record}, "metadata": {}}
+        cell = {"cell_type": "code", "source": "%%chat", "metadata": {}, "outputs": [output]}
+        written.append({**cell, **({"id": cell_id} if cell_id else {})})
+    path.write_text(json.dumps({"cells": written, "metadata": {}, "nbformat": 4}))
+    return path
+
+
+def record_of(turn: TurnResult, summary: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The record a chat cell saves for ``turn`` (front.CellFront._record's ``turn`` summary,
+    unless ``summary`` stands in for an older record's)."""
+    from jupyter_turns.persist import turn_record
+
+    if summary is None:
+        summary = {
+            "outcome": turn.outcome,
+            "usage": turn.usage.as_dict(),
+            "cost_usd": turn.cost_usd,
+            "cycles": [end.as_dict() for end in turn.ends],
+        }
+    return turn_record("conv", "main", turn.events, turn=summary)
+
+
+def subagent_totals(summary: Any) -> dict[str, Any]:
+    """A sub-agent call's saved summary without its per-cycle list (replay's: one entry per
+    response that ended, so at most one per cycle)."""
+    assert isinstance(summary, dict)
+    per_cycle = summary.get("per_cycle")
+    if per_cycle is not None:
+        assert len(per_cycle) <= summary["cycles"]
+    return {k: v for k, v in summary.items() if k != "per_cycle"}

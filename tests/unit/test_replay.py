@@ -1,45 +1,101 @@
-"""Replay's parts: saved turns as cycles, finding a cell's turn, the mode in force."""
+"""Replay's player: saved turns as cycles that end as they did, sub-agents, saved results, and
+the notice that says a cell is a replay."""
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from jupyter_turns import Chat, tool
+from jupyter_turns import Chat, PolicyPrompter, Tool, TurnResult, Usage, subagent, tool
 from jupyter_turns.conversation import parse_events
-from jupyter_turns.events import Finished, Flush, Part, ToolCall
-from jupyter_turns.persist import RECORD_MIME, turn_record
+from jupyter_turns.events import Finished, Flush, Part, ToolCall, is_replay_notice, parent_of
+from jupyter_turns.persist import record_bundle
+from jupyter_turns.prompter import Approval, ApprovalRequest
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, reasoning, tool_call
-from jupyter_turns.replay import (
-    ENV,
-    SavedIndex,
-    cycles_of,
-    find_saved,
-    plan,
-    replay_mode,
-    replaying,
-)
+from jupyter_turns.replay import ENV, SavedIndex, find_saved, plan, replay_mode, replaying
+from jupyter_turns.replay_rebuild import cycles_of
+from jupyter_turns.testing import REPLAY_PATTERNS
+
+from .helpers import record_of, write_notebook
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "record_all_kinds.json"
+RAN: list[str] = []  # the tools that really ran
 
 
 @tool(run="unattended")
 def double(x: int) -> int:
     """Double it."""
+    RAN.append("double")
     return 2 * x
 
 
-async def _recorded(request: str = "Double 21") -> list:  # type: ignore[type-arg]
-    script = ScriptedProvider(
-        [
-            cycle(reasoning("Use the tool.", signature="sig-1"), tool_call("double", {"x": 21})),
-            cycle(message("It is **42**.")),
-        ]
-    )
-    turn = await Chat(script, tools=[double]).send(request)
-    return list(turn.events)
+@tool(run="ask")
+def charge(amount: int) -> str:
+    """Charge the card."""
+    RAN.append("charge")
+    return f"charged {amount}"
+
+
+def _researcher(provider: ScriptedProvider | None = None) -> Tool:
+    return subagent("researcher", "Doubles.", tools=[double], provider=provider, run="unattended")
+
+
+NESTED = [cycle(tool_call("double", {"x": 4}, call_id="toolu_inner")), cycle(message("It is 8."))]
+OUTER = [
+    cycle(tool_call("researcher", {"request": "Double 4"}, call_id="toolu_sub")),
+    cycle(message("The researcher says **8**.")),
+]
+
+
+class Headless(PolicyPrompter):
+    """The headless policy (nobody can click: asks are denied) that notes what it is asked."""
+
+    def __init__(self) -> None:
+        super().__init__("deny")
+        self.asked: list[str] = []
+
+    async def approve(self, request: ApprovalRequest) -> Approval:
+        self.asked.append(request.name)
+        return await super().approve(request)
+
+
+async def _replay(
+    tmp_path: Path,
+    recorded: TurnResult,
+    tools: list[Tool],
+    *,
+    summary: dict[str, Any] | None = None,
+    saved_only: bool = False,
+    prompter: PolicyPrompter | None = None,
+) -> TurnResult:
+    """``recorded`` saved in a notebook, then replayed there as a cell replays it."""
+    path = write_notebook(tmp_path / "recorded.ipynb", ("c1", record_of(recorded, summary)))
+    request = recorded.events[0].content  # type: ignore[union-attr]
+    found = find_saved(SavedIndex(), {"__session__": str(path)}, "c1", request)
+    assert found.turn is not None
+    chosen = plan(found.turn, found.source, pace=0.0)
+    chosen.calls.saved_only = saved_only
+    chat = Chat(ScriptedProvider([]), tools=tools, prompter=prompter or Headless())
+    RAN.clear()
+    with replaying(chat, chosen, None) as notes:
+        return await chat.send(request, notes=notes)
+
+
+def _shape(turn: TurnResult) -> list[tuple[str, str | None, Any]]:
+    """What a reader sees of each event (not ids, times, or the notice that says "replay")."""
+    return [
+        (e.kind, parent_of(e), getattr(e, "content", getattr(e, "text", None)))
+        for e in turn.events
+        if not is_replay_notice(e)
+    ]
+
+
+def _notices(turn: TurnResult) -> list[str]:
+    return [e.text for e in turn.events if e.kind == "notice" and not is_replay_notice(e)]  # type: ignore[union-attr]
 
 
 def test_the_mode_in_force_is_the_environments(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -62,43 +118,149 @@ def test_every_kind_of_saved_block_becomes_the_same_stream_again() -> None:
     assert all(isinstance(c[-1], Finished) for c in cycles)
 
 
-def _index(path: Path, recorded: list) -> SavedIndex:  # type: ignore[type-arg]
-    """The saved turns of a notebook file holding ``recorded`` in cell ``c1``."""
-    from jupyter_turns.replay import _chat_turns, _Notebook
-
-    record = turn_record("conv", "main", recorded)
-    output = {"output_type": "display_data", "data": {RECORD_MIME: record}}
-    path.write_text(json.dumps({"cells": [{"cell_type": "code", "id": "c1", "outputs": [output]}]}))
-    index = SavedIndex(read=True)
-    index.notebooks.append(_Notebook(path, _chat_turns(path)))
-    return index
-
-
 async def test_a_replayed_turn_is_the_recorded_one_and_its_tool_runs_again(
     tmp_path: Path,
 ) -> None:
-    recorded = await _recorded()
-    path = tmp_path / "recorded.ipynb"
-    index = _index(path, recorded)
-    turn, source, change = find_saved(index, {}, None, "Double 21")
-    assert turn is not None and source == path.name and change is None
-    missing, _, change = find_saved(index, {}, None, "Triple 21")
-    assert missing is None and change is None  # the only turn was used: nothing left to match
-    index.notebooks[0].cursor = 0
-    _, _, change = find_saved(index, {}, None, "Double 22")
-    assert change is not None and "-Double 21" in change and "+Double 22" in change
-    by_id, _, _ = find_saved(index, {}, "c1", "Double 21")
-    assert by_id is turn
-
-    chosen = plan(turn, source, pace=0.0)
-    chat = Chat(ScriptedProvider([]), tools=[double])
-    with replaying(chat, chosen, None) as notes:
-        again = await chat.send("Double 21", notes=notes)
-    assert [
-        (e.kind, getattr(e, "content", None)) for e in again.events if e.kind != "reasoning"
-    ] == [(e.kind, getattr(e, "content", None)) for e in recorded if e.kind != "reasoning"]
+    script = [
+        cycle(reasoning("Use the tool.", signature="sig-1"), tool_call("double", {"x": 21})),
+        cycle(message("It is **42**.")),
+    ]
+    recorded = await Chat(ScriptedProvider(script), tools=[double]).send("Double 21")
+    again = await _replay(tmp_path, recorded, [double])
+    assert _shape(again) == _shape(recorded) and RAN == ["double"]
     response = next(e for e in again.events if e.kind == "tool_call_response")
     assert response.replay == {"same": True}  # type: ignore[attr-defined]
     reasoning_event = next(e for e in again.events if e.kind == "reasoning")
-    assert reasoning_event.metadata["signature"] == "sig-1"
-    assert isinstance(chat.provider, ScriptedProvider) and chat.execution.replay is None
+    assert reasoning_event.metadata["signature"] == "sig-1"  # type: ignore[union-attr]
+
+
+STOPS = {
+    "pause_turn then a tool then a refusal": [
+        cycle(message("Searching."), finish="pause_turn", usage=Usage(10, 3)),
+        cycle(tool_call("double", {"x": 21}, call_id="toolu_d"), usage=Usage(12, 4, 100)),
+        cycle(
+            message("I cannot say."),
+            finish="refusal",
+            usage=Usage(15, 5),
+            details={"explanation": "It is unsafe."},
+        ),
+    ],
+    "max_tokens, stopped headless": [
+        cycle(message("Cut sh"), finish="max_tokens", usage=Usage(7, 64))
+    ],
+}
+
+
+@pytest.mark.parametrize("script", STOPS.values(), ids=list(STOPS))
+async def test_a_replay_ends_each_cycle_as_recorded_with_its_usage(
+    tmp_path: Path, script: list[Any]
+) -> None:
+    recorded = await Chat(ScriptedProvider(script), tools=[double]).send("Go")
+    again = await _replay(tmp_path, recorded, [double])
+    assert [(e.reason, e.usage) for e in again.ends] == [(e.reason, e.usage) for e in recorded.ends]
+    assert (again.outcome, again.cycles, again.usage) == (
+        recorded.outcome,
+        recorded.cycles,
+        recorded.usage,
+    )
+    assert _shape(again) == _shape(recorded)  # the refusal's notice, or "Stopped", as live
+
+
+OLDER = {  # records saved before the stop reasons were: the turn's usage, or usage per cycle
+    "the turn's usage": lambda turn: {"usage": turn.usage.as_dict()},
+    "usage per cycle": lambda turn: {
+        "usage": turn.usage.as_dict(),
+        "cycles": [{**usage.as_dict(), "cost_usd": None} for usage, _ in turn.cycle_usage],
+    },
+}
+
+
+@pytest.mark.parametrize("older", OLDER.values(), ids=list(OLDER))
+async def test_an_older_record_replays_its_usage_and_its_refusal(
+    tmp_path: Path, older: Any
+) -> None:
+    script = [
+        cycle(tool_call("double", {"x": 21}), usage=Usage(12, 4)),
+        cycle(message("No."), finish="refusal", usage=Usage(15, 5), details={"explanation": "X"}),
+    ]
+    recorded = await Chat(ScriptedProvider(script), tools=[double]).send("Go")
+    summary = older(recorded)
+    again = await _replay(tmp_path, recorded, [double], summary=summary)
+    assert again.usage == recorded.usage
+    if "cycles" in summary:
+        assert again.cycle_usage == recorded.cycle_usage
+    assert [e.reason for e in again.ends] == ["tool_use", "refusal"]  # the notice tells
+    assert _shape(again) == _shape(recorded)
+
+
+@pytest.mark.parametrize("own_provider", [False, True], ids=["thread's provider", "its own"])
+async def test_a_sub_agent_replays_its_own_saved_turn(tmp_path: Path, own_provider: bool) -> None:
+    if own_provider:
+        nested = ScriptedProvider(NESTED)
+        recording = Chat(ScriptedProvider(OUTER), tools=[_researcher(nested)])
+    else:  # the sub-agent runs on the calling thread's provider: one script, in call order
+        recording = Chat(ScriptedProvider([OUTER[0], *NESTED, OUTER[1]]), tools=[_researcher()])
+    recorded = await recording.send("Ask the researcher")
+    nowhere = ScriptedProvider([])  # a request to it fails: it has no cycle
+    again = await _replay(tmp_path, recorded, [_researcher(nowhere if own_provider else None)])
+    assert _shape(again) == _shape(recorded) and nowhere.requests == []
+    assert ("tool_call_request", "toolu_sub", None) in [
+        (e.kind, parent_of(e), None) for e in again.events
+    ]  # the nested turn is there, inside the call's card
+    responses = [e for e in again.events if e.kind == "tool_call_response"]
+    assert [r.replay for r in responses] == [{"same": True}, {"same": True}]  # type: ignore[union-attr]
+    assert RAN == ["double"] and again.outcome == "complete" and _notices(again) == []
+
+
+async def test_saved_results_answer_without_asking_and_nothing_runs(tmp_path: Path) -> None:
+    script = [
+        cycle(tool_call("charge", {"amount": 3}), tool_call("researcher", {"request": "Double 4"})),
+        *NESTED,
+        cycle(message("Charged; the researcher says 8.")),
+    ]
+    allow = PolicyPrompter("allow")
+    recorded = await Chat(
+        ScriptedProvider(script), tools=[charge, _researcher()], prompter=allow
+    ).send("Charge 3 and ask")
+    headless = Headless()  # would deny the ask: a replay that asked would not get the result
+    again = await _replay(
+        tmp_path, recorded, [charge, _researcher()], saved_only=True, prompter=headless
+    )
+    assert headless.asked == [] and RAN == []
+    assert _shape(again) == _shape(recorded)  # the sub-agent's recorded work included
+    for response in (e for e in again.events if e.kind == "tool_call_response"):
+        if parent_of(response) is None:
+            decision = response.decisions[0]  # type: ignore[union-attr]
+            assert (decision.action, decision.by) == ("approved", "policy")
+            assert decision.detail == "replayed from the recording"
+    notice = next(e for e in again.events if is_replay_notice(e))
+    assert "the tool results are the recorded ones (no tool runs)" in notice.text  # type: ignore[union-attr]
+
+
+def _sanitized(text: str) -> str:
+    for pattern, replacement in REPLAY_PATTERNS.items():
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+async def test_a_replay_says_so_and_nbval_compares_the_rest(tmp_path: Path) -> None:
+    script = [cycle(tool_call("double", {"x": 21})), cycle(message("It is **42**."))]
+    recorded = await Chat(ScriptedProvider(script), tools=[double]).send("Double 21")
+    first = recorded.events[0].model_copy(update={"timestamp": "2020-01-02T03:04:05+00:00"})
+    recorded.events[0] = first
+    again = await _replay(tmp_path, recorded, [double])
+    notice = again.events[1]
+    assert is_replay_notice(notice) and notice.level == "info"  # type: ignore[union-attr]
+    assert notice.text == (  # type: ignore[union-attr]
+        "Replayed from the recording saved in recorded.ipynb on 2020-01-02: no request was sent "
+        "to a model; the answer and its tool calls come from that file; the tools run again, "
+        "each result checked against the recorded one."
+    )
+    live, saved = record_bundle(record_of(again)), record_bundle(record_of(recorded))
+    assert "jt-replayed" in live["text/html"] and notice.text in live["text/html"]  # type: ignore[union-attr]
+    assert live["text/plain"].endswith(" · replayed")
+    for mime in ("text/html", "text/plain"):  # nbval sees no other difference
+        assert live[mime] != saved[mime] and _sanitized(live[mime]) == saved[mime]
+    replayed_again = await _replay(tmp_path, again, [double])  # names the first recording's day
+    assert replayed_again.events[1].text == notice.text  # type: ignore[union-attr]
+    assert _sanitized(record_bundle(record_of(replayed_again))["text/html"]) == saved["text/html"]

@@ -15,7 +15,7 @@ from jupyter_turns.interrupt import InterruptAction
 from jupyter_turns.providers.scripted import Fail, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.sink import SubagentUpdate
 
-from .helpers import until
+from .helpers import subagent_totals, until
 
 
 @tool(run="ask")
@@ -126,7 +126,7 @@ async def test_a_nested_failure_is_an_error_result_that_keeps_the_sub_agents_usa
     assert response.is_error and "researcher failed" in response.content
     assert "invalid key" in response.content
     # the tokens of the cycle that did run were spent: the failed call still says so
-    assert response.subagent == {
+    assert subagent_totals(response.subagent) == {
         "outcome": "failed",
         "cycles": 2,
         "usage": Usage(200, 10).as_dict(),
@@ -172,7 +172,7 @@ async def test_stop_on_the_caller_stops_the_nested_turn_and_keeps_its_partial_wo
     outer = _outer(turn)
     assert outer.status == "cancelled"
     # what the sub-agent spent before the Stop is saved on the cancelled response
-    assert outer.subagent == {
+    assert subagent_totals(outer.subagent) == {
         "outcome": "stopped",
         "cycles": 1,
         "usage": Usage(120, 30).as_dict(),
@@ -230,7 +230,7 @@ async def test_a_restarted_call_counts_the_usage_of_every_attempt() -> None:
     assert outer.content == "Done." and [d.action for d in outer.decisions][-1] == "restarted"
     # both attempts' events are in the card, and both attempts' tokens in its summary
     assert [e.kind for e in turn if parent_of(e) == "toolu_sub"].count("chat_request") == 2
-    assert outer.subagent == {
+    assert subagent_totals(outer.subagent) == {
         "outcome": "complete",
         "cycles": 2,
         "usage": Usage(140, 14).as_dict(),

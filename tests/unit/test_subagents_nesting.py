@@ -11,7 +11,7 @@ from jupyter_turns.prompter import HEADLESS_DENY_REASON, Approval, ApprovalReque
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.widget_sink import WidgetSink
 
-from .helpers import page_widget
+from .helpers import page_widget, subagent_totals
 from .test_subagents import Priced, lookup
 
 
@@ -85,13 +85,13 @@ async def test_a_sub_agent_calling_a_sub_agent_marks_each_level_and_adds_up_its_
     assert _response(turn, "toolu_calc").content == "Five."
     assert _response(turn, "toolu_sub").content == "It is 5."
     # calc's usage is its own; the researcher's holds calc's too: the top sees the whole cost
-    assert _response(turn, "toolu_calc").subagent == {
+    assert subagent_totals(_response(turn, "toolu_calc").subagent) == {
         "outcome": "complete",
         "cycles": 2,
         "usage": Usage(300, 30).as_dict(),
         "cost_usd": pytest.approx(0.6),
     }
-    assert _response(turn, "toolu_sub").subagent == {
+    assert subagent_totals(_response(turn, "toolu_sub").subagent) == {
         "outcome": "complete",
         "cycles": 2,
         "usage": Usage(330, 33).as_dict(),
