@@ -18,8 +18,8 @@ from jupyter_turns.keys import REDACTED, masked
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import sse_text_response
 
-from .kernel import Cell, KernelDriver
-from .test_persistence import SECRET_PATTERNS, _execute, _notebook_from
+from .kernel import Cell, KernelDriver, notebook_from
+from .test_persistence import SECRET_PATTERNS, _execute
 
 pytestmark = pytest.mark.kernel
 
@@ -71,7 +71,7 @@ def test_chat_key_reads_a_hidden_answer_and_nothing_of_it_is_published(tmp_path:
     assert _leaks(published) == [] and _leaks(json.dumps(widget_states)) == []
     path = tmp_path / "keyed.ipynb"
     cells = [("%chat key", asked.outputs), (source_1, failed.outputs), (source_2, answered.outputs)]
-    nbformat.write(_notebook_from(cells), path)
+    nbformat.write(notebook_from(cells), path)
     assert _leaks(path.read_text()) == []
 
 
