@@ -317,7 +317,12 @@ def check_saved_record(page: Page) -> None:
     verify("saved: the opaque blocks by their type", lambda: expect(page.locator(f"{r} .jt-opaque")).to_have_text(["redacted reasoning block", "server_tool_use block", "web_search_tool_result block"]))
     verify("saved: the answers open", lambda: expect(page.locator(f"{r} .jt-message").first).to_contain_text("Paris has about 2.1 million people."))
     verify("saved: the partial answer marked", lambda: expect(page.locator(f"{r} .jt-message .jt-partial")).to_have_count(1))
-    verify("saved: one card per tool call", lambda: expect(page.locator(f"{r} .jt-tool .jt-tool-name")).to_have_text(["lookup", "fetch", "python", "researcher", "lookup"]))
+    verify("saved: one card per tool call", lambda: expect(page.locator(f"{r} .jt-tool .jt-tool-name")).to_have_text(["lookup", "fetch", "python", "insert_cell", "edit_cell", "researcher", "lookup"]))
+    verify("saved: the inserted cell", lambda: expect(page.locator(f"{r} .jt-cell-code")).to_have_text("total = df['a'].sum()\ntotal"))
+    verify("saved: the inserted cell highlighted", lambda: expect(page.locator(f"{r} .jt-cell-code .hljs-string")).to_have_text("'a'"))
+    verify("saved: the edit's diff, its script as text", lambda: expect(page.locator(f"{r} .jt-diff-add")).to_have_text(["+x = 2", "+<script>alert(1)</script>"]))
+    verify("saved: what undo did and did not", lambda: expect(page.locator(f"{r} .jt-undo")).to_contain_text(["Undone: removed total, restored x, restored tmp", "Undone: restored the edited cell's earlier text"]))
+    verify("saved: what undo could not", lambda: expect(page.locator(f"{r} .jt-undo-kept")).to_have_text(["Not undone: the in-place changes to df; files written and other side effects of the code, if any"]))
     nested = page.locator(f"{r} .jt-nested:visible")  # every card has one; a sub-agent's shows
     verify("saved: the sub-agent's transcript inside its card", lambda: expect(nested.locator(".jt-tool .jt-tool-name")).to_have_text(["lookup"]))
     verify("saved: the sub-agent's stats", lambda: expect(nested.locator(":scope > summary")).to_have_text(["Sub-agent · 2 cycles · 160 tokens · $0.0003"]))
@@ -325,7 +330,7 @@ def check_saved_record(page: Page) -> None:
     verify("saved: the inquiries and their answers", lambda: expect(page.locator(f"{r} .jt-inquiry")).to_have_count(2))
     verify("saved: notices and the error", lambda: expect(page.locator(f"{r} .jt-notice")).to_contain_text(["Stopped by the user.", "ping_v2"]))
     verify("saved: the error event", lambda: expect(page.locator(f"{r} .jt-error")).to_contain_text("the API is busy"))
-    verify("saved: no buttons", lambda: expect(page.locator(f"{r} button")).to_have_count(0))
+    verify("saved: no buttons but Copy (no page actions here)", lambda: expect(page.locator(f"{r} button")).to_have_text(["Copy cell"]))
     reasoning = page.locator(f"{r} .jt-reasoning details").first
     verify("saved: reasoning folded", lambda: expect(reasoning).not_to_have_attribute("open", ""))
     reasoning.locator("summary").click()

@@ -71,13 +71,13 @@ def test_the_saved_file_holds_the_turn_and_a_restarted_kernel_continues_it(lab: 
         sorted([RECORD_MIME, "text/html", "text/plain"])
     ]
     record = final_record(cell)
-    assert record["version"] == 1 and record["thread"] == "main"
+    assert record["version"] == 2 and record["thread"] == "main"
     assert _kinds(record["events"]) == ["chat_request", "reasoning", "message"]
     assert record["events"][2]["content"] == "Paris is the capital."
     # the cell's metadata points at it (the record is not stored twice in the file)
     meta = cell.metadata["jupyter_turns"]
     assert meta == {
-        "version": 1,
+        "version": 2,
         "conversation_id": record["conversation_id"],
         "thread": "main",
         "in_output": RECORD_MIME,

@@ -131,7 +131,10 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             first = server.requests[0].body
             assert "system" not in first or ATTACKER_SYSTEM not in str(first["system"])
             offered = sorted(t["name"] for t in first["tools"])  # the user's defaults, no python
-            assert offered == ["cell_output", "helper", "inspect", "notebook_cells", "variables"]
+            assert offered == [
+                "cell_output", "edit_cell", "helper", "insert_cell", "inspect", "notebook_cells",
+                "variables",
+            ]  # fmt: skip
             assert first["messages"][0]["content"][0]["text"] == "Hello"  # the talk restored
 
             shown = kernel.run("%chat trust").stdout()

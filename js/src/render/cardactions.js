@@ -82,14 +82,17 @@ function renderUndo(undo) {
 }
 
 /**
- * The cell a python run becomes: its saved text outputs, then its images.
+ * The cell a python run becomes: its saved text outputs, then its images. A record may come
+ * from someone else's notebook, and a cell the user adds is trusted: only text (streams,
+ * plain-text results, errors) and images of the four allowed types go in, rebuilt field by
+ * field, never a record's HTML or script.
  * @param {ConvEvent} response
  * @returns {object[]}
  */
 export function cellOutputs(response) {
-  const outputs = Array.isArray(response.outputs)
-    ? response.outputs.filter((o) => o && typeof o === "object")
-    : [];
+  const outputs = (Array.isArray(response.outputs) ? response.outputs : [])
+    .map(textOutput)
+    .filter((o) => o !== null);
   const images = Array.isArray(response.images) ? response.images : [];
   for (const image of images) {
     if (!IMAGE_TYPES.includes(String(image?.media_type)) || typeof image?.data !== "string")
@@ -101,6 +104,40 @@ export function cellOutputs(response) {
     });
   }
   return outputs;
+}
+
+/**
+ * A saved output as plain text only, or null.
+ * @param {any} output
+ * @returns {object | null}
+ */
+function textOutput(output) {
+  const text = (/** @type {unknown} */ value) =>
+    Array.isArray(value) ? value.map(String).join("") : typeof value === "string" ? value : "";
+  switch (output?.output_type) {
+    case "stream":
+      return {
+        output_type: "stream",
+        name: output.name === "stderr" ? "stderr" : "stdout",
+        text: text(output.text),
+      };
+    case "execute_result":
+    case "display_data":
+      return {
+        output_type: "display_data",
+        data: { "text/plain": text(output.data?.["text/plain"]) },
+        metadata: {},
+      };
+    case "error":
+      return {
+        output_type: "error",
+        ename: text(output.ename),
+        evalue: text(output.evalue),
+        traceback: Array.isArray(output.traceback) ? output.traceback.map(String) : [],
+      };
+    default:
+      return null;
+  }
 }
 
 /**
