@@ -96,41 +96,50 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
 
 
 NB7_SCRIPT = (
-    "script = [cycle(tool_call('insert_cell', {'source': '## Findings', 'cell_type': 'markdown'})),"
+    "script = [cycle(tool_call('notebook_cells', {'start': 2, 'end': 2})),"
+    " cycle(tool_call('edit_cell', {'index': 2, 'source': 'rate = 0.5'})),"
+    " cycle(tool_call('insert_cell', {'source': '## Findings', 'cell_type': 'markdown'})),"
     " cycle(tool_call('python', {'code': 'total = 40 + 2\\nprint(total)'})),"
     " cycle(message('Added.'))]"
 )
 
 
-def test_notebook_7_inserts_runs_adds_to_the_notebook_and_undoes(lab: Lab) -> None:
+def test_notebook_7_edits_inserts_adds_to_the_notebook_and_undoes(lab: Lab) -> None:
     lab.write_notebook(
         "nb7.ipynb",
-        [LOAD, SETUP + "\n" + NB7_SCRIPT, chat_cell("Add a heading.", options="--builtins python")],
-    )
+        [LOAD, SETUP + "\n" + NB7_SCRIPT, "rate = 0.1",
+         chat_cell("Add a heading.", options="--builtins python")],
+    )  # fmt: skip
     lab.open_in_notebook7("nb7.ipynb")
-    run_setup(lab, 2)
-    root = start_chat(lab, 2)
+    run_setup(lab, 3)
+    root = start_chat(lab, 3)
+    edit = _card(root, "edit_cell")
+    expect(edit.locator(".jt-diff-add")).to_have_text("+rate = 0.5")
+    edit.get_by_role("button", name="Apply edit").click()
+    expect(_source(lab, 2)).to_have_text("rate = 0.5")
     insert = _card(root, "insert_cell")
     expect(insert.locator(".jt-cell-markdown h2")).to_have_text("Findings")  # rendered
     insert.get_by_role("button", name="Insert", exact=True).click()
-    expect(lab.cells()).to_have_count(4)
-    expect(lab.cell(3)).to_contain_text("Findings")
+    expect(lab.cells()).to_have_count(5)
+    expect(lab.cell(4)).to_contain_text("Findings")
     _card(root, "python").get_by_role("button", name="Approve").click()
-    saved = lab.cell_output(2).locator(".jt-root.jt-saved")
+    saved = lab.cell_output(3).locator(".jt-root.jt-saved")
     expect(saved.locator(".jt-message")).to_have_text("Added.")
-    lab.wait_cell_idle(2)
+    lab.wait_cell_idle(3)
 
     # the python run becomes a real cell, with its output, below the chat cell
     _card(saved, "python").get_by_role("button", name="Add to notebook").click()
-    expect(lab.cells()).to_have_count(5)
-    expect(_source(lab, 3)).to_have_text("total = 40 + 2print(total)")
-    expect(lab.cell_output(3)).to_have_text("42")
+    expect(lab.cells()).to_have_count(6)
+    expect(_source(lab, 4)).to_have_text("total = 40 + 2print(total)")
+    expect(lab.cell_output(4)).to_have_text("42")
 
-    # newest first: the python run, then the inserted heading
+    # newest first: the python run, the inserted heading, the edit
     _card(saved, "python").get_by_role("button", name="Undo").click()
     expect(_card(saved, "python").locator(".jt-undo")).to_contain_text("Undone: removed total")
     _card(saved, "insert_cell").get_by_role("button", name="Undo").click()
-    expect(lab.cells()).to_have_count(4)  # the heading went; the added cell is the user's
+    expect(lab.cells()).to_have_count(5)  # the heading went; the added cell is the user's
     expect(_card(saved, "insert_cell").locator(".jt-undo")).to_have_text(
         "Undone: removed the inserted cell"
     )
+    _card(saved, "edit_cell").get_by_role("button", name="Undo").click()
+    expect(_source(lab, 2)).to_have_text("rate = 0.1")
