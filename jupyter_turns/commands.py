@@ -1,4 +1,5 @@
-"""``%chat`` line commands: threads, history, settings, tool permissions, restore and export."""
+"""``%chat`` line commands: threads, history, settings, tool permissions, restore and export
+(and ``%chat mcp``: :mod:`jupyter_turns.mcp.commands`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from . import keys
 from .editing.page import NotebookEditor
 from .editing.undo import UndoRefused
 from .editing.undoing import undo
+from .mcp.commands import mcp_command
 from .notebook import find_notebook, read_notebook
 from .text import plural
 from .thread_settings import describe_guarded
@@ -87,6 +89,8 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
     if command == "trust":
         trust(session, args)
         return None
+    if command == "mcp":  # awaited: the cell_hooks transformer
+        return mcp_command(session, settings, args)
     if command == "restore":
         restore(session, settings, args[0] if args else None, verbose=True)
         return None

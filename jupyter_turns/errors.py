@@ -6,6 +6,8 @@
     ├── InvalidTransition        the turn state machine was asked for a move it does not allow
     ├── ProtocolError            a provider's stream broke the Part/Flush/Finished rules
     ├── ToolDefinitionError      a function cannot be turned into a tool
+    ├── McpServerError           an MCP server cannot be used: the SDK is missing, it is
+    │                            configured wrong, it did not start, its connection closed
     └── ProviderError            a model request failed; carries retryability and the server's text
         ├── StreamBroken         a cycle failed after some of its text reached the user
         └── ProviderConfigError  the provider cannot be used as configured (e.g. no API key)
@@ -23,6 +25,7 @@ __all__ = [
     "ConversationError",
     "InvalidTransition",
     "JupyterTurnsError",
+    "McpServerError",
     "ProtocolError",
     "ProviderConfigError",
     "ProviderError",
@@ -54,6 +57,11 @@ class ProtocolError(JupyterTurnsError):
 
 class ToolDefinitionError(JupyterTurnsError):
     """A function cannot be made into a tool (bad signature, unsupported type...)."""
+
+
+class McpServerError(JupyterTurnsError):
+    """An MCP server cannot be used; the message says why and what to do (for the user, and
+    for the model when a call fails)."""
 
 
 class ProviderError(JupyterTurnsError):

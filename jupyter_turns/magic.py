@@ -24,6 +24,7 @@ from .cell_options import parse_options, parse_thinking
 from .chat import Chat
 from .errors import ProviderConfigError
 from .kernel_status import busy_while_running
+from .mcp.settings import McpSettings
 from .reading.attach import attach
 from .reading.history import KernelHistory
 from .reading.kernel_note import kernel_note
@@ -38,7 +39,7 @@ __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipytho
 
 
 @magics_class
-class ChatMagics(Magics):
+class ChatMagics(Magics, McpSettings):
     """Settings are traitlets: ``%config ChatMagics.model = "claude-sonnet-5-5"``."""
 
     provider = Enum(
@@ -158,11 +159,11 @@ class ChatMagics(Magics):
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
-        %chat export [NAME] [PATH]
+        %chat export [NAME] [PATH]   %chat mcp list | add | remove NAME | restart NAME
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
-        output_chars, stream, replay, replay_check, replay_pace).
+        output_chars, stream, replay, replay_check, replay_pace, mcp_servers).
         """
         if cell is None:
             help_text = type(self).chat.__doc__
@@ -226,6 +227,7 @@ class ChatMagics(Magics):
             reported=thread.gone_reported,
         )
         thread.restored = False
+        mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
         attachments = [*attached.attachments, *([note] if note else [])]
         provider = chat.provider  # the thread's own: a replay swaps it for the turn
         streamed = getattr(provider, "streaming", False)
@@ -234,7 +236,7 @@ class ChatMagics(Magics):
             chat.sink = PrintSink()
             with replaying(chat, replay, None) as notes:
                 try:
-                    await chat.send(body, attachments, [*attached.notes, *notes])
+                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
                 finally:
                     _remember_fallback(thread, provider, streamed)
             return
@@ -243,7 +245,7 @@ class ChatMagics(Magics):
             front.show()
             with sigint_menu(chat, loop), replaying(chat, replay, front) as notes:
                 try:
-                    await chat.send(body, attachments, [*attached.notes, *notes])
+                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
                 finally:
                     _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()

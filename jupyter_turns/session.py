@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .mcp.servers import McpServers
 from .threads import Thread, Threads
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ class CellSettings:
     replay: str
     replay_check: str
     replay_pace: float
+    mcp_servers: dict[str, Any]  # ChatMagics.mcp_servers, checked when it was set
 
     @classmethod
     def of(cls, configurable: Any) -> CellSettings:
@@ -76,6 +78,7 @@ class Session:
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
     reader: NotebookReader | None = None  # what the notebook tools read the notebook through
     saved: SavedIndex = field(default_factory=lambda: _saved_index())  # what replay can play
+    mcp: McpServers = field(default_factory=McpServers)  # this kernel's, for all its threads
     started_at: str = field(  # when this kernel loaded the extension, for the model's notes
         default_factory=lambda: datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
     )

@@ -4,8 +4,9 @@ A notebook stores each thread's settings (cell records and notebook metadata). R
 are untrusted input: :func:`parse_settings` keeps each field that has the right type and notes
 the others. :func:`split_settings` then separates the *harmless* ones (which provider and model
 answer, how reasoning shows) from the ones that *grant* something: "always allow" decisions,
-unattended tools, built-in kernel tools, a system prompt, a higher cycle limit. Those are applied
-only when the user's own Jupyter trusts the file (see :mod:`jupyter_turns.trust`).
+unattended tools, built-in kernel tools, MCP servers (commands the kernel would start), a system
+prompt, a higher cycle limit. Those are applied only when the user's own Jupyter trusts the file
+(see :mod:`jupyter_turns.trust`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from .mcp.config import ServerName, ServerSpec
 from .text import plural
 
 __all__ = [
@@ -52,10 +54,11 @@ class ThreadSettings(BaseModel):
     system: Annotated[str, StringConstraints(max_length=200_000)] | None = None
     always_allow: list[_Name] | None = Field(default=None, max_length=1_000)
     stream: bool | None = None  # False: plain requests (chosen, or the endpoint does not stream)
+    mcp_servers: dict[ServerName, ServerSpec] | None = Field(default=None, max_length=50)
 
 
 # Fields that grant a permission; ``max_cycles`` only when above the user's own limit.
-GUARDED_FIELDS = ("always_allow", "run_mode", "builtins", "system", "max_cycles")
+GUARDED_FIELDS = ("always_allow", "run_mode", "builtins", "system", "max_cycles", "mcp_servers")
 
 
 @dataclass
@@ -95,6 +98,8 @@ def parse_settings(raw: Any, where: str = "settings") -> SavedSettings:
         if unknown:
             problems.append(f"{where}: unknown built-in tools ignored: {', '.join(unknown)}")
             values["builtins"] = [n for n in values["builtins"] if n in BUILTINS]
+    if "mcp_servers" in values:  # kept in their saved form, as the thread holds them
+        values["mcp_servers"] = {n: s.saved() for n, s in values["mcp_servers"].items()}
     return SavedSettings(values, problems)
 
 
@@ -105,8 +110,8 @@ def split_settings(
 
     A run mode that only restricts (ask, edit, skip, deny), a cycle limit at or below the
     user's own and built-ins among the user's defaults (``ChatMagics.builtins``) are harmless;
-    "unattended", other built-ins, "always allow", a system prompt and a higher cycle limit
-    are guarded.
+    "unattended", other built-ins, "always allow", MCP servers, a system prompt and a higher
+    cycle limit are guarded.
     """
     harmless: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
@@ -117,7 +122,7 @@ def split_settings(
             (guarded if value > max_cycles_default else harmless)[name] = value
         elif name == "builtins":
             (harmless if set(value) <= builtins_default else guarded)[name] = value
-        elif name == "always_allow":
+        elif name in ("always_allow", "mcp_servers"):
             if value:
                 guarded[name] = value
         elif name in GUARDED_FIELDS:
@@ -140,4 +145,8 @@ def describe_guarded(guarded: dict[str, Any]) -> str:
         parts.append(f"a system prompt ({len(guarded['system']):,} characters)")
     if "max_cycles" in guarded:
         parts.append(f"up to {plural(guarded['max_cycles'], 'cycle')} a turn")
+    if guarded.get("mcp_servers"):
+        servers = guarded["mcp_servers"].items()
+        described = (f"`{n}` ({ServerSpec.model_validate(s).describe()})" for n, s in servers)
+        parts.append("MCP servers " + ", ".join(described))
     return ", ".join(parts)

@@ -46,6 +46,7 @@ class Thread:
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an untrusted file
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
     gone_reported: set[str] = field(default_factory=set)  # names already reported as gone
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # saved ServerSpecs
 
     @property
     def model(self) -> str | None:
@@ -74,6 +75,7 @@ class Thread:
             "system": self.chat.system,
             "always_allow": sorted(self.chat.allowed_tools),
             "stream": self.stream,
+            "mcp_servers": self.mcp_servers,
             "conversation_id": self.chat.conversation.conversation_id,
         }
 
@@ -205,6 +207,8 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
             thread.builtins = {n for n in value if n in BUILTINS}
         elif name == "always_allow":
             chat.allowed_tools.update(value)
+        elif name == "mcp_servers":  # configured in the kernel when the thread next runs
+            thread.mcp_servers = dict(value)
 
 
 _USER_TOOL = re.compile(r"^[A-Za-z_]\w*$")

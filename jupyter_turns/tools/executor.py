@@ -36,7 +36,14 @@ from .context import Nest, ToolContext
 from .invoke import invoke
 from .policy import Run, decide_run, review_result
 from .registry import RunMode, Tool, ToolArgumentError
-from .results import NotRun, Outcome, ToolResult, describe_exception, result_content
+from .results import (
+    NotRun,
+    Outcome,
+    ToolFailed,
+    ToolResult,
+    describe_exception,
+    result_content,
+)
 
 if TYPE_CHECKING:
     from ..replay_rebuild import SavedCalls
@@ -264,6 +271,8 @@ class ToolExecutor:
             raise
         except NotRun as refused:
             return Outcome(refused.message, True, "skipped")
+        except ToolFailed as failed:
+            return Outcome(failed.message, True, "error")
         except Exception as exc:
             return Outcome(describe_exception(exc), True, "error")
         text, images = result_content(value, self.settings.max_result_chars)

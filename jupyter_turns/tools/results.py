@@ -24,6 +24,7 @@ from ..events import ToolStatus
 __all__ = [
     "NotRun",
     "Outcome",
+    "ToolFailed",
     "ToolResult",
     "describe_exception",
     "format_result",
@@ -63,6 +64,15 @@ class NotRun(Exception):
         super().__init__(message)
         self.message = message
         self.reason = reason or message  # the decision's detail in the record
+
+
+class ToolFailed(Exception):
+    """Raised by a tool to answer with an error result that says exactly ``message`` (another
+    exception's result also names its type and line): a server that could not answer."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
 
 
 def result_content(value: Any, max_chars: int) -> tuple[str, list[ImageData]]:

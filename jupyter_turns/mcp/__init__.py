@@ -1,0 +1,24 @@
+"""MCP servers as tools: configured per kernel, started on first use, called like any tool.
+
+::
+
+ config.py      ServerSpec: a command (stdio) or a URL (streamable HTTP), env and header
+                names (never values), run mode, timeout; what a thread saves of it
+ servers.py     McpServers: the kernel's servers by name; prepare() gives a thread their tools
+ connection.py  Connection: one server's client, held open by one task on the kernel's loop
+ tools.py       McpTool (mcp__SERVER__TOOL): the server's schema, checked with jsonschema
+ results.py     a CallToolResult as text and images (the Anthropic SDK's mcp_content)
+ commands.py    %chat mcp list | add | remove | restart
+ shutdown.py    closing the servers when the kernel shuts down
+
+Only ``connection.py``, ``tools.py`` and ``results.py`` import the ``mcp`` SDK (an optional
+extra: ``pip install 'jupyter_turns[mcp]'``); they are loaded when a server is first used.
+See docs/architecture.md §14.
+"""
+
+from __future__ import annotations
+
+from .config import ServerSpec
+from .servers import McpServers, require_sdk
+
+__all__ = ["McpServers", "ServerSpec", "require_sdk"]

@@ -1,0 +1,150 @@
+"""``%chat mcp``: list, add, remove and restart the kernel's MCP servers.
+
+::
+
+    %chat mcp list
+    %chat mcp add NAME [--env VAR]... [--run MODE] [--timeout S] -- COMMAND [ARGS...]
+    %chat mcp add NAME URL [--header 'NAME=VAR' | 'NAME=Bearer ${VAR}']... [--run MODE]
+                           [--timeout S]
+    %chat mcp remove NAME
+    %chat mcp restart NAME
+
+Each returns a coroutine: the ``cell_hooks`` transformer awaits ``%chat mcp`` lines, so closing
+or starting a server runs on the kernel's loop, where its connection lives.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Coroutine
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from pydantic import ValidationError
+
+from ..errors import McpServerError
+from ..text import plural
+from .config import ServerSpec, check_name, problem_text
+from .servers import require_sdk
+
+if TYPE_CHECKING:
+    from ..session import CellSettings, Session
+
+__all__ = ["USAGE", "mcp_command"]
+
+USAGE = (
+    "usage: %chat mcp list | add NAME [--env VAR] [--run MODE] [--timeout S] -- COMMAND "
+    "[ARGS...] | add NAME URL [--header 'NAME=VAR'] [--run MODE] [--timeout S] | "
+    "remove NAME | restart NAME"
+)
+
+
+def mcp_command(
+    session: Session, settings: CellSettings, args: list[str]
+) -> Coroutine[Any, Any, None]:
+    """The coroutine that runs ``%chat mcp ARGS``; the words are checked first."""
+    if not args or args[0] not in ("list", "add", "remove", "restart"):
+        raise UsageError(USAGE)
+    action, rest = args[0], args[1:]
+    if action == "add":
+        name, spec = _parse_add(rest)
+        return _add(session, settings, name, spec)
+    if action == "list":
+        return _list(session, settings)
+    if len(rest) != 1:
+        raise UsageError(f"usage: %chat mcp {action} NAME")
+    return _remove(session, settings, rest[0]) if action == "remove" else _restart(session, rest[0])
+
+
+def _parse_add(words: list[str]) -> tuple[str, ServerSpec]:
+    command: list[str] | None = None
+    if "--" in words:
+        cut = words.index("--")
+        words, command = words[:cut], words[cut + 1 :]
+        if not command:
+            raise UsageError("%chat mcp add NAME -- COMMAND: the command is missing")
+    parser = argparse.ArgumentParser(prog="%chat mcp add", add_help=False, exit_on_error=False)
+    parser.add_argument("name")
+    parser.add_argument("url", nargs="?")
+    parser.add_argument("--env", action="append", default=[])
+    parser.add_argument("--header", action="append", default=[])
+    parser.add_argument("--run", choices=("ask", "unattended", "edit", "skip"))
+    parser.add_argument("--timeout", type=float)
+    try:
+        options = parser.parse_args(words)
+        check_name(options.name)
+    except (argparse.ArgumentError, ValueError) as exc:
+        raise UsageError(f"%chat mcp add: {exc}\n{USAGE}") from None
+    except SystemExit:
+        raise UsageError(USAGE) from None
+    if (command is None) == (options.url is None):
+        raise UsageError(f"%chat mcp add: give a URL or `-- COMMAND`, not both\n{USAGE}")
+    headers = {}
+    for item in options.header:
+        header, sep, value = item.partition("=")
+        if not sep:
+            raise UsageError(f"--header {item!r}: write NAME=VAR, e.g. 'X-Api-Key=MY_KEY'")
+        headers[header.strip()] = value.strip()
+    raw: dict[str, Any] = {"command": command, "url": options.url, "env": options.env}
+    raw.update(headers=headers, run=options.run)
+    if options.timeout is not None:
+        raw["timeout"] = options.timeout
+    try:
+        return options.name, ServerSpec.model_validate(raw)
+    except ValidationError as exc:
+        raise UsageError(f"%chat mcp add {options.name}: {problem_text(exc)}") from None
+
+
+async def _add(session: Session, settings: CellSettings, name: str, spec: ServerSpec) -> None:
+    try:
+        require_sdk()
+    except McpServerError as exc:
+        raise UsageError(str(exc)) from None
+    servers = session.mcp
+    await servers.follow(settings.mcp_servers)
+    replaced = name in servers.specs
+    closed = await servers.add(name, spec)
+    verb = "Replaced" if replaced else "Added"
+    old = " and closed the old one" if closed else ""
+    print(
+        f"{verb} MCP server '{name}' ({spec.describe()}){old}. It starts when a chat first "
+        f"uses it; its tools are named mcp__{name}__TOOL."
+    )
+
+
+async def _list(session: Session, settings: CellSettings) -> None:
+    servers = session.mcp
+    await servers.follow(settings.mcp_servers)
+    if not servers.specs:
+        print("No MCP servers: %chat mcp add NAME -- COMMAND [ARGS...] or %chat mcp add NAME URL")
+        return
+    for name, spec in sorted(servers.specs.items()):
+        connection = servers.connections.get(name)
+        status = connection.status() if connection is not None else "not started"
+        run = f" · run: {spec.run}" if spec.run else ""
+        print(f"{name}: {spec.describe()}{run} · {status}")
+
+
+async def _remove(session: Session, settings: CellSettings, name: str) -> None:
+    servers = session.mcp
+    await servers.follow(settings.mcp_servers)
+    if name not in servers.specs:
+        raise UsageError(f"no MCP server named {name!r}; see %chat mcp list")
+    closed = await servers.remove(name)
+    for thread in session.threads.by_name.values():  # or the next turn would configure it again
+        thread.mcp_servers.pop(name, None)
+    print(f"Removed MCP server '{name}'{' (closed)' if closed else ''}.")
+
+
+async def _restart(session: Session, name: str) -> None:
+    servers = session.mcp
+    connection = servers.connection(name)
+    if connection is None:
+        raise UsageError(f"no MCP server named {name!r}; see %chat mcp list")
+    await connection.close()
+    try:
+        tools = await connection.list_tools()
+    except McpServerError as exc:
+        raise UsageError(f"MCP server '{name}': {exc}") from None
+    names = ", ".join(tool.name for tool in tools)
+    print(f"Restarted MCP server '{name}': {plural(len(tools), 'tool')} ({names or 'none'}).")
