@@ -179,12 +179,12 @@ def check_name(name: str) -> str:
 
 def problem_text(exc: ValidationError) -> str:
     """A pydantic error as one line: ``url: ...; timeout: ...``."""
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or 'server'}: {err['msg']}".replace(
-            "Value error, ", ""
-        )
-        for err in exc.errors()
-    )
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"])
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"{where}: {message}" if where else message)
+    return "; ".join(problems)
 
 
 def parse_servers(value: Mapping[str, Any], where: str) -> dict[str, ServerSpec]:

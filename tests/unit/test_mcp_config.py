@@ -1,0 +1,229 @@
+"""Configuring MCP servers: ServerSpec's checks and saved form, ChatMagics.mcp_servers, the
+``%chat mcp`` commands and a ``%%chat`` cell in plain IPython (a real stdio server), what a
+thread saves, and what a notebook may not grant itself."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+from pydantic import ValidationError
+from traitlets import TraitError
+
+from jupyter_turns.errors import McpServerError
+from jupyter_turns.magic import ChatMagics
+from jupyter_turns.mcp import McpServers, ServerSpec, require_sdk
+from jupyter_turns.thread_settings import describe_guarded, parse_settings, split_settings
+from tests.support.mcp_server import SCRIPT
+
+COMMAND = [sys.executable, str(SCRIPT)]
+SHOWN = f"stdio: {Path(sys.executable).name} {SCRIPT}"  # the program's file name only
+
+
+# ---------------------------------------------------------------- ServerSpec
+
+
+def test_a_spec_takes_the_usual_json_shape_and_saves_no_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stdio = ServerSpec.model_validate(
+        {"command": "/opt/bin/python3", "args": ["files.py", "--root", "data"], "env": ["TOKEN"]}
+    )
+    assert stdio.command == ["/opt/bin/python3", "files.py", "--root", "data"]
+    assert stdio.describe() == "stdio: python3 files.py --root data"
+    assert stdio.saved() == {"command": stdio.command, "env": ["TOKEN"]}
+    monkeypatch.setenv("TOKEN", "s3cret")
+    assert stdio.environment() == {"TOKEN": "s3cret"}
+
+    web = ServerSpec(
+        url="https://tracker.example/mcp?key=s3cret",
+        headers={"Authorization": "Bearer ${TRACKER}", "X-Team": "TEAM"},
+        run="unattended",
+        timeout=30,
+    )
+    assert web.saved() == {
+        "url": "https://tracker.example/mcp",  # the query may hold a token: never saved
+        "incomplete": True,
+        "headers": {"Authorization": "Bearer ${TRACKER}", "X-Team": "TEAM"},
+        "run": "unattended",
+        "timeout": 30,
+    }
+    monkeypatch.setenv("TRACKER", "t0ken")
+    monkeypatch.delenv("TEAM", raising=False)
+    with pytest.raises(McpServerError, match="TEAM .header X-Team. is not set in this kernel"):
+        web.header_values()
+    monkeypatch.setenv("TEAM", "blue")
+    assert web.header_values() == {"Authorization": "Bearer t0ken", "X-Team": "blue"}
+
+
+@pytest.mark.parametrize(
+    ("raw", "problem"),
+    [
+        ({"url": "https://me:pw@host/mcp"}, "the url holds credentials"),
+        ({"url": "https://host/mcp", "headers": {"X-Key": "sk-123-abc"}}, "never the value"),
+        ({"command": ["x"], "env": {"TOKEN": "s3cret"}}, "env"),
+        ({"command": ["x"], "url": "https://host/mcp"}, "either a command"),
+        ({}, "either a command"),
+        ({"url": "file:///etc/passwd"}, "http:// or https://"),
+        ({"command": ["x"], "headers": {"A": "B"}}, "headers are for HTTP servers"),
+        ({"command": ["x"], "run": "always"}, "run"),
+        ({"command": ["x"], "timeout": 0}, "timeout"),
+    ],
+)
+def test_a_wrong_spec_is_refused(raw: dict[str, object], problem: str) -> None:
+    with pytest.raises(ValidationError, match=problem):
+        ServerSpec.model_validate(raw)
+
+
+# ---------------------------------------------------------------- the magic (plain IPython)
+
+
+@pytest.fixture
+def magics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatMagics]:
+    monkeypatch.setenv("MCP_TEST_LOG", str(tmp_path / "server.log"))
+    shell = InteractiveShell.instance()  # no kernel: the plain IPython path
+    magics = ChatMagics(shell)
+    magics.session.restore_tried = True  # no notebook file here
+    try:
+        yield magics
+    finally:
+        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
+
+
+async def _mcp(magics: ChatMagics, line: str) -> None:
+    await magics.chat(f"mcp {line}")
+
+
+def test_chatmagics_mcp_servers_is_checked_when_it_is_set(magics: ChatMagics) -> None:
+    with pytest.raises(TraitError, match=r"ChatMagics.mcp_servers\['w'\]: the url must be http:// or https://"):
+        magics.mcp_servers = {"w": {"url": "ftp://host"}}
+    with pytest.raises(TraitError, match="server name 'a__b'"):
+        magics.mcp_servers = {"a__b": {"command": ["x"]}}
+    assert magics.mcp_servers == {}
+
+
+async def test_mcp_commands_and_a_chat_cell_that_calls_a_server(
+    magics: ChatMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = " ".join(COMMAND)
+    await _mcp(magics, f"add t --env MCP_TEST_LOG --run unattended -- {command}")
+    await _mcp(magics, "list")
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        f"Added MCP server 't' ({SHOWN}). It starts when a chat first uses "
+        "it; its tools are named mcp__t__TOOL."
+    )
+    assert out[1] == f"t: {SHOWN} · run: unattended · not started"
+
+    from jupyter_turns.providers.scripted import cycle, message, tool_call
+
+    magics.shell.user_ns["script"] = [
+        cycle(tool_call("mcp__t__add", {"a": 20, "b": 22})),
+        cycle(message("It is 42.")),
+    ]
+    await magics.chat("--provider scripted --script script", "Add 20 and 22")
+    thread = magics.session.threads.by_name["main"]
+    response = thread.chat.conversation.events[-2]
+    assert (response.kind, response.content) == ("tool_call_response", "42")  # type: ignore[union-attr]
+    assert thread.settings()["mcp_servers"] == {
+        "t": {"command": COMMAND, "env": ["MCP_TEST_LOG"], "run": "unattended"}
+    }
+    capsys.readouterr()
+    await _mcp(magics, "list")
+    await _mcp(magics, "restart t")
+    await _mcp(magics, "remove t")
+    await _mcp(magics, "list")
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"t: {SHOWN} · run: unattended · running · 6 tools",
+        "Restarted MCP server 't': 6 tools (add, pid, picture, count, wait, crash).",
+        "Removed MCP server 't' (closed).",
+        "No MCP servers: %chat mcp add NAME -- COMMAND [ARGS...] or %chat mcp add NAME URL",
+    ]
+    assert thread.mcp_servers == {}  # its next turn does not configure it again
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ("add", "usage: %chat mcp"),
+        ("add t", "give a URL or `-- COMMAND`"),
+        ("add t --", "the command is missing"),
+        ("add a__b -- x", "server name 'a__b'"),
+        ("add t https://h/mcp --header X-Key", "write NAME=VAR"),
+        ("add t https://h/mcp --header X-Key=sk-live-1", "never the value itself"),
+        ("add t --run always -- x", "invalid choice"),
+        ("remove nobody", "no MCP server named 'nobody'"),
+        ("stop t", "usage: %chat mcp"),
+    ],
+)
+async def test_wrong_mcp_commands_say_why(magics: ChatMagics, line: str, problem: str) -> None:
+    with pytest.raises(UsageError, match=problem):
+        await _mcp(magics, line)
+    assert magics.session.mcp.specs == {}
+
+
+async def test_config_changes_are_followed_and_a_removal_sticks(
+    magics: ChatMagics, capsys: pytest.CaptureFixture[str]
+) -> None:
+    magics.mcp_servers = {"a": {"command": ["a-server"]}, "b": {"url": "https://b.example/mcp"}}
+    await _mcp(magics, "list")
+    magics.mcp_servers = {
+        "a": {"command": ["a-server", "--v2"]},
+        "b": {"url": "https://b.example/mcp"},
+    }
+    await _mcp(magics, "remove b")
+    await _mcp(magics, "list")
+    magics.mcp_servers = {"a": {"command": ["a-server", "--v2"]}}
+    await _mcp(magics, "list")
+    assert capsys.readouterr().out.splitlines() == [
+        "a: stdio: a-server · not started",
+        "b: http: https://b.example/mcp · not started",
+        "Removed MCP server 'b'.",
+        "a: stdio: a-server --v2 · not started",
+        "a: stdio: a-server --v2 · not started",
+    ]
+
+
+async def test_without_the_sdk_the_message_says_how_to_install_it(
+    magics: ChatMagics, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "mcp", None)  # what `import mcp` does when it is missing
+    with pytest.raises(McpServerError, match=r"pip install 'jupyter_turns\[mcp\]'"):
+        require_sdk()
+    with pytest.raises(UsageError, match=r"not installed here \(mcp\): pip install"):
+        await _mcp(magics, "add t -- x")
+    servers = McpServers()
+    await servers.add("t", ServerSpec(command=["x"]))
+    assert await servers.tools() == (
+        [],
+        [
+            "MCP servers need the mcp package, which is not installed here (mcp): pip install "
+            "'jupyter_turns[mcp]', then restart the kernel (configured: t)"
+        ],
+    )
+
+
+# ---------------------------------------------------------------- what a notebook saves
+
+
+def test_saved_servers_need_trust_and_are_named() -> None:
+    saved = {
+        "mcp_servers": {
+            "files": {"command": ["/usr/bin/python3", "files.py"], "run": "unattended"},
+            "tracker": {"url": "https://t.example/mcp", "headers": {"A": "Bearer ${T}"}},
+        }
+    }
+    settings = parse_settings(saved)
+    assert settings.problems == [] and settings.values == saved
+    harmless, guarded = split_settings(settings, max_cycles_default=25)
+    assert harmless == {} and guarded == saved
+    assert describe_guarded(guarded) == (
+        "MCP servers `files` (stdio: python3 files.py), `tracker` (http: https://t.example/mcp)"
+    )
+    crafted = parse_settings({"mcp_servers": {"x": {"command": ["x"], "env": {"K": "v"}}}})
+    assert crafted.values == {} and "mcp_servers ignored" in crafted.problems[0]
