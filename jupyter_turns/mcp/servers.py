@@ -124,6 +124,14 @@ class McpServers:
                 f"MCP server '{name}' ({spec.describe()}) configured from the notebook "
                 f"thread {thread.name!r} was restored from"
             )
+        for name, saved in thread.withheld.get("mcp_servers", {}).items():
+            if name not in self.specs:  # asked for by a notebook that is not trusted
+                spec = ServerSpec.model_validate(saved)
+                notes.append(
+                    f"Thread {thread.name!r} used the MCP server '{name}' ({spec.describe()}), "
+                    f"which is not configured here: %chat mcp add {name} ..., or "
+                    "%chat trust --apply if you trust the notebook"
+                )
         tools, problems = await self.tools()
         thread.chat.tools.update({tool.name: tool for tool in tools})
         thread.mcp_servers = {name: spec.saved() for name, spec in self.specs.items()}

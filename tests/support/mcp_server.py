@@ -46,6 +46,13 @@ def pid() -> int:
 
 
 @server.tool()
+def parent() -> int:
+    """The process id of the server's parent (a shell that started it, in one test)."""
+    log("parent")
+    return os.getppid()
+
+
+@server.tool()
 def picture(width: int = 40, height: int = 30) -> Image:
     """A red rectangle as a PNG."""
     from PIL import Image as PILImage

@@ -54,7 +54,7 @@ def test_a_spec_takes_the_usual_json_shape_and_saves_no_secret(
     }
     monkeypatch.setenv("TRACKER", "t0ken")
     monkeypatch.delenv("TEAM", raising=False)
-    with pytest.raises(McpServerError, match="TEAM .header X-Team. is not set in this kernel"):
+    with pytest.raises(McpServerError, match=r"TEAM \(header X-Team\) is not set in this kernel"):
         web.header_values()
     monkeypatch.setenv("TEAM", "blue")
     assert web.header_values() == {"Authorization": "Bearer t0ken", "X-Team": "blue"}
@@ -99,7 +99,9 @@ async def _mcp(magics: ChatMagics, line: str) -> None:
 
 
 def test_chatmagics_mcp_servers_is_checked_when_it_is_set(magics: ChatMagics) -> None:
-    with pytest.raises(TraitError, match=r"ChatMagics.mcp_servers\['w'\]: the url must be http:// or https://"):
+    with pytest.raises(
+        TraitError, match=r"ChatMagics.mcp_servers\['w'\]: the url must be http:// or https://"
+    ):
         magics.mcp_servers = {"w": {"url": "ftp://host"}}
     with pytest.raises(TraitError, match="server name 'a__b'"):
         magics.mcp_servers = {"a__b": {"command": ["x"]}}
@@ -139,8 +141,8 @@ async def test_mcp_commands_and_a_chat_cell_that_calls_a_server(
     await _mcp(magics, "list")
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"t: {SHOWN} · run: unattended · running · 6 tools",
-        "Restarted MCP server 't': 6 tools (add, pid, picture, count, wait, crash).",
+        f"t: {SHOWN} · run: unattended · running · 7 tools",
+        "Restarted MCP server 't': 7 tools (add, pid, parent, picture, count, wait, crash).",
         "Removed MCP server 't' (closed).",
         "No MCP servers: %chat mcp add NAME -- COMMAND [ARGS...] or %chat mcp add NAME URL",
     ]

@@ -87,8 +87,8 @@ async def _logged(path: Path, line: str, within: float = 15.0) -> None:
 async def test_tools_are_listed_with_the_servers_schema(servers: McpServers) -> None:
     tools = await _tools(servers)
     assert sorted(tools) == [
-        "mcp__t__add", "mcp__t__count", "mcp__t__crash", "mcp__t__picture", "mcp__t__pid",
-        "mcp__t__wait",
+        "mcp__t__add", "mcp__t__count", "mcp__t__crash", "mcp__t__parent", "mcp__t__picture",
+        "mcp__t__pid", "mcp__t__wait",
     ]  # fmt: skip
     add = tools["mcp__t__add"]
     assert add.schema["properties"] == {
