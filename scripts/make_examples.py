@@ -17,6 +17,7 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mcp_example import MCP  # noqa: E402
 from more_examples import CONTEXT, REPLAY, SUBAGENTS, SWITCH, recording  # noqa: E402  (later features' notebooks)
 
 QUICKSTART = [
@@ -244,6 +245,7 @@ NOTEBOOKS = {
     "notebook-context.ipynb": CONTEXT,
     "subagents.ipynb": SUBAGENTS,
     "replay.ipynb": REPLAY,
+    "mcp.ipynb": MCP,
 }
 
 

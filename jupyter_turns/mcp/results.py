@@ -54,7 +54,7 @@ def _item(item: ContentBlock, images: list[ImageData]) -> list[str]:
         case "text":
             return [str(block["text"])]
         case "image":
-            label = f"resource {uri}" if uri else f"image {len(images) + 1}"
+            label = f"resource {uri}" if uri else f"{len(images) + 1} from the MCP server"
             image = image_from_base64(str(source["data"]), str(source["media_type"]), label)
             if image is None:
                 return [f"[an image that could not be read: {source['media_type']}]"]
