@@ -26,6 +26,8 @@ from jsonschema.protocols import Validator
 from jsonschema.validators import Draft202012Validator, validator_for
 from mcp.types import Tool as McpToolInfo
 from pydantic import BaseModel, ConfigDict
+from referencing import Registry
+from referencing.exceptions import Unresolvable
 
 from ..errors import McpServerError
 from ..events import Notice
@@ -63,7 +65,12 @@ class McpTool(Tool):
                 f"arguments must be a JSON object, got {type(arguments).__name__}"
             )
         assert self.checker is not None
-        errors = sorted(self.checker.iter_errors(arguments), key=lambda e: list(e.path))
+        try:
+            errors = sorted(self.checker.iter_errors(arguments), key=lambda e: list(e.path))
+        except Unresolvable as exc:  # a $ref elsewhere: never fetched (see server_tools)
+            raise ToolArgumentError(
+                f"{self.name}: the server's schema cannot be checked ({exc})"
+            ) from None
         if errors:
             problems = "; ".join(
                 f"{'.'.join(str(p) for p in error.path) or '(arguments)'}: {error.message}"
@@ -124,7 +131,8 @@ def server_tools(
                 schema=schema,
                 server=name,
                 remote=info.name,
-                checker=checker_class(schema),
+                # an empty registry: refs inside the schema resolve, others are never fetched
+                checker=checker_class(schema, registry=Registry()),
             )
         )
     return tools, notes

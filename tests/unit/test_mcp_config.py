@@ -229,3 +229,61 @@ def test_saved_servers_need_trust_and_are_named() -> None:
     )
     crafted = parse_settings({"mcp_servers": {"x": {"command": ["x"], "env": {"K": "v"}}}})
     assert crafted.values == {} and "mcp_servers ignored" in crafted.problems[0]
+
+
+# ---------------------------------------------------------------- a server's schema
+
+
+def test_a_schema_is_checked_with_its_own_refs_and_never_fetches_others() -> None:
+    import http.server
+    import threading
+
+    from mcp.types import Tool as McpToolInfo
+
+    from jupyter_turns.mcp.connection import Connection
+    from jupyter_turns.mcp.tools import server_tools
+    from jupyter_turns.tools.registry import ToolArgumentError
+
+    fetched: list[str] = []
+
+    class Schemas(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            fetched.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "integer"}')
+
+    web = http.server.HTTPServer(("127.0.0.1", 0), Schemas)
+    threading.Thread(target=web.serve_forever, daemon=True).start()
+    try:
+        nested = {"$ref": "#/$defs/Point"}
+        defs = {"Point": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+        remote = {"$ref": f"http://127.0.0.1:{web.server_port}/int.json"}
+        infos = [
+            McpToolInfo(
+                name="plot",
+                input_schema={"type": "object", "properties": {"p": nested}, "$defs": defs},
+            ),
+            McpToolInfo(name="far", input_schema={"type": "object", "properties": {"n": remote}}),
+            McpToolInfo(
+                name="bad", input_schema={"type": "object", "properties": {"n": {"type": 5}}}
+            ),
+            McpToolInfo(name="odd.name/v2", input_schema={"type": "object"}),
+        ]
+        connection = Connection("s", ServerSpec(command=["s"]))  # never started here
+        tools, notes = server_tools("s", infos, lambda name: connection)
+        plot, far, odd = tools
+        assert odd.name == "mcp__s__odd_name_v2" and odd.remote == "odd.name/v2"
+        assert notes == [
+            "MCP server 's': tool 'bad' is not offered: its input schema is not valid JSON "
+            "Schema (5 is not valid under any of the given schemas)"
+        ]
+        assert plot.validate({"p": {"x": 1}}) == {"arguments": {"p": {"x": 1}}}
+        with pytest.raises(ToolArgumentError, match=r"p\.x: 'one' is not of type 'integer'"):
+            plot.validate({"p": {"x": "one"}})
+        with pytest.raises(ToolArgumentError, match="the server's schema cannot be checked"):
+            far.validate({"n": 1})
+        assert fetched == []  # a schema never makes the kernel fetch a URL
+    finally:
+        web.shutdown()
+        web.server_close()
