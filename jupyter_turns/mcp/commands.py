@@ -102,6 +102,9 @@ async def _add(session: Session, settings: CellSettings, name: str, spec: Server
         raise UsageError(str(exc)) from None
     servers = session.mcp
     await servers.follow(settings.mcp_servers)
+    if servers.specs.get(name) == spec:
+        print(f"MCP server '{name}' is already configured like that ({spec.describe()}).")
+        return
     replaced = name in servers.specs
     closed = await servers.add(name, spec)
     verb = "Replaced" if replaced else "Added"

@@ -287,3 +287,64 @@ def test_a_schema_is_checked_with_its_own_refs_and_never_fetches_others() -> Non
     finally:
         web.shutdown()
         web.server_close()
+
+
+# ---------------------------------------------------------------- results
+
+
+def _png(width: int, height: int) -> str:
+    import base64
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (10, 120, 40)).save(buffer, format="PNG")
+    return base64.b64encode(buffer.getvalue()).decode()
+
+
+def test_results_map_to_text_and_images_like_a_local_tools() -> None:
+    from mcp import types
+
+    from jupyter_turns.mcp.results import tool_result
+    from jupyter_turns.tools.results import ToolFailed
+
+    result = types.CallToolResult(
+        content=[
+            types.TextContent(type="text", text="Two files:"),
+            types.ImageContent(type="image", data=_png(20, 10), mime_type="image/png"),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.TextResourceContents(
+                    uri="file:///notes.md", mime_type="text/markdown", text="# Notes"
+                ),
+            ),
+            types.EmbeddedResource(
+                type="resource",
+                resource=types.BlobResourceContents(
+                    uri="file:///plot.png", mime_type="image/png", blob=_png(30, 30)
+                ),
+            ),
+            types.ResourceLink(type="resource_link", uri="file:///big.csv", name="big.csv"),
+            types.AudioContent(type="audio", data="AAAA", mime_type="audio/wav"),
+        ]
+    )
+    converted = tool_result(result)
+    assert converted.text.splitlines() == [
+        "Two files:",
+        "[resource file:///notes.md]",
+        "# Notes",
+        "[resource link: file:///big.csv (big.csv)]",
+        "[not sent to the model: Unsupported MCP content type: audio]",
+    ]
+    assert [(i.width, i.label) for i in converted.images] == [
+        (20, "1 from the MCP server"),
+        (30, "resource file:///plot.png"),
+    ]
+    structured = types.CallToolResult(content=[], structured_content={"rows": 3})
+    assert tool_result(structured).text == '{"rows": 3}'
+    failed = types.CallToolResult(
+        content=[types.TextContent(type="text", text="no such table")], is_error=True
+    )
+    with pytest.raises(ToolFailed, match=r"^no such table$"):
+        tool_result(failed)
