@@ -95,6 +95,10 @@ class McpServers:
             from .connection import Connection
 
             connection = self.connections[name] = Connection(name, spec)
+            if not self._hooked:  # before the first server can start
+                from .shutdown import close_at_kernel_shutdown
+
+                self._hooked = close_at_kernel_shutdown(self)
         return connection
 
     # ------------------------------------------------------------------ a turn
@@ -146,10 +150,6 @@ class McpServers:
             require_sdk()
         except McpServerError as exc:
             return [], [f"{exc} (configured: {', '.join(sorted(self.specs))})"]
-        if not self._hooked:
-            from .shutdown import close_at_kernel_shutdown
-
-            self._hooked = close_at_kernel_shutdown(self)
         listed = await asyncio.gather(*(self._listed(name) for name in sorted(self.specs)))
         tools: list[Tool] = []
         notes: list[str] = []

@@ -33,8 +33,11 @@ def close_at_kernel_shutdown(servers: McpServers) -> bool:
     handlers = getattr(kernel, "control_handlers", None)
     if not isinstance(handlers, dict) or "shutdown_request" not in handlers:
         return False
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # not on the kernel's loop: the next connection tries again
+        return False
     original = handlers["shutdown_request"]
-    loop = asyncio.get_running_loop()
 
     async def shutdown_request(stream: Any, ident: Any, parent: Any) -> None:
         try:
