@@ -71,6 +71,7 @@ class Connection:
         self.problem: str | None = None
         self.tools: list[McpToolInfo] = []
         self.starts = 0
+        self.start_timeout = START_TIMEOUT
         self._client: Client | None = None
         self._holder: asyncio.Task[None] | None = None
         self._starting: asyncio.Task[Client] | None = None
@@ -151,11 +152,12 @@ class Connection:
         self._stop = stop = asyncio.Event()
         self._holder = asyncio.create_task(self._hold(ready, stop), name=f"mcp {self.name}")
         try:
-            async with asyncio.timeout(START_TIMEOUT):
+            async with asyncio.timeout(self.start_timeout):
                 client = await asyncio.shield(ready)
         except TimeoutError:
+            ready.cancel()  # nobody waits for it any more
             self._holder.cancel()
-            raise self._failed(f"it did not start within {START_TIMEOUT:g} s") from None
+            raise self._failed(f"it did not start within {self.start_timeout:g} s") from None
         except McpServerError as exc:
             raise self._failed(str(exc)) from None
         self.state, self._client = ServerState.RUNNING, client

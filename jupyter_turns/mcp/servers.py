@@ -125,8 +125,8 @@ class McpServers:
                 continue
             await self.add(name, spec)
             notes.append(
-                f"MCP server '{name}' ({spec.describe()}) configured from the notebook "
-                f"thread {thread.name!r} was restored from"
+                f"MCP server '{name}' ({spec.describe()}) is configured: thread "
+                f"{thread.name!r} used it in the notebook it was restored from"
             )
         for name, saved in thread.withheld.get("mcp_servers", {}).items():
             if name not in self.specs:  # asked for by a notebook that is not trusted

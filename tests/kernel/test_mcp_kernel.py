@@ -216,8 +216,8 @@ def test_a_restored_thread_names_its_servers_and_uses_them_once_configured(
         assert _responses(cell)[0]["content"] == "2"
         notices = [e["text"] for e in cell.records()[-1]["events"] if e["kind"] == "notice"]
         assert notices == [
-            f"MCP server 't' (stdio: {Path(PYTHON).name} {SCRIPT}) configured from the notebook "
-            "thread 'main' was restored from"
+            f"MCP server 't' (stdio: {Path(PYTHON).name} {SCRIPT}) is configured: thread "
+            "'main' used it in the notebook it was restored from"
         ]
         assert _lines(log) == ["add 2 3", "add 1 1", "add 1 1"]
     finally:

@@ -237,3 +237,22 @@ async def test_closing_stops_the_server_process(log: Path) -> None:
     await servers.close_all()
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_server_that_never_answers_cannot_hang_a_turn(log: Path) -> None:
+    servers = McpServers()
+    silent = "import sys, time; print('hello?', file=sys.stderr, flush=True); time.sleep(30)"
+    await servers.add("mute", ServerSpec(command=[sys.executable, "-c", silent]))
+    connection = servers.connection("mute")
+    assert connection is not None
+    connection.start_timeout = 0.5  # 30 s by default
+    try:
+        tools, notes = await servers.tools()
+        assert tools == []
+        assert notes == [
+            "MCP server 'mute': it could not be started: it did not start within 0.5 s. Its "
+            "last error output:\nhello? (no tools offered)"
+        ]
+        assert connection.status() == "failed: it did not start within 0.5 s"
+    finally:
+        await servers.close_all()
