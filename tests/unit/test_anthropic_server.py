@@ -7,8 +7,10 @@ SDK turns each fault into, which is what the provider code has to handle.
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 import time
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -53,6 +55,16 @@ REQUEST: dict[str, Any] = {
     "max_tokens": 64,
     "messages": [{"role": "user", "content": "hi"}],
 }
+
+
+@pytest.fixture(autouse=True, scope="module")
+def earlier_garbage() -> None:
+    """Collect what earlier files left behind before this file's strict checks begin: an SDK
+    client another test never closed, collected during one of these tests, would fail it with
+    its unclosed socket (seen once in the whole suite). This file's own leaks still fail."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 @pytest.fixture(autouse=True)
