@@ -134,6 +134,7 @@ FinishReason: TypeAlias = Literal[
     "pause_turn",
     "refusal",
     "context_window_exceeded",
+    "compaction",
     "other",
 ]
 
