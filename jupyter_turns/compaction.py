@@ -2,7 +2,8 @@
 
 Two ways, both the Messages API's own summarization (docs/architecture.md §14):
 
-- **Near the threshold** (``ChatMagics.compact_at``): every request carries the compact edit
+- **Near the threshold** (``ChatMagics.compact_at``): once the context in use is half way
+  there, every request carries the compact edit
   (``context_management.edits = [{"type": "compact_20260112", "trigger": {"type":
   "input_tokens", "value": N}}]``); the server compacts inline when the input reaches N, and the
   response starts with a ``compaction`` block.
@@ -71,7 +72,9 @@ class Compaction:
             return None
         if _summarized(events):
             return "summarize" if context is not None and context >= self.at else None
-        return "edit"
+        # the edit rides along once the context is half way to the threshold: before that a
+        # request reaches it only by adding more than half of it at once
+        return "edit" if context is not None and context >= self.at // 2 else None
 
     def extra(
         self, plan: Plan, events: Sequence[ConversationEvent], context: int | None
