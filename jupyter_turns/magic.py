@@ -22,6 +22,7 @@ from . import commands
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
 from .cell_options import parse_options, parse_thinking
 from .chat import Chat
+from .compaction import DEFAULT_COMPACT_AT
 from .errors import ProviderConfigError
 from .kernel_status import busy_while_running
 from .reading.attach import attach
@@ -112,6 +113,18 @@ class ChatMagics(Magics):
         "extension (automatic in VS Code).",
     ).tag(config=True)
 
+    budget_usd = Float(
+        0.0,
+        help="Spending limit of this kernel session in USD, over every thread (0: none): a turn "
+        "whose next request would pass it pauses with Continue / Stop (headless: stops). "
+        "Estimates from list prices.",
+    ).tag(config=True)
+    compact_at = Float(
+        DEFAULT_COMPACT_AT,
+        help="Compact a thread (the API summarizes it, server-side) when its context reaches "
+        "this share of the model's window (<= 1) or this many tokens (> 1); 0: never.",
+    ).tag(config=True)
+
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         reader = NotebookReader(
@@ -155,14 +168,15 @@ class ChatMagics(Magics):
           --replay-tools run|saved        a replayed cell reruns its tools or uses the saved
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
+          --budget USD|off    pause a turn before a request that would spend past USD
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
-        %chat export [NAME] [PATH]
+        %chat export [NAME] [PATH] | compact | forget N | cost
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
-        output_chars, stream, replay, replay_check, replay_pace).
+        output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at).
         """
         if cell is None:
             help_text = type(self).chat.__doc__
@@ -301,6 +315,10 @@ class ChatMagics(Magics):
         if options.stream:
             thread.stream = options.stream == "on"
         chat.sequential_tools = options.sequential
+        if options.budget is not None:  # sticks to the thread for this session (not saved)
+            chat.budget_usd = options.budget or None
+        chat.session_budget_usd, chat.compact_at = self.budget_usd or None, self.compact_at
+        chat.ledger, chat.name = self.session.ledger, thread.name
 
 
 def _remember_fallback(thread: Thread, provider: Any, streamed: bool) -> None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .budget import Ledger
 from .threads import Thread, Threads
 
 if TYPE_CHECKING:
@@ -50,6 +51,8 @@ class CellSettings:
     replay: str
     replay_check: str
     replay_pace: float
+    budget_usd: float
+    compact_at: float
 
     @classmethod
     def of(cls, configurable: Any) -> CellSettings:
@@ -76,6 +79,7 @@ class Session:
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
     reader: NotebookReader | None = None  # what the notebook tools read the notebook through
     saved: SavedIndex = field(default_factory=lambda: _saved_index())  # what replay can play
+    ledger: Ledger = field(default_factory=Ledger)  # spending per thread (%chat cost)
     started_at: str = field(  # when this kernel loaded the extension, for the model's notes
         default_factory=lambda: datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
     )
