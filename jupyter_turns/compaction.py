@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .context import compaction_block, compaction_note, to_send
-from .events import ConversationEvent, Notice
+from .events import Block, ConversationEvent, Notice
 from .text import plural
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "Compaction",
     "compact_threshold",
     "compacted_notice",
+    "summary_title",
     "unavailable_notice",
 ]
 
@@ -117,6 +118,23 @@ def compacted_notice(block: ConversationEvent, trigger: str) -> Notice:
     text += f": {', '.join(sizes)}." if sizes else "."
     data = {"compaction": {"block": block.id, "trigger": trigger, **note}}
     return Notice(text=text, data=data)
+
+
+def summary_title(event: ConversationEvent) -> tuple[str, str | None] | None:
+    """How a transcript shows a compaction block: its title line and the summary (None: the
+    compaction returned none); None for any other event."""
+    raw = event.metadata.get("raw_block") if isinstance(event, Block) else None
+    if not isinstance(raw, dict) or raw.get("type") != "compaction":
+        return None
+    content = raw.get("content")
+    if not isinstance(content, str):
+        return "A compaction returned no summary: nothing was changed.", None
+    note = compaction_note(event)
+    before, after = note.get("tokens_before"), note.get("tokens_after")
+    sizes = [f"{before:,} tokens"] if isinstance(before, int) else []
+    if isinstance(after, int):
+        sizes.append(f"a summary of ≈ {after:,} tokens")
+    return "Earlier conversation summarized" + (f": {' → '.join(sizes)}" if sizes else ""), content
 
 
 def unavailable_notice(detail: str) -> Notice:
