@@ -44,7 +44,12 @@ def test_the_fixture_is_a_valid_record_with_every_event_kind() -> None:
     }
     assert {event.kind for event in events} == kinds
     blocks = {e["metadata"]["raw_block"]["type"] for e in record["events"] if e["kind"] == "block"}
-    assert blocks == {"redacted_thinking", "server_tool_use", "web_search_tool_result", "compaction"}
+    assert blocks == {
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "compaction",
+    }
 
 
 def test_the_schema_refuses_what_the_views_could_not_read() -> None:
