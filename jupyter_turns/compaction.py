@@ -65,11 +65,9 @@ class Compaction:
 
     def plan(self, events: Sequence[ConversationEvent], context: int | None) -> Plan:
         """How the next request compacts: summarize first, carry the edit, or neither."""
-        if not self.available:
-            return None
         if self.requested and not self.done:
-            return "summarize"
-        if self.at is None:
+            return "summarize"  # asked for: tried even where the edit was refused
+        if self.at is None or not self.available:
             return None
         if _summarized(events):
             return "summarize" if context is not None and context >= self.at else None
@@ -91,7 +89,11 @@ class Compaction:
             covers = events[-1].id if events else None
             return {
                 "compaction": {"type": "summarize"},
-                "compaction_note": {"mode": "summarize", "covers": covers, "tokens_before": None},
+                "compaction_note": {
+                    "mode": "summarize",
+                    "covers": covers,
+                    "tokens_before": context,
+                },
             }
         return {}
 
