@@ -60,7 +60,7 @@ def _chat(server: AnthropicTestServer, clock: FakeClock, model: str = HAIKU, **k
     return Chat(provider=provider, sleep=clock.sleep, clock=clock, rand=lambda: 0.5, **kw)
 
 
-def _answer(text: str = "ok", **usage: int) -> Reply:
+def _answer(text: str = "ok", /, **usage: int) -> Reply:
     input_tokens = usage.pop("input_tokens", 12)
     output = usage.pop("output_tokens", 5)
     body = sse_message(
