@@ -147,3 +147,39 @@ def test_a_compaction_block_survives_save_restart_and_restore_unchanged(tmp_path
         "content": [COMPACTED, {"type": "text", "text": "second"}],
     }
     assert [m["role"] for m in messages] == ["assistant", "user"]  # "One" is in the summary
+
+
+def test_chat_forget_and_chat_compact_change_what_the_next_request_sends(
+    kernel: KernelDriver,
+) -> None:
+    kernel.run(SETUP)
+    kernel.run("from jupyter_turns.providers.scripted import ScriptBlock")
+    block = {"raw_block": {**COMPACTED, "tool_changes": []}, "compaction": {"mode": "summarize"}}
+    kernel.run(
+        "script = ScriptedProvider([cycle(message('a1')), cycle(message('a2')),"
+        " cycle(message('a3')), cycle(ScriptBlock((), "
+        f"{block!r}), finish='compaction'), cycle(message('a4'))])"
+    )
+    kernel.run("%%chat --provider scripted --script script\nq1")
+    kernel.run("%%chat\nq2")
+    forgot = kernel.run("%chat forget 1").stdout()
+    assert "the oldest 1 exchange of this thread is no longer sent" in forgot
+    assert "takes effect with its next request" in forgot
+    kernel.run("%%chat\nq3")
+    sent = kernel.run(
+        "print([getattr(e, 'content', e.kind) for e in script.requests[-1].events])"
+    ).stdout()
+    assert sent.strip() == "['q2', 'a2', 'q3', 'notice']"
+    compact = kernel.run("%chat compact").stdout()
+    assert "will be summarized by the API (server-side compaction) before its next request" in (
+        compact
+    )
+    assert "compacts before its next request" in kernel.run("%chat threads").stdout()
+    last = kernel.run("%%chat\nq4")
+    asked = kernel.run(
+        "print(script.requests[-2].extra['compaction'],"
+        " [getattr(e, 'content', e.kind) for e in script.requests[-1].events][:3])"
+    ).stdout()
+    assert asked.strip() == "{'type': 'summarize'} ['block', 'q4', 'notice']"
+    kinds = [e["kind"] for e in last.records()[-1]["events"]]
+    assert kinds == ["chat_request", "block", "notice", "message"]
