@@ -114,15 +114,11 @@ class ChatMagics(Magics):
     ).tag(config=True)
 
     budget_usd = Float(
-        0.0,
-        help="Spending limit of this kernel session in USD, over every thread (0: none): a turn "
-        "whose next request would pass it pauses with Continue / Stop (headless: stops). "
-        "Estimates from list prices.",
+        0.0, help="Session spending limit in USD over every thread (0: none): pause a turn."
     ).tag(config=True)
     compact_at = Float(
         DEFAULT_COMPACT_AT,
-        help="Compact a thread (the API summarizes it, server-side) when its context reaches "
-        "this share of the model's window (<= 1) or this many tokens (> 1); 0: never.",
+        help="Compact a thread server-side at this share of the window (<= 1) or tokens; 0: off.",
     ).tag(config=True)
 
     def __init__(self, shell: Any) -> None:
