@@ -18,6 +18,7 @@ const STATE_LABELS = /** @type {Record<string, string>} */ ({
   interrupted_streaming: "Interrupted",
   interrupted_tool: "Interrupted",
   replying: "Replying…",
+  budget_paused: "Paused: the budget would be passed",
   complete: "",
   aborted: "Aborted",
 });
