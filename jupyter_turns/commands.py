@@ -48,7 +48,8 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
             events = plural(len(thread.chat.conversation), "event")
             model = thread.model or ""
             line = f"{mark} {name}: {events}, {thread.provider} {model}".rstrip()
-            print(f"{line}, {long_threads.context_line(thread)}")
+            context = long_threads.context_line(thread)
+            print(f"{line}, {context}" if context else line)
         return None
     if command == "new":
         thread = threads.get(args[0] if args else None, new=True)

@@ -60,9 +60,10 @@ def format_tokens(tokens: int) -> str:
 
 
 def gauge(used: int | None, window: int | None) -> str:
-    """``41k / 200k``; what is not known is said so."""
+    """``41k / 200k``; what is not known is said so; empty when nothing is known (a provider
+    that reports no usage, with a model the table does not know)."""
     if used is None:
-        return "context not measured yet" if window is None else f"? / {format_tokens(window)}"
+        return "" if window is None else f"not measured yet (window {format_tokens(window)})"
     if window is None:
         return f"{format_tokens(used)} / window unknown for this model"
     return f"{format_tokens(used)} / {format_tokens(window)}"

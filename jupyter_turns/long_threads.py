@@ -26,15 +26,18 @@ COMMANDS = ("compact", "forget", "cost")
 
 
 def context_line(thread: Thread) -> str:
-    """``context 41k / 200k`` for ``%chat threads``."""
+    """``context 41k / 200k`` for ``%chat threads`` (empty when nothing is known)."""
     chat = thread.chat
-    line = f"context {gauge(chat.context_tokens, chat.context_window)}"
+    shown = gauge(chat.context_tokens, chat.context_window)
+    line = f"context {shown}" if shown else ""
     pending = []
     if chat.compact_next:
         pending.append("compacts before its next request")
     if chat.pending_notes:
         pending.append("forgets exchanges with its next request")
-    return line + (f" ({'; '.join(pending)})" if pending else "")
+    if pending:
+        line = f"{line} ({'; '.join(pending)})" if line else "; ".join(pending)
+    return line
 
 
 def run(session: Session, settings: CellSettings, command: str, args: list[str]) -> None:
