@@ -16,7 +16,7 @@ from IPython.core.error import UsageError
 from .thread_settings import DISPLAY_PATTERN
 from .tools.builtin import parse_builtins
 
-__all__ = ["parse_options", "parse_thinking"]
+__all__ = ["parse_budget", "parse_options", "parse_thinking"]
 
 _REASONING = re.compile(DISPLAY_PATTERN)
 
@@ -38,6 +38,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--sequential", action="store_true")
     parser.add_argument("--stream", choices=("on", "off"))
     parser.add_argument("--replay-tools", choices=("run", "saved"), default="run")
+    parser.add_argument("--budget")
     return parser
 
 
@@ -55,6 +56,8 @@ def parse_options(line: str) -> argparse.Namespace:
         options.thinking = parse_thinking(options.thinking)
     if options.max_cycles is not None and options.max_cycles < 1:
         raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
+    if options.budget is not None:
+        options.budget = parse_budget(options.budget)
     try:
         options.builtins = parse_builtins(options.builtins) if options.builtins else None
     except ValueError as exc:
@@ -69,3 +72,17 @@ def parse_thinking(value: str) -> Any:
     if value.isdigit():
         return int(value)
     raise UsageError("--thinking must be off, adaptive or a token budget")
+
+
+def parse_budget(value: str) -> float:
+    """``--budget USD``: a positive amount in dollars (``$`` allowed); ``off`` or 0 is none."""
+    text = value.strip().lower().lstrip("$")
+    if text == "off":
+        return 0.0
+    try:
+        amount = float(text)
+    except ValueError:
+        amount = -1.0
+    if not amount >= 0 or amount == float("inf"):
+        raise UsageError(f"--budget must be an amount in USD (e.g. 0.50) or off, not {value!r}")
+    return amount

@@ -16,6 +16,8 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import Any, Literal
 
+from .budget import Budget, Ledger
+from .compaction import DEFAULT_COMPACT_AT, Compaction, compact_threshold
 from .content import Attachment
 from .conversation import Conversation
 from .errors import JupyterTurnsError
@@ -23,6 +25,7 @@ from .events import Notice
 from .interrupt import InterruptAction, InterruptChannel, InterruptChoice
 from .prompter import PolicyPrompter, Prompter
 from .providers.base import Provider
+from .providers.models import model_info
 from .providers.scripted import ScriptedProvider
 from .retry import ResilientCycle, RetryPolicy
 from .sink import NullSink, Sink
@@ -39,6 +42,12 @@ class Chat:
     ``run_mode`` is the default for tools that do not declare one: ``ask`` (the prompter
     decides), ``unattended`` (run without asking), ``deny`` (never run). ``on_boundary`` is
     called with the running TurnCoordinator at every cycle boundary (persistence hooks here).
+
+    Long threads and cost (docs/architecture.md §14): ``budget_usd`` pauses a turn before a
+    request that would spend past it (``session_budget_usd`` does the same over ``ledger``, the
+    session's spending, which each turn adds to); ``compact_at`` (a share of the model's
+    window, or tokens; 0: off) lets the server compact the thread near it; :meth:`compact`
+    and :meth:`forget` change what the next request sends.
     """
 
     def __init__(
@@ -62,6 +71,10 @@ class Chat:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.time,
         rand: Callable[[], float] = random.random,
+        budget_usd: float | None = None,
+        session_budget_usd: float | None = None,
+        ledger: Ledger | None = None,
+        compact_at: float | None = DEFAULT_COMPACT_AT,
     ) -> None:
         if max_cycles < 1:
             raise ValueError("max_cycles must be at least 1")
@@ -86,6 +99,32 @@ class Chat:
         self.interrupts = InterruptChannel()
         self._sleep, self._clock, self._rand = sleep, clock, rand
         self.turn: TurnCoordinator | None = None  # the running turn, if any
+        self.budget_usd, self.session_budget_usd = budget_usd, session_budget_usd
+        self.ledger = ledger or Ledger()
+        self.name = "main"  # the thread's name in the ledger
+        self.compact_at = compact_at
+        self.compact_next = False  # %chat compact: summarize before the next request
+        self.pending_notes: list[Notice] = []  # shown (and applied) with the next request
+        self.context_tokens: int | None = None  # the gauge: context in use after the last answer
+
+    @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens (None: not known for this model)."""
+        model = self.model or getattr(self.provider, "model", None)
+        return model_info(model).context_window if isinstance(model, str) else None
+
+    def compact(self) -> None:
+        """Summarize the thread (server-side) before its next request."""
+        self.compact_next = True
+
+    def forget(self, count: int) -> Notice:
+        """Stop sending the oldest ``count`` exchanges (they stay in the thread); the notice
+        saying so joins the thread with the next request. Raises ValueError."""
+        from .context import forget_marker
+
+        notice = forget_marker([*self.conversation.events, *self.pending_notes], count)
+        self.pending_notes.append(notice)
+        return notice
 
     @property
     def allowed_tools(self) -> set[str]:
@@ -114,6 +153,13 @@ class Chat:
             max_cycles=self.max_cycles,
             sequential_tools=self.sequential_tools,
             retry=self.retry,
+            budget=Budget(self.budget_usd, self.session_budget_usd, self.ledger),
+            compaction=Compaction(
+                at=compact_threshold(self.compact_at, self.context_window),
+                requested=self.compact_next,
+            ),
+            context_tokens=self.context_tokens,
+            context_window=self.context_window,
         )
         resilient = ResilientCycle(
             self.provider.classify,
@@ -133,10 +179,16 @@ class Chat:
             on_boundary=self.on_boundary,
             resilient=resilient,
         )
+        pending, self.pending_notes = self.pending_notes, []
+        turn = self.turn
         try:
-            return await self.turn.run(text, attachments, notes)
+            return await turn.run(text, attachments, [*pending, *notes])
         finally:
             self.turn = None
+            self.context_tokens = turn.gate.context
+            if config.compaction.done:
+                self.compact_next = False
+            self.ledger.add(self.name, turn.usage, turn.cost_usd)
 
     def as_tool(
         self,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display
 
-from . import keys
+from . import keys, long_threads
 from .editing.page import NotebookEditor
 from .editing.undo import UndoRefused
 from .editing.undoing import undo
@@ -39,6 +39,9 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
         return None
     if command == "key":
         return keys.key_command(args)
+    if command in long_threads.COMMANDS:
+        long_threads.run(session, settings, command, args)
+        return None
     if command == "threads":
         if not threads.by_name:
             print("No threads yet: run a %%chat cell.")
@@ -46,7 +49,9 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
             mark = "*" if name == threads.current else " "
             events = plural(len(thread.chat.conversation), "event")
             model = thread.model or ""
-            print(f"{mark} {name}: {events}, {thread.provider} {model}".rstrip())
+            line = f"{mark} {name}: {events}, {thread.provider} {model}".rstrip()
+            context = long_threads.context_line(thread)
+            print(f"{line}, {context}" if context else line)
         return None
     if command == "new":
         thread = threads.get(args[0] if args else None, new=True)

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from .content import MAX_IMAGES, Attachment, ImageData
+from .schema_parts import COMPACTION as _COMPACTION
 from .schema_parts import PARTIAL as _PARTIAL
 from .schema_parts import RAW_BLOCK as _RAW_BLOCK
 from .schema_parts import declare_extras
@@ -134,6 +135,7 @@ FinishReason: TypeAlias = Literal[
     "pause_turn",
     "refusal",
     "context_window_exceeded",
+    "compaction",
     "other",
 ]
 
@@ -212,10 +214,11 @@ class Message(_Event):
 
 
 class Block(_Event):
-    """An opaque provider block (redacted reasoning, server tool use...) kept to send back."""
+    """An opaque provider block (redacted reasoning, server tool use, a compaction summary...)
+    kept to send back."""
 
     kind: Literal["block"] = "block"
-    metadata: dict[str, Any] = _metadata(raw_block=_RAW_BLOCK)
+    metadata: dict[str, Any] = _metadata(raw_block=_RAW_BLOCK, compaction=_COMPACTION)
 
 
 class ToolCallRequest(_Event):

@@ -22,6 +22,7 @@ from . import commands
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
 from .cell_options import parse_options, parse_thinking
 from .chat import Chat
+from .compaction import DEFAULT_COMPACT_AT
 from .errors import ProviderConfigError
 from .kernel_status import busy_while_running
 from .mcp.settings import McpSettings
@@ -113,6 +114,14 @@ class ChatMagics(Magics, McpSettings):
         "extension (automatic in VS Code).",
     ).tag(config=True)
 
+    budget_usd = Float(
+        0.0, help="Session spending limit in USD over every thread (0: none): pause a turn."
+    ).tag(config=True)
+    compact_at = Float(
+        DEFAULT_COMPACT_AT,
+        help="Compact a thread server-side at this share of the window (<= 1) or tokens; 0: off.",
+    ).tag(config=True)
+
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
         reader = NotebookReader(
@@ -156,14 +165,17 @@ class ChatMagics(Magics, McpSettings):
           --replay-tools run|saved        a replayed cell reruns its tools or uses the saved
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
+          --budget USD|off    pause a turn before a request that would spend past USD
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
-        %chat export [NAME] [PATH]   %chat mcp list | add | remove NAME | restart NAME
+        %chat export [NAME] [PATH] | compact | forget N | cost
+        %chat mcp list | add | remove NAME | restart NAME
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
-        output_chars, stream, replay, replay_check, replay_pace, mcp_servers).
+        output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
+        mcp_servers).
         """
         if cell is None:
             help_text = type(self).chat.__doc__
@@ -303,6 +315,10 @@ class ChatMagics(Magics, McpSettings):
         if options.stream:
             thread.stream = options.stream == "on"
         chat.sequential_tools = options.sequential
+        if options.budget is not None:  # sticks to the thread for this session (not saved)
+            chat.budget_usd = options.budget or None
+        chat.session_budget_usd, chat.compact_at = self.budget_usd or None, self.compact_at
+        chat.ledger, chat.name = self.session.ledger, thread.name
 
 
 def _remember_fallback(thread: Thread, provider: Any, streamed: bool) -> None:
@@ -327,9 +343,4 @@ def load_ipython_extension(ipython: Any) -> None:
     if getattr(ipython, "kernel", None) is not None:  # the page's Undo buttons reach the kernel
         from .editing.control import register_control
 
-        magics = ipython.magics_manager.registry["ChatMagics"]
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:  # loaded at kernel start (ipython_config): found on first use
-            loop = None
-        register_control(magics.session, loop)
+        register_control(ipython.magics_manager.registry["ChatMagics"].session)

@@ -12,8 +12,8 @@ sub-agent carry ``parent``: the call id of the card whose nested transcript draw
 
 Page → kernel, every user action (never a trait write): ``ready`` from each rendered view, the
 answer to each prompt kind under the prompt's own kind (``approval``, ``result``, ``inquiry``,
-``interrupt``), and ``interrupt_request`` from the Stop button or Esc. An answer's ``action`` is
-the name the decision is saved under (``approved``, ``withheld``...).
+``interrupt``, ``budget``), and ``interrupt_request`` from the Stop button or Esc. An answer's
+``action`` is the name the decision is saved under (``approved``, ``withheld``...).
 """
 
 # no ``from __future__ import annotations``: TypedDict (Python 3.11) sees NotRequired only in
@@ -24,6 +24,7 @@ __all__ = [
     "KERNEL_TO_PAGE",
     "PAGE_TO_KERNEL",
     "ApprovalMsg",
+    "BudgetMsg",
     "DeltaMsg",
     "DraftClearMsg",
     "DraftMsg",
@@ -134,6 +135,14 @@ class InterruptMsg(TypedDict):
     text: NotRequired[str]  # for "reply"
 
 
+class BudgetMsg(TypedDict):
+    """The budget pause's answer: go on past the limit (one more budget's worth), or stop."""
+
+    type: Literal["budget"]
+    prompt_id: str
+    action: Literal["continue", "stop"]
+
+
 class InterruptRequestMsg(TypedDict):
     """The Stop button or Esc: interrupt the turn (the kernel opens the interrupt prompt)."""
 
@@ -149,5 +158,6 @@ PAGE_TO_KERNEL = (
     ResultMsg,
     InquiryMsg,
     InterruptMsg,
+    BudgetMsg,
     InterruptRequestMsg,
 )

@@ -13,13 +13,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from .budget import BudgetAnswer, BudgetPrompt
 from .interrupt import InterruptAction, InterruptChoice, InterruptContext
 
 __all__ = [
+    "HEADLESS_BUDGET_REASON",
     "HEADLESS_DENY_REASON",
     "HEADLESS_WITHHOLD_REASON",
     "Approval",
     "ApprovalRequest",
+    "BudgetAnswer",
+    "BudgetPrompt",
     "InquiryAnswer",
     "InquiryPrompt",
     "PolicyPrompter",
@@ -31,6 +35,10 @@ __all__ = [
 HEADLESS_DENY_REASON = (
     "not run: this is a headless run and nobody can approve tool calls "
     "(use `--tools unattended` to let tools run without approval)"
+)
+HEADLESS_BUDGET_REASON = (
+    "nobody can agree to spend past the budget in this headless run "
+    "(raise --budget or ChatMagics.budget_usd to let it go on)"
 )
 HEADLESS_WITHHOLD_REASON = (
     "this tool's results are reviewed by the user before the model sees them, "
@@ -108,11 +116,14 @@ class Prompter(Protocol):
 
     async def interrupt_menu(self, context: InterruptContext) -> InterruptChoice: ...
 
+    async def budget(self, prompt: BudgetPrompt) -> BudgetAnswer: ...
+
 
 ApprovalRule = Callable[[ApprovalRequest], Approval | Awaitable[Approval]]
 ResultRule = Callable[[ResultReview], ResultDecision | Awaitable[ResultDecision]]
 InquiryRule = Callable[[InquiryPrompt], str | Awaitable[str | None] | None]
 InterruptRule = Callable[[InterruptContext], InterruptChoice | Awaitable[InterruptChoice]]
+BudgetRule = Callable[[BudgetPrompt], BudgetAnswer | Awaitable[BudgetAnswer]]
 
 
 async def _apply(rule: Any, question: Any) -> Any:
@@ -131,6 +142,8 @@ class PolicyPrompter:
     answer", what :meth:`ToolContext.ask` then returns) or a callable. ``interrupt``: an
     :class:`InterruptAction` (default STOP) or a callable returning an :class:`InterruptChoice`.
     ``on_dead_stream`` is the choice when a stream broke off (default STOP: keep the partial text).
+    ``budget``: "stop" (the default: a turn that would pass its budget stops, saying why),
+    "continue", or a callable returning a :class:`BudgetAnswer`.
     """
 
     def __init__(
@@ -143,7 +156,9 @@ class PolicyPrompter:
         on_dead_stream: InterruptAction = InterruptAction.STOP,
         deny_reason: str = HEADLESS_DENY_REASON,
         withhold_reason: str = "withheld by policy",
+        budget: Literal["stop", "continue"] | BudgetRule = "stop",
     ) -> None:
+        self._budget = budget
         self._approve = approve
         self._results = results
         self._inquiry = inquiry
@@ -184,4 +199,12 @@ class PolicyPrompter:
                 action = InterruptAction.STOP
             return InterruptChoice(action)
         answer: InterruptChoice = await _apply(self._interrupt, context)
+        return answer
+
+    async def budget(self, prompt: BudgetPrompt) -> BudgetAnswer:
+        if self._budget == "stop":
+            return BudgetAnswer("stop", by="policy", reason=HEADLESS_BUDGET_REASON)
+        if self._budget == "continue":
+            return BudgetAnswer("continue", by="policy")
+        answer: BudgetAnswer = await _apply(self._budget, prompt)
         return answer

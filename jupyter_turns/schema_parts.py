@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import Field, JsonValue
 
-__all__ = ["CYCLE", "PARTIAL", "RAW_BLOCK", "declare_extras", "metadata_field"]
+__all__ = ["COMPACTION", "CYCLE", "PARTIAL", "RAW_BLOCK", "declare_extras", "metadata_field"]
 
 
 def metadata_field(**keys: JsonValue) -> Any:
@@ -28,8 +28,27 @@ PARTIAL: JsonValue = {
 RAW_BLOCK: JsonValue = {
     "type": "object",
     "description": "the provider's block, kept verbatim to send back",
-    "properties": {"type": {"type": "string"}},
+    "properties": {
+        "type": {"type": "string"},
+        "content": {
+            "description": "a compaction block's summary, a string (null: a failed compaction, "
+            "a no-op); other blocks' content is theirs",
+        },
+    },
     "required": ["type"],
+}
+COMPACTION: JsonValue = {
+    "type": "object",
+    "description": "a compaction block: how it came about (mode edit: the server compacted "
+    "inline at the threshold; summarize: a summarize request), the last event a summarize "
+    "request covered, and the sizes in tokens before (the context in use) and after (the "
+    "summary, estimated from its length)",
+    "properties": {
+        "mode": {"type": "string", "enum": ["edit", "summarize"]},
+        "covers": {"type": ["string", "null"]},
+        "tokens_before": {"type": ["integer", "null"]},
+        "tokens_after": {"type": ["integer", "null"]},
+    },
 }
 
 

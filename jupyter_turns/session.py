@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .budget import Ledger
 from .mcp.servers import McpServers
 from .threads import Thread, Threads
 
@@ -52,6 +53,8 @@ class CellSettings:
     replay_check: str
     replay_pace: float
     mcp_servers: dict[str, Any]  # ChatMagics.mcp_servers, checked when it was set
+    budget_usd: float
+    compact_at: float
 
     @classmethod
     def of(cls, configurable: Any) -> CellSettings:
@@ -79,6 +82,7 @@ class Session:
     reader: NotebookReader | None = None  # what the notebook tools read the notebook through
     saved: SavedIndex = field(default_factory=lambda: _saved_index())  # what replay can play
     mcp: McpServers = field(default_factory=McpServers)  # this kernel's, for all its threads
+    ledger: Ledger = field(default_factory=Ledger)  # spending per thread (%chat cost)
     started_at: str = field(  # when this kernel loaded the extension, for the model's notes
         default_factory=lambda: datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
     )

@@ -93,8 +93,13 @@ class ToolUpdate:
 
 @dataclass(frozen=True, slots=True)
 class UsageUpdate:
+    """The turn's usage and estimated cost so far, and the context gauge: the context in use
+    after the last response against the model's window (None: not known)."""
+
     usage: Usage
     cost_usd: float | None = None
+    context_tokens: int | None = None
+    context_window: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import assert_never
 import nh3
 from markdown_it import MarkdownIt
 
+from .compaction import summary_title
 from .content import ImageData
 from .events import ConversationEvent, Undo, is_replay_notice
 
@@ -95,6 +96,10 @@ def _markdown(
             case "message":
                 note = " *(stopped here)*" if event.metadata.get("partial") else ""
                 parts.append(f"**Claude**\n\n{event.content}{note}")
+            case "block" if (summary := summary_title(event)) is not None:
+                parts.append(
+                    f"*{summary[0]}*" + (f"\n\n{_quote(summary[1])}" if summary[1] else "")
+                )
             case "block":
                 kind = (event.metadata.get("raw_block") or {}).get("type", "block")
                 parts.append(f"*({kind})*")
@@ -191,6 +196,9 @@ def _html_body(
                     _div("jt-partial", "stopped here") if event.metadata.get("partial") else ""
                 )
                 items.append(("jt-message", [_md(event.content), stopped]))
+            case "block" if (summary := summary_title(event)) is not None:
+                body = f"<pre>{_esc(summary[1])}</pre>" if summary[1] else ""
+                items.append(("jt-compaction jt-muted", [_fold(summary[0], body)]))
             case "block":
                 kind = (event.metadata.get("raw_block") or {}).get("type", "provider")
                 label = "redacted reasoning" if kind == "redacted_thinking" else kind

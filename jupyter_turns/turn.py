@@ -22,20 +22,19 @@ from .events import ChatRequest, ConversationEvent, ErrorEvent, Finished, Notice
 from .interrupt import (
     InterruptAction,
     InterruptChannel,
-    InterruptChoice,
     InterruptContext,
-    ask_menu,
     done_before_interrupt,
 )
 from .prompter import Prompter
-from .providers.base import Continuation, Provider
+from .providers.base import Continuation, Provider, Request
 from .retry import ResilientCycle
 from .sink import Appended, Sink, StateChanged, UsageUpdate
 from .text import plural
 from .tools.coordinator import ToolCoordinator
+from .turn_gate import TurnGate
+from .turn_interrupts import InterruptSteps
 from .turn_state import (
     TRANSITIONS,
-    Broken,
     CycleEnd,
     Done,
     Failed,
@@ -56,7 +55,7 @@ _CONTEXT_FULL = (
 __all__ = ["TRANSITIONS", "TurnConfig", "TurnCoordinator", "TurnOutcome", "TurnResult", "TurnState"]
 
 
-class TurnCoordinator:
+class TurnCoordinator(InterruptSteps):
     def __init__(
         self,
         conversation: Conversation,
@@ -87,6 +86,7 @@ class TurnCoordinator:
         self.cycles = 0
         self.turn_start = len(conversation)
         self.cycle = CycleReader(conversation, sink, self._append)
+        self.gate = TurnGate(config, provider)  # compaction, budget, the context gauge
         self._outcome: TurnOutcome = "complete"
 
     # ------------------------------------------------------------------ state
@@ -127,10 +127,11 @@ class TurnCoordinator:
         self.interrupts.take()  # a Stop pressed before the turn began is not for this turn
         self.conversation.check_sendable()
         self.turn_start = len(self.conversation)
-        self._to(TurnState.STREAMING)
         request = ChatRequest(content=text, attachments=list(attachments))
         notices = (n if isinstance(n, Notice) else Notice(level="warning", text=n) for n in notes)
         self._append(request, *notices)
+        if self.gate.context is not None:  # the gauge as the thread left it
+            self.sink.update(UsageUpdate(self.usage, None, *self._gauge()))
         try:
             await self._drive()
         except asyncio.CancelledError:
@@ -145,12 +146,21 @@ class TurnCoordinator:
         segment_cycles = 0
         continuation: Continuation | None = None
         while True:
+            events = self.conversation.events
+            request = self.gate.request(events, self.turn_start, continuation, self.cycles + 1)
+            if not await self._may_send(request):
+                return
             segment_cycles += 1
-            end = await self._stream_cycle(continuation, segment_cycles)
+            end = await self._stream_cycle(request, continuation)
             continuation = None
             if isinstance(end, Done):
                 self._to(TurnState.EVALUATING)
                 step = await self._evaluate(end.finished, segment_cycles)
+            elif isinstance(end, Failed) and self.gate.summarizing:
+                self._append(self.gate.failed_summary(end.error.message))
+                self._to(TurnState.EVALUATING)  # the turn goes on with its own request
+                self._to(TurnState.CONTINUING)
+                step = Step.NEXT
             elif isinstance(end, Failed):
                 self._append(ErrorEvent(message=end.error.message, error_type=end.error.kind))
                 self._finish("error")
@@ -169,14 +179,30 @@ class TurnCoordinator:
                 case _:
                     assert_never(step)
             self._boundary()  # a cycle ended and the turn goes on (the last one: see run())
-            self._to(TurnState.STREAMING)
+
+    async def _may_send(self, request: Request) -> bool:
+        """Into STREAMING, unless the request would pass a spending limit and the user (or
+        the headless policy) stops the turn at the budget prompt."""
+        pause = await self.gate.over_budget(request, self.cost_usd)
+        if pause is not None:
+            self._to(TurnState.BUDGET_PAUSED)
+            answer = await self.prompter.budget(pause)
+            if answer.action == "stop":
+                why = f" ({answer.reason})" if answer.reason else ""
+                self._append(Notice(level="warning", text=f"Stopped: {pause.text}{why}"))
+                self._finish("stopped")
+                return False
+            assert self.config.budget is not None
+            self.config.budget.allow(pause)
+        self._to(TurnState.STREAMING)
+        return True
 
     async def _evaluate(self, finished: Finished, segment_cycles: int) -> Step | Continuation:
         """After a complete response: run its tools, continue, offer Continue, or end."""
         if self.conversation.pending_calls:
             return await self._tools_then_continue(segment_cycles)
         reason = finished.reason
-        if reason == "pause_turn":
+        if reason in ("pause_turn", "compaction"):  # the server paused; send it all back
             if segment_cycles >= self.config.max_cycles:
                 return self._max_cycles()
             self._to(TurnState.CONTINUING)
@@ -209,13 +235,10 @@ class TurnCoordinator:
 
     # ------------------------------------------------------------------ streaming
 
-    async def _stream_cycle(
-        self, continuation: Continuation | None, segment_cycles: int
-    ) -> CycleEnd:
+    async def _stream_cycle(self, request: Request, continuation: Continuation | None) -> CycleEnd:
         self.conversation.check_sendable()
         self.cycles += 1
         self.cycle.begin(continuing=continuation is not None)
-        request = self.config.request(self.conversation.events, continuation, self.cycles)
         stream = self._resilient.stream(lambda: self.provider.stream(request))
         pump = asyncio.create_task(self.cycle.pump(stream), name="jupyter_turns:pump")
         try:
@@ -248,58 +271,18 @@ class TurnCoordinator:
     def _note_end(self, finished: Finished) -> None:
         usage, model = finished.usage, finished.model or self.config.model
         cost = None if usage is None else self.provider.cost(usage, model)
+        self._append(*self.gate.notices(self.conversation.events[self.cycle.start :]))
         self.ends.append(ResponseEnd(finished.reason, len(self.events), usage, cost))
         if usage is None:
             return
+        self.gate.finished(finished)
         self.cycle_usage.append((usage, cost))
         self.usage = self.usage + usage
         self.cost_usd = self.provider.cost(self.usage, model)
-        self.sink.update(UsageUpdate(self.usage, self.cost_usd))
+        self.sink.update(UsageUpdate(self.usage, self.cost_usd, *self._gauge()))
 
-    # ------------------------------------------------------------------ interrupts
-
-    async def _menu(self, context: InterruptContext) -> InterruptChoice:
-        return await ask_menu(self.prompter.interrupt_menu, self.interrupts, context)
-
-    async def _after_interrupt(self, end: Broken | Interrupted) -> Step | Continuation:
-        if isinstance(end, Broken):
-            self._to(TurnState.INTERRUPTED_STREAMING)
-            context = InterruptContext("streaming", False, end.error.message)
-            choice = await self._menu(context)
-            note = ErrorEvent(message=end.error.message, error_type=end.error.kind)
-            return await self._apply_stream_choice(choice, alive=False, note=note)
-        return await self._apply_stream_choice(end.choice, alive=end.alive, note=None)
-
-    async def _apply_stream_choice(
-        self, choice: InterruptChoice, *, alive: bool, note: ErrorEvent | None
-    ) -> Step | Continuation:
-        action = choice.action
-        if action is InterruptAction.ABORT:
-            self.cycle.drop()
-            if note is not None:
-                self._append(note)
-            self._append(Notice(text="Aborted: the response in progress was discarded."))
-            return self._finish("aborted")
-        if note is not None:
-            self._append(note)
-        if action is InterruptAction.CONTINUE:
-            if self.conversation.pending_calls:
-                self.cycle.keep_partial(seed=False)
-                self._to(TurnState.EVALUATING)
-                return await self._tools_then_continue(0)
-            seed = self.cycle.keep_partial(seed=True)
-            self._to(TurnState.CONTINUING)
-            return Continuation(seed, "interrupted" if alive else "stream_ended")
-        self.cycle.keep_partial(seed=False)
-        unrun = self.conversation.cancelled_responses
-        if action is InterruptAction.REPLY:
-            self._append(*unrun("Not run: the user interrupted with a reply."))
-            self._to(TurnState.REPLYING)
-            self._append(ChatRequest(content=choice.text))
-            return Step.REPLY
-        self._append(*unrun("Not run: the user stopped the turn."))
-        self._append(Notice(text="Stopped by the user."))
-        return self._finish("stopped")
+    def _gauge(self) -> tuple[int | None, int | None]:
+        return self.gate.context, self.config.context_window
 
     # ------------------------------------------------------------------ tools
 

@@ -12,7 +12,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, overload
 
+from .budget import Budget
+from .compaction import Compaction
 from .content import DATA_RULE
+from .context import to_send
 from .errors import ProviderError
 from .events import ConversationEvent, Finished, Usage
 from .interrupt import InterruptChoice
@@ -46,6 +49,7 @@ class TurnState(enum.Enum):
     INTERRUPTED_STREAMING = "interrupted_streaming"
     INTERRUPTED_TOOL = "interrupted_tool"
     REPLYING = "replying"
+    BUDGET_PAUSED = "budget_paused"
     COMPLETE = "complete"
     ABORTED = "aborted"
 
@@ -53,17 +57,20 @@ class TurnState(enum.Enum):
 S = TurnState
 # Into ABORTED only from the states the coordinator waits in (a cancelled cell lands there) and
 # from the interrupt menu's Abort; EVALUATING, CONTINUING and REPLYING pass without waiting.
+# Every request starts from IDLE, CONTINUING or REPLYING; BUDGET_PAUSED waits there for the
+# answer to the budget prompt when the request would pass a spending limit.
 TRANSITIONS: Mapping[TurnState, frozenset[TurnState]] = {
-    S.IDLE: frozenset({S.STREAMING}),
+    S.IDLE: frozenset({S.STREAMING, S.BUDGET_PAUSED}),
     S.STREAMING: frozenset({S.EVALUATING, S.INTERRUPTED_STREAMING, S.COMPLETE, S.ABORTED}),
     S.EVALUATING: frozenset({S.EXECUTING, S.CONTINUING, S.INTERRUPTED_STREAMING, S.COMPLETE}),
     S.EXECUTING: frozenset({S.CONTINUING, S.INTERRUPTED_TOOL, S.COMPLETE, S.ABORTED}),
     S.INTERRUPTED_TOOL: frozenset({S.EXECUTING, S.COMPLETE, S.ABORTED}),
-    S.CONTINUING: frozenset({S.STREAMING}),
+    S.CONTINUING: frozenset({S.STREAMING, S.BUDGET_PAUSED}),
     S.INTERRUPTED_STREAMING: frozenset(
         {S.STREAMING, S.CONTINUING, S.EVALUATING, S.REPLYING, S.COMPLETE, S.ABORTED}
     ),
-    S.REPLYING: frozenset({S.STREAMING}),
+    S.REPLYING: frozenset({S.STREAMING, S.BUDGET_PAUSED}),
+    S.BUDGET_PAUSED: frozenset({S.STREAMING, S.COMPLETE, S.ABORTED}),
     S.COMPLETE: frozenset(),
     S.ABORTED: frozenset(),
 }
@@ -91,13 +98,22 @@ class TurnConfig:
     max_cycles: int = 25
     sequential_tools: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
+    budget: Budget | None = None  # spending limits that pause the turn
+    compaction: Compaction = field(default_factory=Compaction)
+    context_tokens: int | None = None  # the thread's context in use when the turn starts
+    context_window: int | None = None  # the model's (None: unknown)
 
     def request(
-        self, events: Sequence[ConversationEvent], continuation: Continuation | None, cycle: int
+        self,
+        events: Sequence[ConversationEvent],
+        continuation: Continuation | None,
+        cycle: int,
+        extra: dict[str, Any] | None = None,
     ) -> Request:
-        """The provider request for ``events`` under these settings."""
+        """The provider request for ``events`` under these settings: what of them is sent (a
+        forget marker, a compaction summary: ``context.to_send``), ``extra`` for the provider."""
         return Request(
-            events=tuple(events),
+            events=tuple(to_send(events)),
             tools=tuple(tool.spec() for tool in self.tools.values()),
             system=self.system_for(events),
             model=self.model,
@@ -105,6 +121,7 @@ class TurnConfig:
             thinking=self.thinking,
             continuation=continuation,
             cycle=cycle,
+            extra=dict(extra or {}),
         )
 
     def system_for(self, events: Sequence[ConversationEvent]) -> str | None:

@@ -13,10 +13,12 @@ import itertools
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .budget import BudgetAnswer
 from .interrupt import InterruptAction, InterruptChoice, InterruptContext
 from .prompter import Approval, InquiryAnswer, PolicyPrompter, ResultDecision
 
 if TYPE_CHECKING:
+    from .budget import BudgetPrompt
     from .prompter import ApprovalRequest, InquiryPrompt, Prompter, ResultReview
     from .widget import ChatWidget
 
@@ -50,7 +52,7 @@ class WidgetPrompter:
         self.interactive = interactive or _always
         self.before_prompt = before_prompt  # e.g. the sink's flush: show the call before asking
         self._open: dict[str, tuple[str, asyncio.Future[dict[str, Any]]]] = {}
-        for kind in ("approval", "result", "inquiry", "interrupt"):
+        for kind in ("approval", "result", "inquiry", "interrupt", "budget"):
             widget.handle(kind, self._on_answer)
 
     async def approve(self, request: ApprovalRequest) -> Approval:
@@ -109,6 +111,24 @@ class WidgetPrompter:
             "reason": context.reason,
         }
         return await self._ask(prompt, read, lambda: self.fallback.interrupt_menu(context))
+
+    async def budget(self, prompt: BudgetPrompt) -> BudgetAnswer:
+        def read(answer: dict[str, Any]) -> BudgetAnswer:
+            action = answer.get("action")
+            if action not in ("continue", "stop"):
+                raise _Rejected()
+            return BudgetAnswer("continue" if action == "continue" else "stop")
+
+        shown = {
+            "type": "budget",
+            "scope": prompt.scope,
+            "spent": prompt.spent,
+            "limit": prompt.limit,
+            "next_cost": prompt.next_cost,
+            "estimated_by": prompt.estimated_by,
+            "text": prompt.text,
+        }
+        return await self._ask(shown, read, lambda: self.fallback.budget(prompt))
 
     async def _ask(
         self,

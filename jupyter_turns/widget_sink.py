@@ -202,7 +202,8 @@ class WidgetSink:
             case ToolUpdate():
                 self._tool(update)
             case UsageUpdate(usage=usage, cost_usd=cost):
-                widget.usage = {**usage.as_dict(), "cost_usd": cost}
+                context = {"used": update.context_tokens, "window": update.context_window}
+                widget.usage = {**usage.as_dict(), "cost_usd": cost, "context": context}
             case SubagentUpdate(call_id=call_id) if call_id in widget.tools:
                 stats: dict[str, Any] = {**update.usage.as_dict(), "cycles": update.cycles}
                 stats["cost_usd"] = update.cost_usd

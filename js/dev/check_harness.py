@@ -315,6 +315,7 @@ def check_saved_record(page: Page) -> None:
     )
     r = "#saved-record .jt-root.jt-saved"
     verify("saved: the opaque blocks by their type", lambda: expect(page.locator(f"{r} .jt-opaque")).to_have_text(["redacted reasoning block", "server_tool_use block", "web_search_tool_result block"]))
+    verify("saved: the compaction summary, folded, with its sizes", lambda: expect(page.locator(f"{r} .jt-compaction > summary")).to_have_text("Earlier conversation summarized: 182,000 tokens → a summary of ≈ 30 tokens"))
     verify("saved: the answers open", lambda: expect(page.locator(f"{r} .jt-message").first).to_contain_text("Paris has about 2.1 million people."))
     verify("saved: the partial answer marked", lambda: expect(page.locator(f"{r} .jt-message .jt-partial")).to_have_count(1))
     verify("saved: one card per tool call", lambda: expect(page.locator(f"{r} .jt-tool .jt-tool-name")).to_have_text(["lookup", "fetch", "python", "insert_cell", "edit_cell", "researcher", "lookup"]))

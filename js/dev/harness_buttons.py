@@ -126,3 +126,23 @@ def _check_menus(page: Page) -> None:
     check(got == [{"type": "interrupt_request"}] * 2, "Stop button and Esc send the interrupt request", got)
     j, r = _fresh(page, [], "complete")
     verify("no Stop button when the turn is complete", lambda: expect(page.locator(f"{r} .jt-stop")).to_be_hidden())
+    _check_budget(page)
+
+
+def _check_budget(page: Page) -> None:
+    text = "Spent $0.48 of $0.50 (this turn's budget); next call ≈ $0.06 — estimates from list prices."
+    budget = {"id": "b1", "type": "budget", "scope": "turn", "spent": 0.48, "limit": 0.5, "next_cost": 0.06, "estimated_by": "token count", "text": text}
+    for label, action in [("Continue", "continue"), ("Stop", "stop")]:
+        j, r = _fresh(page, [budget], "budget_paused")
+        prompt = page.locator(f"{r} .jt-prompt-budget")
+        verify("the budget prompt says what was spent and what comes", lambda: expect(prompt).to_contain_text(text))
+        prompt.get_by_role("button", name=label, exact=True).click()
+        got = sent_after(page, j, 1)
+        check(got == [{"type": "budget", "action": action, "prompt_id": "b1"}], f"budget {label}", got)
+    state = conversation()
+    state["usage"] = {"input_tokens": 120, "output_tokens": 40, "context": {"used": 184_000, "window": 200_000}}
+    i = mount(page, state)
+    page.evaluate("harness.frame()")
+    gauge = page.locator(f"{root(i)} .jt-footer .jt-gauge")
+    verify("the context gauge in the footer", lambda: expect(gauge).to_have_text("184k / 200k context"))
+    verify("the gauge turns red near the window", lambda: expect(gauge).to_have_class("jt-gauge jt-gauge-full"))

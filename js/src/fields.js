@@ -29,7 +29,13 @@ export const EVENT_FIELDS = {
   ],
   reasoning: ["id", "content", "metadata.partial"],
   message: ["id", "content", "metadata.partial"],
-  block: ["id", "metadata.raw_block.type"],
+  block: [
+    "id",
+    "metadata.raw_block.type",
+    "metadata.raw_block.content",
+    "metadata.compaction.tokens_before",
+    "metadata.compaction.tokens_after",
+  ],
   tool_call_request: ["id", "call_id", "name", "arguments"],
   tool_call_response: [
     "id",

@@ -11,7 +11,7 @@
  * sub-agent carry `parent`: the call id whose card draws that draft (its own block indexes).
  *
  * Page → kernel, every user action (never a trait write): `ready` from every render, each
- * prompt's answer under the prompt's own kind — its `action` is the name the decision is saved
+ * prompt's answer under the prompt's own kind (the budget pause's too) — its `action` is the name the decision is saved
  * under — and `interrupt_request` from the Stop button or Esc.
  *
  * @typedef {[number, "message" | "reasoning", string]} DraftPart  [block index, kind, text]
@@ -30,12 +30,14 @@
  * @typedef {{type: "result", prompt_id: string, action: "delivered" | "withheld" | "result_edited", content?: string}} ResultMsg
  * @typedef {{type: "inquiry", prompt_id: string, answer: string}} InquiryMsg
  * @typedef {{type: "interrupt", prompt_id: string, action: "stop" | "abort" | "reply" | "continue" | "restart", text?: string}} InterruptMsg
+ * @typedef {{type: "budget", prompt_id: string, action: "continue" | "stop"}} BudgetMsg
  * @typedef {{type: "interrupt_request"}} InterruptRequestMsg
  *
  * @typedef {DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg | ProgressMsg} KernelMessage
- * @typedef {ReadyMsg | ApprovalMsg | ResultMsg | InquiryMsg | InterruptMsg | InterruptRequestMsg} PageMessage
+ * @typedef {ReadyMsg | ApprovalMsg | ResultMsg | InquiryMsg | InterruptMsg | BudgetMsg | InterruptRequestMsg} PageMessage
  * @typedef {Omit<ApprovalMsg, "prompt_id"> | Omit<ResultMsg, "prompt_id">
- *   | Omit<InquiryMsg, "prompt_id"> | Omit<InterruptMsg, "prompt_id">} PromptAction
+ *   | Omit<InquiryMsg, "prompt_id"> | Omit<InterruptMsg, "prompt_id">
+ *   | Omit<BudgetMsg, "prompt_id">} PromptAction
  *   a prompt's answer before the prompt's id is added
  */
 export {};

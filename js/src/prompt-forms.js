@@ -117,6 +117,20 @@ export const BUILDERS = {
     return null;
   },
 
+  budget(prompt, el, act) {
+    const go = () => act({ type: "budget", action: "continue" });
+    add(
+      el,
+      title(prompt.scope === "session" ? "Session budget reached" : "Turn budget reached"),
+      h("div", { class: "jt-budget-text" }, String(prompt.text ?? "")),
+      actions(
+        button("Continue", go, "primary", "Allow one more budget's worth"),
+        button("Stop", () => act({ type: "budget", action: "stop" }), "danger", "End the turn"),
+      ),
+    );
+    return go;
+  },
+
   interrupt(prompt, el, act) {
     /** @param {import("./messages.js").InterruptMsg["action"]} action */
     const menu = (action) => () => act({ type: "interrupt", action });

@@ -6,6 +6,7 @@
  *   result    → {type: "result", prompt_id, action: delivered|withheld|result_edited, content?}
  *   inquiry   → {type: "inquiry", prompt_id, answer}
  *   interrupt → {type: "interrupt", prompt_id, action: stop|abort|reply|continue|restart, text?}
+ *   budget    → {type: "budget", prompt_id, action: continue|stop}
  *
  * (shapes: messages.js; each action is the name the decision is saved under)
  *

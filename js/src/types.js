@@ -13,7 +13,9 @@
  *            until: number}} Retry
  * @typedef {{state: string, retry: Retry|null}} Status
  * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
- *            cache_creation_input_tokens?: number, cost_usd?: number|null}} Usage
+ *            cache_creation_input_tokens?: number, cost_usd?: number|null,
+ *            context?: {used: number|null, window: number|null}}} Usage
+ *   context: the gauge, the context in use after the last response against the model's window
  * @typedef {{reasoning?: string, thread?: string, model?: string}} Settings
  * @typedef {(msg: import("./messages.js").PageMessage) => void} Send
  *

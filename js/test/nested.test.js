@@ -263,8 +263,8 @@ test("the footer line shows the sub-agents apart, only when there are any", () =
   renderFooter(footer, usage, { model: "m" }, subagentTotals(fixture.events));
   assert.equal(
     footer.text,
-    "m  ·  1,200 in · 80 out  ·  $0.0048  ·  sub-agents 160 tokens $0.0003",
+    "m  ·  1,200 in · 80 out  ·  $0.0048 (est.)  ·  sub-agents 160 tokens $0.0003",
   );
   renderFooter(footer, usage, { model: "m" }, subagentTotals([]));
-  assert.equal(footer.text, "m  ·  1,200 in · 80 out  ·  $0.0048");
+  assert.equal(footer.text, "m  ·  1,200 in · 80 out  ·  $0.0048 (est.)");
 });

@@ -34,9 +34,14 @@ log = logging.getLogger(__name__)
 _tasks: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak references)
 
 
-def register_control(session: Session, loop: asyncio.AbstractEventLoop | None) -> bool:
-    """Answer the page's requests in this kernel (on ``loop``, else the loop running the
-    comm handler); False where there is no comm manager."""
+def register_control(session: Session) -> bool:
+    """Answer the page's requests in this kernel, on the loop running now (``%load_ext`` runs
+    in a cell) or else the one running the comm handler (loaded at kernel start, from
+    ``ipython_config.py``); False where there is no comm manager."""
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
     try:
         from comm import get_comm_manager
 

@@ -12,24 +12,32 @@ stopped.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
 import anthropic
 import httpx2
 
+from ..compaction import unavailable_notice
+from ..context import compaction_note
 from ..conversation import anthropic_messages
 from ..errors import ProviderConfigError, ProviderError
-from ..events import StreamEvent, Usage
-from ..keys import ENV_KEY, api_key, remember
+from ..events import Finished, StreamEvent, Usage
+from ..keys import api_key, remember
+from .anthropic_errors import classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response
 from .anthropic_stream import StreamAdapter
 from .base import Request
+from .limits import check_request
 from .models import model_info
 
 __all__ = ["DEFAULT_MODEL", "NOT_STREAMING", "AnthropicProvider", "build_params", "classify"]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
+COMPACT_EDIT_BETA = "compact-2026-01-12"  # context_management edit compact_20260112
+SUMMARIZE_BETA = "compact-2026-09-04"  # the top-level compaction = {"type": "summarize"}
 DEFAULT_THINKING_BUDGET = 8_000
 _QUOTE_CHARS = 400
 
@@ -57,6 +65,8 @@ class AnthropicProvider:
         self.model = model or DEFAULT_MODEL
         self._base_url = base_url  # None: the SDK reads ANTHROPIC_BASE_URL itself
         self.streaming = True  # False: plain request/response (--stream off, or a proxy)
+        self.compaction = True  # False: the endpoint refused the compact edit
+        self._counts = True  # False: the token counter is not available here
         self._notices: list[str] = []  # for the next plain answer (see anthropic_message)
         self._timeout = timeout
         self._env_key: str | None = None  # the environment's key the client was built with
@@ -91,7 +101,9 @@ class AnthropicProvider:
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         model = request.model or self.model
         params = build_params(request, model)
+        check_request(params)  # too large: say what, instead of a 413 after sending it all
         client = self._current_client()
+        note = request.extra.get("compaction_note")
         if self.streaming:
             try:
                 response = await self._create(client, params, request, model)
@@ -110,13 +122,19 @@ class AnthropicProvider:
                 self.streaming = False  # the thread's provider remembers it
                 self._notices.append(NOT_STREAMING)
         if not self.streaming:  # the notice waits for the first plain answer (a retry's too)
-            async for item in whole_response(client.messages.create, params, self._notices):
+            create = functools.partial(self._call, client)
+            async for item in whole_response(create, params, self._notices, note):
                 yield item
             return
-        adapter = StreamAdapter()
+        adapter = StreamAdapter(note)
         try:
             async for event in response:
                 for item in adapter.feed(event):
+                    if isinstance(item, Finished) and self._notices:
+                        item = dataclasses.replace(
+                            item, details={**item.details, "notices": [*self._notices]}
+                        )
+                        self._notices.clear()
                     yield item
         finally:
             await response.close()
@@ -132,12 +150,48 @@ class AnthropicProvider:
     ) -> Any:
         """``messages.create``; without assistant prefill if the model refuses it."""
         try:
-            return await client.messages.create(**params)
+            return await self._call(client, **params)
         except anthropic.BadRequestError as exc:
             if not (_uses_prefill(params) and "prefill" in str(exc).lower()):
                 raise
-            params.update(build_params(request, model, prefill=False), stream=params["stream"])
-            return await client.messages.create(**params)
+            rebuilt = build_params(request, model, prefill=False)
+            if not self.compaction:
+                rebuilt.pop("context_management", None)
+                _drop_beta(rebuilt, COMPACT_EDIT_BETA)
+            params.update(rebuilt, stream=params["stream"])
+            return await self._call(client, **params)
+
+    async def _call(self, client: anthropic.AsyncAnthropic, **params: Any) -> Any:
+        """One request, through the beta endpoint when it names betas. A request with the
+        compact edit that the endpoint refuses is sent again without it, once, and the thread
+        goes on uncompacted with a notice (the model or endpoint does not offer compaction)."""
+        create = client.beta.messages.create if "betas" in params else client.messages.create
+        try:
+            return await create(**params)
+        except anthropic.BadRequestError as exc:
+            if "context_management" not in params:
+                raise
+            self.compaction = False
+            params.pop("context_management")
+            _drop_beta(params, COMPACT_EDIT_BETA)
+            detail = str(classify(exc).message)
+            self._notices.append(unavailable_notice(detail).text)
+            return await self._call(client, **params)
+
+    async def count_tokens(self, request: Request) -> int | None:
+        """The input tokens of ``request`` by the API's token counter (None: not available
+        here, or it failed; it is not asked again after a refusal)."""
+        if not self._counts:
+            return None
+        params = build_params(request, request.model or self.model)
+        counted = {k: params[k] for k in ("model", "messages", "system", "tools") if k in params}
+        try:
+            result = await self._current_client().messages.count_tokens(**counted)
+        except (anthropic.APIStatusError, anthropic.APIConnectionError):
+            self._counts = False
+            return None
+        tokens = getattr(result, "input_tokens", None)
+        return tokens if isinstance(tokens, int) else None
 
     def classify(self, error: BaseException) -> ProviderError:
         return classify(error)
@@ -175,6 +229,19 @@ def build_params(request: Request, model: str, *, prefill: bool | None = None) -
         "messages": messages,
         "stream": True,
     }
+    betas = []
+    if request.extra.get("context_management"):
+        params["context_management"] = request.extra["context_management"]
+        betas.append(COMPACT_EDIT_BETA)
+    if request.extra.get("compaction"):
+        params["compaction"] = request.extra["compaction"]
+        betas.append(SUMMARIZE_BETA)
+    for event in request.events:  # a compaction block sent back is a beta block
+        mode = compaction_note(event).get("mode")
+        if mode:
+            betas.append(SUMMARIZE_BETA if mode == "summarize" else COMPACT_EDIT_BETA)
+    if betas:
+        params["betas"] = sorted(set(betas))
     if request.system:
         params["system"] = [
             {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
@@ -233,6 +300,14 @@ def _uses_prefill(params: dict[str, Any]) -> bool:
     return bool(messages) and messages[-1]["role"] == "assistant"
 
 
+def _drop_beta(params: dict[str, Any], beta: str) -> None:
+    betas = [b for b in params.get("betas", ()) if b != beta]
+    if betas:
+        params["betas"] = betas
+    else:
+        params.pop("betas", None)
+
+
 def _cache_newest_turn(messages: list[dict[str, Any]]) -> None:
     for message in reversed(messages):
         if message["role"] == "user" and message["content"]:
@@ -240,89 +315,3 @@ def _cache_newest_turn(messages: list[dict[str, Any]]) -> None:
             last["cache_control"] = {"type": "ephemeral"}
             message["content"][-1] = last
             return
-
-
-# ---------------------------------------------------------------------------- errors
-
-_FATAL_HINTS = {
-    401: f" Check {ENV_KEY} (%chat key sets it for this kernel).",
-    403: " The key may lack access to this model or feature.",
-    404: " Check the model name (%chat settings or --model).",
-    413: " The request is too large: start a new thread or send less.",
-}
-
-
-def classify(error: BaseException) -> ProviderError:
-    """Map an SDK or transport exception to a ProviderError with its retryability."""
-    if isinstance(error, ProviderError):
-        return error
-    if isinstance(error, anthropic.APIStatusError):
-        return _status_error(error)
-    if isinstance(error, anthropic.APITimeoutError):
-        return ProviderError(
-            "The request to the Anthropic API timed out.", kind="timeout", retryable=True
-        )
-    if isinstance(error, anthropic.APIConnectionError):
-        return ProviderError(
-            f"Could not reach the Anthropic API: {error}", kind="connection", retryable=True
-        )
-    if isinstance(error, httpx2.TimeoutException):
-        return ProviderError("The response stalled and timed out.", kind="timeout", retryable=True)
-    if isinstance(error, httpx2.TransportError):
-        detail = str(error) or type(error).__name__
-        return ProviderError(f"The connection broke: {detail}", kind="connection", retryable=True)
-    return ProviderError(f"{type(error).__name__}: {error}", kind="internal")
-
-
-def _status_error(error: anthropic.APIStatusError) -> ProviderError:
-    status = error.status_code
-    body = error.body if isinstance(error.body, dict) else {}
-    detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
-    error_type = str(detail.get("type") or getattr(error, "type", None) or "")
-    server_message = str(detail.get("message") or error.message)
-    retry_after = _retry_after(error)
-    if status == 200:  # an `error` event inside a 200 stream
-        kind = "overloaded" if error_type == "overloaded_error" else "stream_error"
-        return ProviderError(
-            f"The API reported an error mid-stream ({error_type or 'error'}): {server_message}",
-            kind=kind,
-            retryable=True,
-            retry_after=retry_after,
-            status=status,
-        )
-    if status == 429:
-        kind, retryable = "rate_limit", True
-    elif status == 529:
-        kind, retryable = "overloaded", True
-    elif status in (408, 409) or status >= 500:
-        kind, retryable = "server", True
-    elif status == 401:
-        kind, retryable = "auth", False
-    elif status == 403:
-        kind, retryable = "permission", False
-    elif status == 404:
-        kind, retryable = "not_found", False
-    elif status == 413:
-        kind, retryable = "too_large", False
-    else:
-        kind, retryable = "bad_request", False
-    label = f"{status} {error_type}".strip()
-    message = f"Anthropic API error {label}: {server_message}{_FATAL_HINTS.get(status, '')}"
-    return ProviderError(
-        message, kind=kind, retryable=retryable, retry_after=retry_after, status=status
-    )
-
-
-def _retry_after(error: anthropic.APIStatusError) -> float | None:
-    headers = getattr(error.response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) / scale
-        except ValueError:
-            continue  # an HTTP date: fall back to our own backoff
-    return None

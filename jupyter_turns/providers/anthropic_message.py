@@ -43,13 +43,17 @@ async def is_event_stream(response: Any) -> bool:
 
 
 async def whole_response(
-    create: Callable[..., Awaitable[Any]], params: dict[str, Any], notices: list[str]
+    create: Callable[..., Awaitable[Any]],
+    params: dict[str, Any],
+    notices: list[str],
+    compaction: dict[str, Any] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """One non-streaming request, its message replayed as stream events (nothing is shown
     before the whole answer is in: Stop cancels the request). ``notices`` go on the answer's
-    ``Finished`` and are cleared only then, so a request that fails and is retried loses none."""
+    ``Finished`` and are cleared only then, so a request that fails and is retried loses none.
+    ``compaction`` is the metadata of a compaction block the answer may hold."""
     message = as_dict(await create(**{**params, "stream": False}))
-    adapter = StreamAdapter()
+    adapter = StreamAdapter(compaction)
     for event in message_events(message):
         for item in adapter.feed(event):
             if notices and isinstance(item, Finished):

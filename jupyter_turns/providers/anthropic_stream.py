@@ -5,6 +5,14 @@ does not know pass through: an unknown block is flushed with its raw JSON (kept 
 block and sent back), an unknown event is remembered on ``Finished.details``. Tool input JSON is
 buffered and parsed once, at the block's end. Usage in ``message_delta`` is cumulative: it
 overwrites, never adds.
+
+A ``compaction`` block (server-side compaction, docs/architecture.md §14) is kept as an opaque
+block whose raw JSON is what the server sent: its ``compaction_delta`` sets ``content`` and
+``encrypted_content`` (as the SDK's own accumulator does), a ``signature_delta`` adds to its
+signature, ``tool_changes`` stay as they came. Its event's ``metadata.compaction`` says how it
+came about and the sizes before and after. The tokens of the compaction iteration itself
+(``usage.iterations``) are billed but are not in the top-level usage: they are added to the
+cycle's usage, while ``Finished.details["context_tokens"]`` is the context in use after it.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ _REASONS: dict[str, FinishReason] = {
     "pause_turn": "pause_turn",
     "refusal": "refusal",
     "model_context_window_exceeded": "context_window_exceeded",
+    "compaction": "compaction",
 }
 _USAGE_FIELDS = (
     "input_tokens",
@@ -64,9 +73,12 @@ class _Block:
 class StreamAdapter:
     """Feed raw events one by one; iterate what each one produces."""
 
-    def __init__(self) -> None:
+    def __init__(self, compaction: dict[str, Any] | None = None) -> None:
         self._blocks: dict[int, _Block] = {}
         self._usage: dict[str, int] = {}
+        self._iterations: dict[str, int] = {}  # compaction iterations' usage, summed
+        self._compaction = compaction or {}  # metadata for a compaction block (how, before)
+        self._started_input: int | None = None  # the input of message_start, all of it
         self.model: str | None = None
         self.stop_reason: str | None = None
         self.stop_details: Any = None
@@ -85,6 +97,7 @@ class StreamAdapter:
             message = _get(event, "message")
             self.model = _get(message, "model")
             self._take_usage(_get(message, "usage"))
+            self._started_input = self.context_tokens
         elif kind == "message_delta":
             delta = _get(event, "delta")
             self.stop_reason = _get(delta, "stop_reason") or self.stop_reason
@@ -100,7 +113,18 @@ class StreamAdapter:
 
     @property
     def usage(self) -> Usage:
-        return Usage(**{name: self._usage.get(name, 0) for name in _USAGE_FIELDS})
+        """What the response is billed: the top-level usage plus its compaction iterations."""
+        return Usage(
+            **{
+                name: self._usage.get(name, 0) + self._iterations.get(name, 0)
+                for name in _USAGE_FIELDS
+            }
+        )
+
+    @property
+    def context_tokens(self) -> int:
+        """The context in use after this response: its input (cached or not) and output."""
+        return sum(self._usage.get(name, 0) for name in _USAGE_FIELDS)
 
     def _take_usage(self, usage: Any) -> None:
         if usage is None:
@@ -109,6 +133,17 @@ class StreamAdapter:
             value = _get(usage, name)
             if isinstance(value, int):
                 self._usage[name] = value
+        iterations = _get(usage, "iterations")
+        if isinstance(iterations, list):
+            summed: dict[str, int] = {}
+            for item in iterations:
+                if _get(item, "type") != "compaction":
+                    continue
+                for name in _USAGE_FIELDS:
+                    value = _get(item, name)
+                    if isinstance(value, int):
+                        summed[name] = summed.get(name, 0) + value
+            self._iterations = summed
 
     def _start(self, index: int, raw: Any) -> None:
         block = raw if isinstance(raw, dict) else {"type": "unknown", "value": raw}
@@ -133,6 +168,11 @@ class StreamAdapter:
                 yield Part(index, ReasoningDelta(text))
         elif kind == "signature_delta":
             block.signature = (block.signature or "") + (_get(delta, "signature") or "")
+        elif kind == "compaction_delta":
+            fields = as_dict(delta)
+            for name in ("content", "encrypted_content"):
+                if isinstance(fields, dict) and name in fields:
+                    block.raw[name] = fields[name]
         elif kind == "input_json_delta":
             block.json_parts.append(_get(delta, "partial_json") or "")
         elif kind == "citations_delta":
@@ -158,7 +198,21 @@ class StreamAdapter:
             raw = dict(block.raw)
             if block.json_parts:
                 raw["input"] = _parse_object("".join(block.json_parts))[0]
-            yield Flush(index, {"raw_block": raw})
+            if block.signature is not None:
+                raw["signature"] = str(raw.get("signature") or "") + block.signature
+            if block.type == "compaction":
+                yield Flush(index, {"raw_block": raw, "compaction": self._compaction_note(raw)})
+            else:
+                yield Flush(index, {"raw_block": raw})
+
+    def _compaction_note(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """How a compaction block came about, and the sizes before and after (tokens)."""
+        note = dict(self._compaction)
+        if note.get("tokens_before") is None and note.get("mode") == "summarize":
+            note["tokens_before"] = self._started_input  # a summarize request reads it all
+        content = raw.get("content")
+        note["tokens_after"] = -(-len(content) // 4) if isinstance(content, str) else None
+        return note
 
     @staticmethod
     def _tool_call(block: _Block) -> ToolCall:
@@ -177,6 +231,8 @@ class StreamAdapter:
                 details["explanation"] = explanation
         if self.unknown_events:
             details["unknown_events"] = self.unknown_events
+        if self._usage:
+            details["context_tokens"] = self.context_tokens
         reason = _REASONS.get(self.stop_reason or "", "other")
         if reason == "other" and self.stop_reason:
             details["stop_reason"] = self.stop_reason

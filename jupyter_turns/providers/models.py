@@ -1,8 +1,12 @@
-"""What differs between Claude models: output limits, thinking, prefill, and estimated prices.
+"""What differs between Claude models: output limits, context window, thinking, prefill, and
+estimated prices.
 
 Prices are list prices in USD per million tokens by model family, as published when this table
 was written; cost figures computed from them are estimates (batch, regional and priority
-pricing differ). Cache writes are billed at 1.25x input, cache reads at 0.1x input.
+pricing differ). Cache writes are billed at 1.25x input, cache reads at 0.1x input. The context
+window is the standard one (200,000 tokens for every Claude family; a larger window some models
+offer behind a beta header is not assumed); an unknown model's window is None: the gauge says
+it does not know.
 """
 
 from __future__ import annotations
@@ -12,7 +16,9 @@ from dataclasses import dataclass
 
 from ..events import Usage
 
-__all__ = ["ModelInfo", "model_info"]
+__all__ = ["CONTEXT_WINDOW", "ModelInfo", "model_info"]
+
+CONTEXT_WINDOW = 200_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +31,7 @@ class ModelInfo:
     prefill: bool  # accepts a trailing assistant message to continue from
     input_price: float | None  # USD per million input tokens
     output_price: float | None
+    context_window: int | None = None  # tokens; None: not known for this model
 
     def cost(self, usage: Usage) -> float | None:
         if self.input_price is None or self.output_price is None:
@@ -87,4 +94,5 @@ def model_info(model: str) -> ModelInfo:
         prefill=not modern,
         input_price=price[0],
         output_price=price[1],
+        context_window=None if family == "unknown" else CONTEXT_WINDOW,
     )

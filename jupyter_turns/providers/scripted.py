@@ -187,9 +187,12 @@ class ScriptedProvider:
             )
         script = self._cycles[self._position]
         self._position += 1
-        return self._play([script] if isinstance(script, Fail) else script)
+        note = request.extra.get("compaction_note")
+        return self._play([script] if isinstance(script, Fail) else script, note)
 
-    async def _play(self, items: Sequence[ScriptItem]) -> AsyncIterator[StreamEvent]:
+    async def _play(
+        self, items: Sequence[ScriptItem], note: dict[str, Any] | None = None
+    ) -> AsyncIterator[StreamEvent]:
         for item in items:
             if isinstance(item, Fail):
                 raise item.error
@@ -197,6 +200,10 @@ class ScriptedProvider:
                 await self._sleep(item.seconds)
             elif isinstance(item, Gate):
                 await item.wait()
+            elif note and isinstance(item, Flush) and _is_compaction(item.metadata):
+                # as the Anthropic provider does: the request says how the block came about
+                merged = {**note, **(item.metadata.get("compaction") or {})}
+                yield Flush(item.index, {**item.metadata, "compaction": merged})
             else:
                 yield item
 
@@ -207,6 +214,11 @@ class ScriptedProvider:
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         return None
+
+
+def _is_compaction(metadata: dict[str, Any]) -> bool:
+    raw = metadata.get("raw_block")
+    return isinstance(raw, dict) and raw.get("type") == "compaction"
 
 
 def _echo(request: Request) -> list[ScriptItem]:

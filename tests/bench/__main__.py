@@ -23,6 +23,7 @@ BENCHES = {
     "B4": "b4_first_token",
     "B5": "b5_tools",
     "B6": "b6_persistence",
+    "B7": "b7_cache",
     "B9": "b9_tool_output",
 }
 

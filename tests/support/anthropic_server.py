@@ -7,7 +7,9 @@ re-exported here); every request is recorded in ``server.requests`` and answered
 queued reply, in order.  A request that finds the queue empty gets a 500 ``api_error`` saying the
 script is exhausted and is recorded as a failure, which ``assert_all_served()`` reports together
 with replies left unserved.  ``close()`` ends open connections and pending ``WaitFor``s and joins
-every thread it started.
+every thread it started.  With ``cache`` set (a ``prompt_cache.PromptCache``) the usage of every
+streamed reply is what prompt caching would bill for that request; with ``count_tokens`` on,
+``/v1/messages/count_tokens`` is answered by the same token approximation.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from .anthropic_replies import (
     split_awkwardly,
     split_events,
 )
+from .prompt_cache import CacheRefused, PromptCache, billed_reply, request_tokens
 
 __all__ = [
     "AnthropicTestServer",
@@ -218,6 +221,8 @@ class AnthropicTestServer:
         self._conns: set[socket.socket] = set()
         self._server: _TCPServer | None = None
         self._thread: threading.Thread | None = None
+        self.cache: PromptCache | None = None  # set: usage billed as prompt caching would
+        self.count_tokens = False  # True: answer count_tokens by itself, queue untouched
 
     def start(self) -> Self:
         self._server = _TCPServer(self, self._address)
@@ -310,10 +315,20 @@ class AnthropicTestServer:
             self._failures.append(message)
 
     def _take(self, request: RecordedRequest) -> Reply:
+        path = request.path.split("?")[0]
+        if self.count_tokens and path == "/v1/messages/count_tokens":
+            with self._lock:
+                self._requests.append(request)
+            return Reply.json(200, {"input_tokens": request_tokens(request.body or {})})
         with self._lock:
             self._requests.append(request)
             number = len(self._requests)
             reply = self._queue.popleft() if self._queue else None
+        if reply is not None and self.cache is not None and path == "/v1/messages":
+            try:
+                reply = billed_reply(reply, self.cache.bill(request.body or {}))
+            except CacheRefused as exc:
+                reply = Reply.error(400, str(exc))
         if reply is None:
             message = (
                 f"anthropic test server: script exhausted, no reply queued for "

@@ -20,6 +20,7 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_MODEL",
+    "Compaction",
     "Text",
     "Thinking",
     "ToolUse",
@@ -77,7 +78,18 @@ class ToolUse:
     pieces: int = 3
 
 
-Block = Text | Thinking | ToolUse
+@dataclass(frozen=True)
+class Compaction:
+    """A ``compaction`` block (server-side compaction): its start carries the signature and the
+    tool changes, one ``compaction_delta`` the summary and the encrypted content."""
+
+    content: str | None
+    encrypted_content: str = "Eo8CCkYIBxgCKkDencrypted"
+    signature: str = "EqQBCkYIBxgCKkDcompactsig"
+    tool_changes: Sequence[Mapping[str, Any]] = ()
+
+
+Block = Text | Thinking | ToolUse | Compaction
 
 
 def split_json(value: Mapping[str, Any], pieces: int) -> list[str]:
@@ -98,6 +110,22 @@ def _block_events(index: int, block: Block) -> list[str]:
         start = {"type": "thinking", "thinking": "", "signature": ""}
         deltas = [delta({"type": "thinking_delta", "thinking": c}) for c in block.chunks]
         deltas.append(delta({"type": "signature_delta", "signature": block.signature}))
+    elif isinstance(block, Compaction):
+        start = {
+            "type": "compaction",
+            "content": None,
+            "signature": block.signature,
+            "tool_changes": list(block.tool_changes),
+        }
+        deltas = [
+            delta(
+                {
+                    "type": "compaction_delta",
+                    "content": block.content,
+                    "encrypted_content": block.encrypted_content,
+                }
+            )
+        ]
     else:
         start = {"type": "tool_use", "id": block.id, "name": block.name, "input": {}}
         parts = ["", *split_json(block.input, block.pieces)]
@@ -116,6 +144,7 @@ def sse_message(
     input_tokens: int = 12,
     output_tokens: int | None = None,
     ping: bool = True,
+    usage_extra: Mapping[str, Any] | None = None,
 ) -> str:
     """A complete streamed message made of ``blocks``, ending with ``message_stop``."""
     usage: dict[str, Any] = {
@@ -125,6 +154,7 @@ def sse_message(
         "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0},
         "output_tokens": 1,
         "service_tier": "standard",
+        **{k: v for k, v in (usage_extra or {}).items() if k != "iterations"},
     }
     message: dict[str, Any] = {
         "model": model,
@@ -149,6 +179,7 @@ def sse_message(
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
         "output_tokens": output_tokens,
+        **(usage_extra or {}),  # e.g. cache figures, or ``iterations`` with a compaction's
     }
     stop = {"stop_reason": stop_reason, "stop_sequence": None}
     events.append(sse_event({"type": "message_delta", "delta": stop, "usage": final_usage}))

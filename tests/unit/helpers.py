@@ -10,7 +10,8 @@ from typing import Any
 
 from comm.base_comm import BaseComm
 
-from jupyter_turns.events import ConversationEvent
+from jupyter_turns.events import ConversationEvent, Usage
+from jupyter_turns.providers.scripted import ScriptedProvider
 from jupyter_turns.sink import RecordingSink, ToolUpdate
 from jupyter_turns.turn import TurnResult
 from jupyter_turns.widget import ChatWidget
@@ -121,3 +122,16 @@ def subagent_totals(summary: Any) -> dict[str, Any]:
     if per_cycle is not None:
         assert len(per_cycle) <= summary["cycles"]
     return {k: v for k, v in summary.items() if k != "per_cycle"}
+
+
+class PricedProvider(ScriptedProvider):
+    """A ScriptedProvider whose tokens have a price: $1 per 1,000 tokens of any kind."""
+
+    def cost(self, usage: Usage, model: str | None) -> float | None:
+        tokens = (
+            usage.input_tokens
+            + usage.output_tokens
+            + usage.cache_read_input_tokens
+            + usage.cache_creation_input_tokens
+        )
+        return tokens / 1000

@@ -46,6 +46,8 @@ def state(magics: ChatMagics) -> tuple[str, dict[str, int]]:
             "--use: no @tool named nosuch_tool",
         ),
         ("--thread other --provider openai", "invalid choice"),
+        ("--thread other --budget lots", "--budget must be an amount in USD"),
+        ("--budget -1", "--budget must be an amount in USD"),
     ],
 )
 def test_a_failed_option_changes_nothing(magics: ChatMagics, line: str, message: str) -> None:
@@ -66,6 +68,21 @@ def test_valid_options_apply_and_stick(magics: ChatMagics) -> None:
     assert (thread.chat.max_cycles, thread.chat.thinking, thread.reasoning) == (3, 2048, "hidden")
     run(magics, "")
     assert thread.chat.max_cycles == 3 and len(thread.chat.conversation) == 4
+
+
+def test_budget_sticks_to_the_thread_and_the_session_settings_reach_every_cell(
+    magics: ChatMagics,
+) -> None:
+    magics.budget_usd, magics.compact_at = 5.0, 40_000
+    run(magics, "--provider scripted --budget $0.50")
+    chat = magics.session.threads.by_name["main"].chat
+    assert (chat.budget_usd, chat.session_budget_usd, chat.compact_at) == (0.5, 5.0, 40_000)
+    assert chat.ledger is magics.session.ledger and chat.name == "main"
+    run(magics, "")
+    assert chat.budget_usd == 0.5
+    run(magics, "--budget off")
+    assert chat.budget_usd is None
+    assert magics.session.ledger.threads["main"].turns == 3
 
 
 def test_the_first_new_thread_is_main_and_numbering_follows(magics: ChatMagics) -> None:

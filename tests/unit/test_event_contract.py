@@ -44,7 +44,12 @@ def test_the_fixture_is_a_valid_record_with_every_event_kind() -> None:
     }
     assert {event.kind for event in events} == kinds
     blocks = {e["metadata"]["raw_block"]["type"] for e in record["events"] if e["kind"] == "block"}
-    assert blocks == {"redacted_thinking", "server_tool_use", "web_search_tool_result"}
+    assert blocks == {
+        "redacted_thinking",
+        "server_tool_use",
+        "web_search_tool_result",
+        "compaction",
+    }
 
 
 def test_the_schema_refuses_what_the_views_could_not_read() -> None:
@@ -64,6 +69,8 @@ def test_the_html_transcript_shows_every_event_of_the_fixture() -> None:
         "(redacted reasoning block)",
         "(server_tool_use block)",
         "(web_search_tool_result block)",
+        "Earlier conversation summarized: 182,000 tokens → a summary of ≈ 30 tokens",
+        "Summary: the user asked for the population of Paris",
         "Paris has about 2.1 million people.",
         "lookup",
         "Tool asks: Use the 2024 census? (yes, no)",

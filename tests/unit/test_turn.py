@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from jupyter_turns import Chat, PolicyPrompter, RecordingSink, ToolContext, tool
+from jupyter_turns import Chat, PolicyPrompter, RecordingSink, ToolContext, tool, turn_interrupts
 from jupyter_turns import turn as turn_module
 from jupyter_turns.errors import InvalidTransition
 from jupyter_turns.events import ToolCallResponse
@@ -340,12 +340,14 @@ def test_every_state_is_reachable_from_idle_and_every_live_state_can_end() -> No
         TurnState.EXECUTING,
         TurnState.INTERRUPTED_STREAMING,
         TurnState.INTERRUPTED_TOOL,
+        TurnState.BUDGET_PAUSED,
     }
     assert {s for s, targets in TRANSITIONS.items() if TurnState.ABORTED in targets} == waits_in
 
 
 def test_the_coordinator_moves_to_exactly_the_states_the_table_lists() -> None:
-    tree = ast.parse(inspect.getsource(turn_module))
+    source = inspect.getsource(turn_module) + inspect.getsource(turn_interrupts)
+    tree = ast.parse(source)
     moved = {
         node.attr
         for call in ast.walk(tree)

@@ -15,12 +15,14 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, ProviderError, RecordingSink, tool
+from jupyter_turns.budget import BudgetAnswer, BudgetPrompt, Ledger
+from jupyter_turns.events import Usage
 from jupyter_turns.interrupt import InterruptAction, InterruptChoice, InterruptContext
 from jupyter_turns.providers.scripted import Fail, Gate, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.sink import StateChanged
 from jupyter_turns.turn import TRANSITIONS, TurnState
 
-from .helpers import until
+from .helpers import PricedProvider, until
 
 Move = tuple[str, str]
 
@@ -57,7 +59,8 @@ async def _interrupted(
     """Run a turn whose first cycle is held at ``at`` and interrupted there (the menu opens)."""
     gate = Gate()
     sink = RecordingSink()
-    provider = ScriptedProvider([[*items[:at], gate, *items[at:]], *more])  # type: ignore[list-item]
+    kind = chat.pop("provider", ScriptedProvider)
+    provider = kind([[*items[:at], gate, *items[at:]], *more])  # type: ignore[operator]
     turn = Chat(provider=provider, sink=sink, **chat)  # type: ignore[arg-type]
     task = asyncio.create_task(turn.send("go"))
     await until(lambda: gate.reached)
@@ -84,7 +87,9 @@ async def _cancelled(
 
 async def _plain(*cycles: object, **kw: object) -> RecordingSink:
     sink = RecordingSink()
-    await Chat(provider=ScriptedProvider(list(cycles)), sink=sink, **kw).send("go")  # type: ignore[arg-type]
+    kind = kw.pop("provider", ScriptedProvider)
+    provider = kind(list(cycles))  # type: ignore[operator]
+    await Chat(provider=provider, sink=sink, **kw).send("go")  # type: ignore[arg-type]
     return sink
 
 
@@ -149,7 +154,67 @@ SCENARIOS: dict[str, Callable[[], Awaitable[RecordingSink]]] = {
         tools=[wait_forever],
     ),
     "cancelled at the tool menu": lambda: _cancelled_at_tool_menu(),
+    "budget spent before the turn: stop": lambda: _over_budget_at_start(),
+    "budget passed after tools: continue": lambda: _plain(
+        cycle(tool_call("lookup", {"q": "x"}), usage=_DOLLAR),
+        cycle(message("ok")),
+        tools=[lookup],
+        provider=PricedProvider,
+        budget_usd=1.5,
+        prompter=PolicyPrompter("allow", budget="continue"),
+    ),
+    "budget passed after a reply: stop": lambda: _reply_then_budget(),
+    "cancelled at the budget prompt": lambda: _cancelled_at_budget(),
 }
+
+_DOLLAR = Usage(input_tokens=1000)  # $1.00 on PricedProvider
+
+
+async def _over_budget_at_start() -> RecordingSink:
+    ledger = Ledger()
+    ledger.add("main", _DOLLAR, 1.0)
+    return await _plain(cycle(message("never")), session_budget_usd=0.5, ledger=ledger)
+
+
+async def _reply_then_budget() -> RecordingSink:
+    """Tools cost $1; the next request passes the $0.50 budget (Continue: up to $1); a reply
+    while it streams would pass that too (Stop)."""
+    answers = iter(["continue", "stop"])
+    gate = Gate()
+    second = cycle(message("one two three"))
+    provider = PricedProvider(
+        [cycle(tool_call("lookup", {"q": "x"}), usage=_DOLLAR), [*second[:2], gate, *second[2:]]]
+    )
+    prompter = PolicyPrompter(
+        "allow",
+        interrupt=lambda context: InterruptChoice(InterruptAction.REPLY, "shorter"),
+        budget=lambda prompt: BudgetAnswer(next(answers)),  # type: ignore[arg-type]
+    )
+    sink = RecordingSink()
+    chat = Chat(provider=provider, sink=sink, tools=[lookup], prompter=prompter, budget_usd=0.5)
+    task = asyncio.create_task(chat.send("go"))
+    await until(lambda: gate.reached)
+    chat.interrupt()
+    await until(lambda: not chat.interrupts.pending)
+    gate.open()
+    await asyncio.wait_for(task, 10)
+    return sink
+
+
+async def _cancelled_at_budget() -> RecordingSink:
+    async def never(prompt: BudgetPrompt) -> BudgetAnswer:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    ledger = Ledger()
+    ledger.add("main", _DOLLAR, 1.0)
+    return await _cancelled(
+        ScriptedProvider([cycle(message("never"))]),
+        lambda chat: _state(chat, TurnState.BUDGET_PAUSED),
+        session_budget_usd=0.5,
+        ledger=ledger,
+        prompter=PolicyPrompter(budget=never),
+    )
 
 
 async def _tools_interrupted(*actions: InterruptAction) -> RecordingSink:

@@ -4,7 +4,7 @@
  * toolcard.js, reasoning in reasoning.js, images in images.js.
  */
 import { blockType } from "../fields.js";
-import { h, prettyJson } from "../dom.js";
+import { formatCount, h, prettyJson } from "../dom.js";
 import { renderImages } from "./images.js";
 import { MarkdownStream } from "./stream.js";
 
@@ -138,12 +138,46 @@ export function renderError(event) {
 export function renderOpaqueBlock(event) {
   const metadata = event.metadata && typeof event.metadata === "object" ? event.metadata : {};
   const type = blockType(event);
+  if (type === "compaction") return renderCompaction(metadata);
   const label = type === "redacted_thinking" ? "redacted reasoning block" : `${type} block`;
   const title = prettyJson(metadata);
   return h(
     "div",
     { class: "jt-opaque jt-muted", title: title.length > 600 ? `${title.slice(0, 600)}…` : title },
     label,
+  );
+}
+
+/**
+ * A compaction block: "Earlier conversation summarized", the sizes before and after, and the
+ * summary the model now reads in place of the earlier conversation (folded).
+ * @param {Record<string, any>} metadata
+ */
+export function renderCompaction(metadata) {
+  const raw = metadata.raw_block ?? {};
+  const note =
+    metadata.compaction && typeof metadata.compaction === "object" ? metadata.compaction : {};
+  if (typeof raw.content !== "string") {
+    return h(
+      "div",
+      { class: "jt-compaction jt-muted" },
+      "A compaction returned no summary: nothing was changed.",
+    );
+  }
+  const sizes = [];
+  if (typeof note.tokens_before === "number")
+    sizes.push(`${formatCount(note.tokens_before)} tokens`);
+  if (typeof note.tokens_after === "number")
+    sizes.push(`a summary of ≈ ${formatCount(note.tokens_after)} tokens`);
+  return h(
+    "details",
+    { class: "jt-fold jt-compaction" },
+    h(
+      "summary",
+      null,
+      `Earlier conversation summarized${sizes.length ? `: ${sizes.join(" → ")}` : ""}`,
+    ),
+    h("pre", null, raw.content),
   );
 }
 

@@ -18,6 +18,7 @@ const STATE_LABELS = /** @type {Record<string, string>} */ ({
   interrupted_streaming: "Interrupted",
   interrupted_tool: "Interrupted",
   replying: "Replying…",
+  budget_paused: "Paused: the budget would be passed",
   complete: "",
   aborted: "Aborted",
 });
@@ -109,9 +110,56 @@ export function renderFooter(footer, usage, settings, subagents = null) {
       tokens += ` · ${formatCount(u.cache_creation_input_tokens)} cache write`;
     parts.push(tokens);
   }
-  if (typeof u.cost_usd === "number") parts.push(formatCost(u.cost_usd));
+  if (typeof u.cost_usd === "number") parts.push(`${formatCost(u.cost_usd)} (est.)`);
   const nested = subagentFooter(subagents);
   if (nested) parts.push(nested);
-  footer.replaceChildren(parts.join("  ·  "));
-  footer.hidden = parts.length === 0;
+  const context = renderGauge(u.context);
+  footer.replaceChildren(
+    parts.join("  ·  "),
+    ...(context ? [parts.length ? "  ·  " : "", context] : []),
+  );
+  footer.hidden = parts.length === 0 && !context;
+}
+
+/**
+ * The context gauge as text and level: `41k / 200k context`, level `high` from 70 % and `full`
+ * from 90 % of the window (`unknown` without one); null before anything was measured.
+ * @param {{used?: number | null, window?: number | null} | undefined} context
+ * @returns {{text: string, level: string, share: number | null} | null}
+ */
+export function gaugeInfo(context) {
+  const used = context?.used;
+  if (typeof used !== "number") return null;
+  const window = typeof context?.window === "number" && context.window > 0 ? context.window : null;
+  if (window === null) {
+    return {
+      text: `${shortCount(used)} context (window unknown for this model)`,
+      level: "unknown",
+      share: null,
+    };
+  }
+  const share = used / window;
+  const level = share >= 0.9 ? "full" : share >= 0.7 ? "high" : "ok";
+  return { text: `${shortCount(used)} / ${shortCount(window)} context`, level, share };
+}
+
+/**
+ * @param {{used?: number | null, window?: number | null} | undefined} context
+ * @returns {HTMLElement | null}
+ */
+export function renderGauge(context) {
+  const info = gaugeInfo(context);
+  if (!info) return null;
+  const title =
+    info.share === null ? null : `${Math.round(info.share * 100)}% of the model's context window`;
+  return h("span", { class: `jt-gauge jt-gauge-${info.level}`, title }, info.text);
+}
+
+/** @param {number} n tokens: `950`, `1.2k`, `41k`, `1.2M` */
+export function shortCount(n) {
+  const trim = (/** @type {number} */ x) => String(Number(x.toFixed(1)));
+  if (n >= 1e6) return `${trim(n / 1e6)}M`;
+  if (n >= 1e4) return `${Math.round(n / 1000)}k`;
+  if (n >= 1000) return `${trim(n / 1000)}k`;
+  return String(n);
 }
