@@ -4,7 +4,7 @@ A ``Reply`` is a status, headers and a list of steps (byte pieces written and fl
 time, one HTTP chunk each when chunked; ``Pause``s; ``WaitFor``s), then an ending: a clean end of
 the body, a FIN mid-body (``"close"``) or a TCP RST (``"reset"``).  Its class methods build the
 recorded replay, Anthropic-shaped HTTP errors and the transport faults a client must survive.
-Recorded exchanges (``shared/fixtures/anthropic/*.yml``) load with ``load_recording``.
+Recorded exchanges (``tests/fixtures/anthropic/*.yml``) load with ``load_recording``.
 """
 
 from __future__ import annotations

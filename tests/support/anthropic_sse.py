@@ -1,6 +1,6 @@
 """Hand-made Anthropic Messages API server-sent-event bodies for tests.
 
-The recorded exchanges in ``shared/fixtures/anthropic`` cover the happy paths; tests that need a
+The recorded exchanges in ``tests/fixtures/anthropic`` cover the happy paths; tests that need a
 particular stream (a given text, a tool call with a given input, thinking followed by text) build
 one here.  The events mirror what the real API sends: ``message_start`` with usage, a ``ping``
 after the first block starts, ``content_block_start``/``delta``/``stop`` per block (an empty first
