@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_turns.magic import ChatMagics
-
-
-@pytest.fixture
-def magics() -> Iterator[ChatMagics]:
-    shell = InteractiveShell.instance()
-    magics = ChatMagics(shell)
-    magics.session.restore_tried = True  # no notebook file here
-    try:
-        yield magics
-    finally:
-        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
 
 
 def run(magics: ChatMagics, line: str, body: str = "hello") -> None:

@@ -5,12 +5,10 @@ thread saves, and what a notebook may not grant itself."""
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from IPython.core.error import UsageError
-from IPython.core.interactiveshell import InteractiveShell
 from pydantic import ValidationError
 from traitlets import TraitError
 
@@ -83,15 +81,11 @@ def test_a_wrong_spec_is_refused(raw: dict[str, object], problem: str) -> None:
 
 
 @pytest.fixture
-def magics(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatMagics]:
+def magics(
+    magics: ChatMagics, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> ChatMagics:  # conftest's, with the test server's log
     monkeypatch.setenv("MCP_TEST_LOG", str(tmp_path / "server.log"))
-    shell = InteractiveShell.instance()  # no kernel: the plain IPython path
-    magics = ChatMagics(shell)
-    magics.session.restore_tried = True  # no notebook file here
-    try:
-        yield magics
-    finally:
-        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
+    return magics
 
 
 async def _mcp(magics: ChatMagics, line: str) -> None:

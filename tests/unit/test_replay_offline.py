@@ -4,12 +4,10 @@ refused, a chat cell replays its saved turn through the magic, and no connection
 from __future__ import annotations
 
 import socket
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_turns import Chat
 from jupyter_turns.magic import ChatMagics
@@ -27,18 +25,6 @@ def double(x: int) -> int:
     """Double x."""
     RAN.append(x)
     return 2 * x
-
-
-@pytest.fixture
-def magics() -> Iterator[ChatMagics]:
-    shell = InteractiveShell.instance()
-    magics = ChatMagics(shell)
-    magics.session.restore_tried = True  # this test is about the replay, not restore
-    try:
-        yield magics
-    finally:
-        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
-        shell.user_ns.pop("__session__", None)
 
 
 async def test_replay_on_replays_with_every_connection_refused(

@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_turns.magic import ChatMagics
 from jupyter_turns.threads import Thread
@@ -33,16 +32,10 @@ def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[AnthropicTestServer]:
 
 
 @pytest.fixture
-def magics() -> Iterator[ChatMagics]:
-    shell = InteractiveShell.instance()  # no kernel: the plain IPython path
-    assert getattr(shell, "kernel", None) is None
-    magics = ChatMagics(shell)
-    magics.session.restore_tried = True  # no notebook file here
+def magics(magics: ChatMagics) -> ChatMagics:  # conftest's, on the plain IPython path
+    assert getattr(magics.shell, "kernel", None) is None
     magics.thinking = "off"
-    try:
-        yield magics
-    finally:
-        shell.events.unregister("pre_run_cell", magics._pre_run_cell)
+    return magics
 
 
 async def cell(magics: ChatMagics, server: AnthropicTestServer, line: str = "") -> list[bool]:
