@@ -23,14 +23,11 @@ from typing import Any, Literal
 
 from ..content import labeled
 from ..reading.sources import NotebookReader
-from ..tools.code_run import run_code
 from ..tools.context import ToolContext
-from ..tools.figures import produced_images
 from ..tools.registry import Tool, tool
 from ..tools.results import NotRun, ToolResult
-from ..tools.state_diff import diff, snapshot
 from .page import NotebookEditor, PageError
-from .undo import undo_log
+from .undo import run_step, undo_log
 
 __all__ = ["edit_cell_tool", "insert_cell_tool", "line_diff"]
 
@@ -129,13 +126,8 @@ def insert_cell_tool(reader: NotebookReader) -> Tool:
         if not (run and cell_type == "code"):
             undo_log(reader.namespace).record(ctx.call_id, "insert_cell", {}, None, cell=cell)
             return ToolResult(f"Inserted {kind} cell [{index}] (not run).", extra={"cell": cell})
-        space = reader.namespace
-        before, previous = snapshot(space), dict(space)
-        with produced_images() as images:
-            code = run_code(source, space)
-        code.images = images
-        state = diff(before, space)
-        undo_log(space).record(ctx.call_id, "insert_cell", previous, state, cell=cell)
+        code, state = run_step(source, reader.namespace, ctx.call_id, "insert_cell", cell=cell)
+        images = code.images
         count = _execution_count()
         note = ""
         try:

@@ -19,10 +19,12 @@ from typing import Any
 
 from ..events import Undo
 from ..text import plural
-from ..tools.state_diff import StateDiff
+from ..tools.code_run import CodeRun, run_code
+from ..tools.figures import produced_images
+from ..tools.state_diff import StateDiff, diff, snapshot
 from .page import CellPage, PageError
 
-__all__ = ["Step", "UndoLog", "UndoRefused", "describe", "undo_log"]
+__all__ = ["Step", "UndoLog", "UndoRefused", "describe", "run_step", "undo_log"]
 
 _MISSING = object()
 _SIDE_EFFECTS = "files written and other side effects of the code, if any"
@@ -139,6 +141,26 @@ _logs: dict[int, UndoLog] = {}
 def undo_log(namespace: Mapping[str, Any]) -> UndoLog:
     """The undo log of the kernel whose user namespace this is."""
     return _logs.setdefault(id(namespace), UndoLog())
+
+
+def run_step(
+    code: str,
+    namespace: dict[str, Any],
+    call_id: str,
+    tool: str,
+    *,
+    cell: dict[str, Any] | None = None,
+) -> tuple[CodeRun, StateDiff]:
+    """Run ``code`` in ``namespace`` as a cell would (with the images it produced), and keep
+    the run as a step of the undo log: what it did to the namespace (and ``cell``, the cell
+    it was inserted as)."""
+    before, previous = snapshot(namespace), dict(namespace)
+    with produced_images() as images:
+        run = run_code(code, namespace)
+    run.images = images
+    state = diff(before, namespace)
+    undo_log(namespace).record(call_id, tool, previous, state, cell=cell)
+    return run, state
 
 
 def describe(event: Undo) -> str:

@@ -19,16 +19,13 @@ from typing import Any
 
 from ..content import labeled
 from ..editing.tools import edit_cell_tool, insert_cell_tool
-from ..editing.undo import undo_log
+from ..editing.undo import run_step
 from ..reading.sources import NotebookReader
 from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_tool
 from ..reading.variables import summarize
-from .code_run import run_code
 from .context import ToolContext
-from .figures import produced_images
 from .registry import Tool, tool
 from .results import ToolResult
-from .state_diff import diff, snapshot
 
 __all__ = [
     "BUILTINS",
@@ -53,13 +50,8 @@ def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
         Args:
             code: Python source to execute.
         """
-        space = namespace()
-        before, previous = snapshot(space), dict(space)
-        with produced_images() as images:
-            run = run_code(code, space)
-        run.images = images
-        state = diff(before, space)
-        undo_log(space).record(ctx.call_id, "python", previous, state)
+        run, state = run_step(code, namespace(), ctx.call_id, "python")
+        images = run.images
         framed = labeled(run.text(), "python run output")  # it prints notebook data
         extra: dict[str, object] = {"outputs": run.outputs(rich=False)}  # "Add to notebook"
         if not state:
