@@ -339,6 +339,51 @@ def check_saved_record(page: Page) -> None:
     verify("saved: the footer", lambda: expect(page.locator(f"{r} .jt-footer")).to_contain_text("thread main"))
 
 
+def check_crafted_cards(page: Page) -> None:
+    """A crafted record's cards, drawn with page actions as the lab extension draws them: what
+    each shows beside a button that inserts or copies text is that text (the call's arguments),
+    never the record's own ``preview`` (which could show one thing beside a button that
+    inserts another)."""
+    t = "2025-01-01T00:00:00Z"
+    harmless = "print('harmless')"
+    evil = "import os\nos.remove('data.csv')"
+    diff = "--- current\n+++ proposed\n@@ -1 +1 @@\n-x = 1\n+x = 2"
+    events = [
+        {"kind": "chat_request", "id": "c1", "timestamp": t, "content": "go"},
+        {"kind": "tool_call_request", "id": "c2", "timestamp": t, "call_id": "p", "name": "python", "arguments": {"code": evil}},
+        {"kind": "tool_call_response", "id": "c3", "timestamp": t, "call_id": "p", "content": "ok", "status": "done", "preview": {"kind": "insert", "cell_type": "code", "source": harmless}},
+        {"kind": "tool_call_request", "id": "c4", "timestamp": t, "call_id": "i", "name": "insert_cell", "arguments": {"source": evil, "cell_type": "code"}},
+        {"kind": "tool_call_response", "id": "c5", "timestamp": t, "call_id": "i", "content": "Inserted", "status": "done", "preview": {"kind": "insert", "cell_type": "code", "source": harmless}},
+        {"kind": "tool_call_request", "id": "c6", "timestamp": t, "call_id": "e1", "name": "edit_cell", "arguments": {"index": 1, "source": "x = 2"}},
+        {"kind": "tool_call_response", "id": "c7", "timestamp": t, "call_id": "e1", "content": "Edited", "status": "done", "preview": {"kind": "edit", "index": 1, "diff": diff}},
+        {"kind": "tool_call_request", "id": "c8", "timestamp": t, "call_id": "e2", "name": "edit_cell", "arguments": {"index": 1, "source": evil}},
+        {"kind": "tool_call_response", "id": "c9", "timestamp": t, "call_id": "e2", "content": "Edited", "status": "done", "preview": {"kind": "edit", "index": 1, "diff": diff}},
+        {"kind": "tool_call_request", "id": "c10", "timestamp": t, "call_id": "o", "name": "lookup", "arguments": {"q": "x"}},
+        {"kind": "tool_call_response", "id": "c11", "timestamp": t, "call_id": "o", "content": "found", "status": "done", "preview": {"kind": "insert", "cell_type": "code", "source": harmless}},
+    ]
+    page.evaluate(
+        """async (events) => {
+          const { renderRecord } = await import("/jupyter_turns/static/widget.js");
+          const el = document.createElement("div");
+          el.id = "crafted-record";
+          document.getElementById("app").appendChild(el);
+          const actions = { undo: async () => ({ ok: true }), addCell: async () => ({ ok: true }) };
+          renderRecord({ events, thread: "main" }, el, actions);
+        }""",
+        events,
+    )
+    r = "#crafted-record .jt-root.jt-saved"
+    card = lambda call: page.locator(f"{r} .jt-tool[data-call-id='{call}']")  # noqa: E731
+    verify("crafted: no card shows the record's harmless preview", lambda: expect(page.locator(r)).not_to_contain_text("harmless"))
+    verify("crafted: Add to notebook sits beside the code it adds", lambda: expect(card("p").locator(".jt-python-code .jt-cell-code")).to_have_text(evil))
+    verify("crafted: the python card offers Add to notebook", lambda: expect(card("p").get_by_role("button", name="Add to notebook")).to_have_count(1))
+    verify("crafted: an insert shows the text Copy cell copies", lambda: expect(card("i").locator(".jt-cell-code")).to_have_text(evil))
+    verify("crafted: a diff that is the call's text is shown", lambda: expect(card("e1").locator(".jt-diff-add")).to_have_text(["+x = 2"]))
+    verify("crafted: a diff that is not the call's text gives way to that text", lambda: expect(card("e2").locator(".jt-cell-preview")).to_contain_text("The cell's new text:"))
+    verify("crafted: ...and no diff", lambda: expect(card("e2").locator(".jt-diff")).to_have_count(0))
+    verify("crafted: another tool's card draws no cell preview", lambda: expect(card("o").locator(".jt-cell-preview")).to_have_count(0))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--realtime", action="store_true", help="stream at 100 deltas/s (20 s)")
@@ -366,6 +411,7 @@ def main() -> int:
                 ("stream", lambda: check_stream(page, args.realtime)),
                 ("hostile", lambda: check_hostile(page)),
                 ("saved record", lambda: check_saved_record(page)),
+                ("crafted cards", lambda: check_crafted_cards(page)),
             ]:
                 print(f"--- {name}")
                 run()

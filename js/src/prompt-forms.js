@@ -3,7 +3,7 @@
  * A builder fills the prompt element and returns its primary action (the Enter key), if any.
  */
 import { append, contentText, h, prettyJson } from "./dom.js";
-import { copyText, renderPreview } from "./render/cells.js";
+import { CELL_TOOLS, callPreview, copyText } from "./render/cells.js";
 import { parseArguments } from "./schema.js";
 
 /** @typedef {import("./types.js").Prompt} Prompt */
@@ -20,7 +20,7 @@ import { parseArguments } from "./schema.js";
 /** @type {Record<string, Builder>} */
 export const BUILDERS = {
   approval(prompt, el, act) {
-    if (isCellPreview(prompt.preview)) return cellApproval(prompt, el, act);
+    if (CELL_TOOLS.has(String(prompt.name))) return cellApproval(prompt, el, act);
     const approve = () => act({ type: "approval", action: "approved" });
     const editor = argumentsEditor(prompt, (args) =>
       act({ type: "approval", action: "edited", arguments: args }),
@@ -180,24 +180,13 @@ export const BUILDERS = {
 };
 
 /**
- * @param {unknown} preview
- * @returns {preview is {kind: string, cell_type?: string, source?: string, run?: boolean,
- *                       index?: number, diff?: string}}
- */
-function isCellPreview(preview) {
-  const kind = /** @type {any} */ (preview)?.kind;
-  return kind === "insert" || kind === "edit";
-}
-
-/**
  * An `insert_cell` / `edit_cell` approval: the cell as it will look (or the diff), and Edit
  * changes the cell's text rather than raw JSON arguments.
  * @type {Builder}
  */
 function cellApproval(prompt, el, act) {
-  const preview = /** @type {any} */ (prompt.preview);
   const args = /** @type {Record<string, unknown>} */ (prompt.arguments ?? {});
-  const inserting = preview.kind === "insert";
+  const inserting = prompt.name === "insert_cell";
   const source = typeof args.source === "string" ? args.source : "";
   const approve = () => act({ type: "approval", action: "approved" });
   const area = h("textarea", {
@@ -217,13 +206,13 @@ function cellApproval(prompt, el, act) {
     actions(button(inserting ? "Insert this text" : "Use this text", send, "primary")),
   );
   const what = inserting
-    ? `${preview.run ? "Insert and run" : "Insert"} a ${preview.cell_type === "markdown" ? "markdown" : "code"} cell below the chat?`
-    : `Edit cell [${Number(preview.index)}]?`;
+    ? `${args.run && args.cell_type !== "markdown" ? "Insert and run" : "Insert"} a ${args.cell_type === "markdown" ? "markdown" : "code"} cell below the chat?`
+    : `Edit cell [${Number(args.index)}]?`;
   const copy = button("Copy", () => copyText(source, copy));
   add(
     el,
     title(what),
-    h("div", { class: "jt-cell-preview" }, renderPreview(preview)),
+    h("div", { class: "jt-cell-preview" }, callPreview(String(prompt.name), args, prompt.preview)),
     prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
     actions(
       button(inserting ? "Insert" : "Apply edit", approve, "primary"),

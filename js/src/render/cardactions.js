@@ -5,12 +5,16 @@
  * run, an inserted or edited cell) and "Add to notebook" for a `python` run. An `undo` event
  * says what was undone and, plainly, what was not.
  *
+ * A record may come from someone else's notebook: what a card shows next to a button that
+ * inserts or copies text is that very text, drawn from the call's arguments (never from a
+ * saved `preview`, which could show one thing beside a button that inserts another).
+ *
  * Clicks go to `actions`, which reach the kernel (undo) or the notebook (a new cell); the
  * answer shows next to the buttons. Tool text is only ever set as textContent.
  */
 import { h } from "../dom.js";
 import { IMAGE_TYPES } from "./images.js";
-import { copyText, renderPreview } from "./cells.js";
+import { callPreview, copyText, renderCode } from "./cells.js";
 
 /** @typedef {import("../types.js").ConvEvent} ConvEvent */
 /**
@@ -35,7 +39,7 @@ export function renderAfterCall(callId, request, response, undo, actions) {
   const name = String(request?.name ?? "");
   const args = /** @type {Record<string, unknown>} */ (request?.arguments ?? {});
   const parts = [];
-  const preview = renderPreview(response.preview);
+  const preview = callPreview(name, args, response.preview);
   if (preview) parts.push(h("div", { class: "jt-cell-preview" }, preview));
   if (undo) parts.push(renderUndo(undo));
   const status = h("span", { class: "jt-action-status jt-muted", "aria-live": "polite" });
@@ -54,6 +58,8 @@ export function renderAfterCall(callId, request, response, undo, actions) {
   }
   if (actions && done && name === "python" && typeof args.code === "string") {
     const code = args.code;
+    // the exact code the button adds, beside it
+    parts.push(h("div", { class: "jt-cell-preview jt-python-code" }, renderCode(code)));
     const add = button("Add to notebook", () =>
       run(add, status, "Adding…", () =>
         actions.addCell({ source: code, outputs: cellOutputs(response) }),

@@ -64,20 +64,64 @@ export function renderDiff(diff) {
   return h("pre", { class: "jt-diff" }, ...rows);
 }
 
+/** The tools whose calls propose a notebook cell, and so are drawn as one. */
+export const CELL_TOOLS = new Set(["insert_cell", "edit_cell"]);
+
 /**
- * What an `insert_cell` / `edit_cell` call proposes (its saved or prompted `preview`), or null.
- * @param {unknown} preview
+ * What an `insert_cell` / `edit_cell` call proposes, drawn from the call's own arguments —
+ * the text a button would insert or copy — or null for any other tool. A `preview` (saved in
+ * a record, which may come from someone else's notebook) is used only for an edit's diff, and
+ * only when every line it says the cell will have is the call's new text at that place;
+ * otherwise the new text itself is shown.
+ * @param {string} name the tool's name
+ * @param {Record<string, unknown>} args the call's arguments
+ * @param {unknown} preview the kernel's preview (a diff for an edit)
  * @returns {HTMLElement | null}
  */
-export function renderPreview(preview) {
-  if (!preview || typeof preview !== "object") return null;
-  const p = /** @type {Record<string, unknown>} */ (preview);
-  if (p.kind === "insert") {
-    const type = p.cell_type === "markdown" ? "markdown" : "code";
-    return renderCell(type, typeof p.source === "string" ? p.source : "");
+export function callPreview(name, args, preview) {
+  const source = typeof args.source === "string" ? args.source : "";
+  if (name === "insert_cell") {
+    return renderCell(args.cell_type === "markdown" ? "markdown" : "code", source);
   }
-  if (p.kind === "edit") return renderDiff(typeof p.diff === "string" ? p.diff : "");
-  return null;
+  if (name !== "edit_cell") return null;
+  const diff =
+    /** @type {any} */ (preview)?.kind === "edit" ? /** @type {any} */ (preview).diff : null;
+  if (typeof diff === "string" && diffMatches(diff, source)) return renderDiff(diff);
+  return h(
+    "div",
+    null,
+    h("div", { class: "jt-muted" }, "The cell's new text:"),
+    renderCode(source),
+  );
+}
+
+/**
+ * Whether every hunk of a unified diff has, on its new side, exactly the lines of `source`
+ * its header names (`+c,d`: lines c to c+d-1), and there is at least one hunk.
+ * @param {string} diff
+ * @param {string} source
+ */
+export function diffMatches(diff, source) {
+  const lines = source.split(/\r\n|\n|\r/);
+  const hunks = diff.split("\n").reduce((found, line) => {
+    const head = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(line);
+    if (head) found.push({ start: Number(head[1]), count: Number(head[2] ?? 1), lines: [] });
+    else if (found.length && (line.startsWith("+") || line.startsWith(" ")))
+      found[found.length - 1].lines.push(line.slice(1));
+    return found;
+  }, /** @type {{start: number, count: number, lines: string[]}[]} */ ([]));
+  return (
+    hunks.length > 0 &&
+    hunks.every((hunk) => {
+      const first = Math.max(hunk.start - 1, 0);
+      const expected = hunk.count === 0 ? [] : lines.slice(first, first + hunk.count);
+      return (
+        hunk.lines.length === hunk.count &&
+        expected.length === hunk.count &&
+        hunk.lines.every((line, i) => line === expected[i])
+      );
+    })
+  );
 }
 
 /**
