@@ -90,7 +90,8 @@ class ChatMagics(Magics, McpSettings):
         ("auto", "on", "off"),
         "auto",
         help="Replay a chat cell's saved turn: auto (Anthropic cells, when no API key is set "
-        "and a saved turn matches), on (every chat cell; fail without one), off. The "
+        "and a turn saved in this notebook itself, or in the file named by %chat replay "
+        "--from, matches), on (every chat cell; fail without one), off. The "
         "environment variable JUPYTER_TURNS_REPLAY wins.",
     ).tag(config=True)
     replay_check = Enum(
@@ -169,6 +170,7 @@ class ChatMagics(Magics, McpSettings):
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
+        %chat replay [--from FILE]  replay from FILE (default: only this notebook's own)
         %chat export [NAME] [PATH] | compact | forget N | cost
         %chat mcp list | add | remove NAME | restart NAME
 
