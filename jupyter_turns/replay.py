@@ -203,14 +203,24 @@ def replay_command(session: Any, configured: str, args: list[str]) -> str:
         raise UsageError(
             f"%chat replay --from: cannot read {path} ({type(exc).__name__})"
         ) from None
-    mode = replay_mode(configured)
     lines = [
-        f"Chat cells replay from {path} from now on: {plural(len(notebook.turns), 'saved turn')} "
-        f"(replay mode {mode!r}). A replayed turn's tool calls run your tools here, and ask "
-        "like any call.",
+        f"Chat cells replay from {path} from now on: {plural(len(notebook.turns), 'saved turn')}. "
+        "A replayed turn's tool calls run your tools here, and ask like any call.",
         *(f"Cannot be read: {problem}" for problem in notebook.problems[:3]),
+        *_mode_note(replay_mode(configured)),
     ]
     return "\n".join(lines)
+
+
+def _mode_note(mode: str) -> list[str]:
+    """What the replay mode in force means for the cells to come, where it stops a replay."""
+    from .keys import api_key
+
+    if mode == "off":
+        return [f"Replay is off ({ENV} or ChatMagics.replay): nothing replays until it is on."]
+    if mode == "auto" and api_key():
+        return ["An API key is set, so cells run live (replay 'auto'): ChatMagics.replay = 'on'."]
+    return []
 
 
 def _explains(found: Found) -> bool:

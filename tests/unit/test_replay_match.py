@@ -13,7 +13,7 @@ from IPython.core.error import UsageError
 from jupyter_turns import Chat, TurnResult
 from jupyter_turns.persist import RECORD_MIME
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message
-from jupyter_turns.replay import SavedIndex, choose, find_saved
+from jupyter_turns.replay import SavedIndex, choose, find_saved, replay_command
 
 from .helpers import record_of, write_notebook
 
@@ -175,3 +175,26 @@ async def test_a_damaged_saved_turn_is_named_when_no_turn_matches(tmp_path: Path
         "Saved turns that cannot be read: a.ipynb: cell 1: saved event #1 is not valid: "
         "content: Input should be a valid string" in message_text
     )
+
+
+async def test_replay_from_says_what_it_replays_and_refuses_what_it_cannot_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _notebook(folder / "other.ipynb", ("%%chat\nHi", record_of(await _turn("Hi", "Hello"))))
+    session = _kernel([])
+    own = replay_command(session, "auto", [])
+    assert own.startswith("Chat cells replay only from this kernel's own notebook")
+    said = replay_command(session, "auto", ["--from", "other.ipynb"])
+    assert said == (
+        "Chat cells replay from other.ipynb from now on: 1 saved turn. A replayed turn's tool "
+        "calls run your tools here, and ask like any call."
+    )
+    assert replay_command(session, "auto", []).startswith("Chat cells replay from other.ipynb")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert "cells run live" in replay_command(session, "auto", ["--from", "other.ipynb"])
+    assert "Replay is off" in replay_command(session, "off", ["--from", "other.ipynb"])
+    for wrong in (["--from"], ["other.ipynb"], ["--from", "a", "b"]):
+        with pytest.raises(UsageError, match=r"usage: %chat replay \[--from FILE\]"):
+            replay_command(session, "auto", wrong)
+    with pytest.raises(UsageError, match=r"cannot read missing\.ipynb"):
+        replay_command(session, "auto", ["--from", "missing.ipynb"])
