@@ -1,5 +1,6 @@
-"""``%chat`` line commands: threads, history, settings, tool permissions, restore and export
-(and ``%chat mcp``: :mod:`jupyter_turns.mcp.commands`)."""
+"""``%chat`` line commands: threads, history, settings, tool permissions, restore and export,
+where replay reads from (``%chat replay --from FILE``: :func:`.replay.replay_command`), and
+``%chat mcp`` (:mod:`jupyter_turns.mcp.commands`)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .editing.undo import UndoRefused
 from .editing.undoing import undo
 from .mcp.commands import mcp_command
 from .notebook import find_notebook, read_notebook
+from .replay import replay_command
 from .text import plural
 from .thread_settings import describe_guarded
 from .threads import apply_settings
@@ -96,6 +98,9 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
         return None
     if command == "mcp":  # awaited: the cell_hooks transformer
         return mcp_command(session, settings, args)
+    if command == "replay":
+        print(replay_command(session, settings.replay, args))
+        return None
     if command == "restore":
         restore(session, settings, args[0] if args else None, verbose=True)
         return None

@@ -90,7 +90,8 @@ class ChatMagics(Magics, McpSettings):
         ("auto", "on", "off"),
         "auto",
         help="Replay a chat cell's saved turn: auto (Anthropic cells, when no API key is set "
-        "and a saved turn matches), on (every chat cell; fail without one), off. The "
+        "and a turn saved in this notebook itself, or in the file named by %chat replay "
+        "--from, matches), on (every chat cell; fail without one), off. The "
         "environment variable JUPYTER_TURNS_REPLAY wins.",
     ).tag(config=True)
     replay_check = Enum(
@@ -162,13 +163,15 @@ class ChatMagics(Magics, McpSettings):
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
           --stream on|off     off: plain requests (endpoints that do not stream); without
                               it the thread follows ChatMagics.stream
-          --replay-tools run|saved        a replayed cell reruns its tools or uses the saved
+          --replay-tools run|saved        a replayed cell reruns its tools (asking as usual)
+                              or answers with the saved results (recorded, not run)
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
           --budget USD|off    pause a turn before a request that would spend past USD
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
+        %chat replay [--from FILE]      replay from FILE (default: this notebook's own only)
         %chat export [NAME] [PATH] | compact | forget N | cost
         %chat mcp list | add | remove NAME | restart NAME
 

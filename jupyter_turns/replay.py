@@ -2,23 +2,26 @@
 
 The notebook already holds every event of every turn. With replay on, a chat cell finds its
 saved turn (:mod:`.replay_match`: by cell id where the frontend gives one, else by its request
-text, in cell order, in the notebook file this kernel belongs to or the one notebook of its
-working directory that holds the request: nbval, nbclient and papermill start the kernel there)
-and a :class:`~.replay_rebuild.ReplayProvider` plays the saved cycles (:mod:`.replay_rebuild`)
+text, in cell order) in the kernel's own notebook only — the file the frontend names, else the
+one notebook of the working directory holding every cell this kernel ran — or in the file the
+user named with ``%chat replay --from FILE``, never in a notebook that merely sits beside it.
+A :class:`~.replay_rebuild.ReplayProvider` plays the saved cycles (:mod:`.replay_rebuild`)
 — text, reasoning with signatures, opaque blocks, tool calls, stop reasons and usage — through
 the same pipeline, so the widget, record and metadata come out as in a live run, after a notice
 that says the cell is a replay (what a reader needs to tell replayed tool calls from a model's).
 
 The tools run again for real (so the kernel ends in the same state and later cells work),
-under the same run modes and approvals; each new result is compared with the saved one and a
-difference is saved on the response (``replay``), shown in its card and reported — a warning,
-or with ``ChatMagics.replay_check = "strict"`` a failed cell. ``--replay-tools saved`` answers
-with the saved results instead (nothing runs, so nothing is asked). A sub-agent's nested turn
-replays its own saved cycles, whatever provider it names. Modes (``ChatMagics.replay``, or
-``JUPYTER_TURNS_REPLAY``, which wins): ``auto`` replays Anthropic cells when no API key is set
-and a saved turn matches; ``on`` replays every chat cell and fails clearly when there is none
-or the request changed; ``off`` never replays. A saved turn that was interrupted live is
-replayed up to where it was interrupted, with a notice. No request goes to a model.
+under the same run modes and approvals as any call (nothing saved approves anything); each new
+result is compared with the saved one and a difference is saved on the response (``replay``),
+shown in its card and reported — a warning, or with ``ChatMagics.replay_check = "strict"`` a
+failed cell. ``--replay-tools saved`` answers a call of a tool offered this turn with the saved
+result instead (nothing runs; the decision says "recorded, not run"); a call of any other tool
+is refused as unknown. A sub-agent's nested turn replays its own saved cycles, whatever provider
+it names. Modes (``ChatMagics.replay``, or ``JUPYTER_TURNS_REPLAY``, which wins): ``auto``
+replays Anthropic cells when no API key is set and a saved turn matches; ``on`` replays every
+chat cell and fails clearly when there is none or the request changed; ``off`` never replays.
+A saved turn that was interrupted live is replayed up to where it was interrupted, with a
+notice. No request goes to a model.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .events import ConversationEvent, Notice, is_replay_notice, parent_of
@@ -46,6 +50,7 @@ __all__ = [
     "ReplayProvider",
     "SavedIndex",
     "find_saved",
+    "replay_command",
     "replay_mode",
     "replaying",
 ]
@@ -151,7 +156,7 @@ def choose(
     mode = replay_mode(configured)
     if mode == "off" or (mode == "auto" and (kind != "anthropic" or api_key())):
         return None
-    found = find_saved(session.saved, session.namespace, session.cell_id, request)
+    found = find_saved(session.saved, session.namespace, session.cell_id, request, _ran(session))
     if found.turn is not None:
         chosen = plan(found.turn, found.source, pace)
         chosen.strict = strict
@@ -164,6 +169,58 @@ def choose(
         why = found.why()
         raise UsageError(f"{MISSING_KEY}\nNor can this cell be replayed from the notebook: {why}")
     return None
+
+
+def _ran(session: Any) -> list[str]:
+    """The cells this kernel ran since the extension loaded, the running one last (none known
+    without the kernel's log: then no notebook of the folder is taken for the kernel's)."""
+    history = getattr(getattr(session, "reader", None), "history", None)
+    return history.sources() if history is not None else []
+
+
+def replay_command(session: Any, configured: str, args: list[str]) -> str:
+    """``%chat replay [--from FILE]``: where chat cells replay from; ``--from`` names the file
+    (a recording in a file other than the kernel's own notebook is used only when named so)."""
+    from IPython.core.error import UsageError
+
+    from .text import plural
+
+    index: SavedIndex = session.saved
+    if not args:
+        if index.named is not None:
+            return f"Chat cells replay from {index.named.path} (named with %chat replay --from)."
+        return (
+            "Chat cells replay only from this kernel's own notebook: the one the frontend "
+            "names, else the one notebook of the working directory holding every cell this "
+            "kernel ran. Another file: %chat replay --from FILE."
+        )
+    if len(args) != 2 or args[0] != "--from":
+        raise UsageError("usage: %chat replay [--from FILE]")
+    path = Path(args[1]).expanduser()
+    try:
+        notebook = index.use(path)
+    except OSError as exc:
+        raise UsageError(
+            f"%chat replay --from: cannot read {path} ({type(exc).__name__})"
+        ) from None
+    lines = [
+        f"Chat cells replay from {path} from now on: {plural(len(notebook.turns), 'saved turn')}. "
+        "A replayed turn's tool calls run your tools here, and ask like any call.",
+        *(f"Cannot be read: {problem}" for problem in notebook.problems[:3]),
+        *_mode_note(replay_mode(configured)),
+    ]
+    return "\n".join(lines)
+
+
+def _mode_note(mode: str) -> list[str]:
+    """What the replay mode in force means for the cells to come, where it stops a replay."""
+    from .keys import api_key
+
+    if mode == "off":
+        return [f"Replay is off ({ENV} or ChatMagics.replay): nothing replays until it is on."]
+    if mode == "auto" and api_key():
+        return ["An API key is set, so cells run live (replay 'auto'): ChatMagics.replay = 'on'."]
+    return []
 
 
 def _explains(found: Found) -> bool:

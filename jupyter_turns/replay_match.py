@@ -1,19 +1,27 @@
 """Matching: which saved turn a running ``%%chat`` cell replays, and why none does.
 
-A cell's saved turn is found by its cell id where the frontend gives one (JupyterLab), else by
-its request text, in cell order. Where the frontend names the kernel's notebook file, only that
-file is read. nbval, nbclient and papermill name none (they start the kernel in the notebook's
-folder): then the working directory's ``.ipynb`` files are read, and a cell replays a turn only
-from the one notebook there that holds its request — never a turn of another notebook, whose
-tool calls would run here; once a cell matched, that notebook is the kernel's for the session.
-Runs of a cell that a re-run displaced are never matched, and saved turns that cannot be read
-are reported with the reason none matched.
+A cell replays only from the kernel's own notebook: a replayed turn's tool calls run here, with
+this notebook's tools, so a turn saved in any other file — a notebook dropped beside yours —
+would call your tools with someone else's arguments. The kernel's notebook is the file the
+frontend names (JupyterLab's ``__session__`` / ``JPY_SESSION_NAME``, VS Code's). nbval,
+nbclient, papermill and ``jupyter execute`` name none and start the kernel in the notebook's
+folder: there it is the one ``.ipynb`` of the working directory whose code cells hold, in
+order, every cell this kernel ran since the extension loaded, the running chat cell included
+(the kernel's own log, :meth:`~.reading.history.KernelHistory.sources`) — identified by what
+the kernel ran, never by where a recording is. When no notebook or several qualify nothing is
+replayed and :meth:`Found.why` says why. Another file replays only once the user names it
+(``%chat replay --from FILE``, :meth:`SavedIndex.use`).
+
+In that notebook a cell's saved turn is found by its cell id where the frontend gives one,
+else by its request text, in cell order. Runs of a cell that a re-run displaced are never
+matched, and saved turns that cannot be read are reported with the reason none matched.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,50 +33,90 @@ __all__ = ["Found", "SavedIndex", "find_saved"]
 
 MAX_FILES = 50
 MAX_BYTES = 100_000_000
+PARAMETERS = "# Parameters"  # the first line of the cell papermill injects (it is in no file)
 _SHOWN_PROBLEMS = 3
+_FROM = "name the file to replay from with %chat replay --from FILE"
 
 
 @dataclass
 class _Notebook:
     path: Path
     turns: list[SavedTurn]  # each cell's current chat turn, in cell order
+    code: list[str]  # its code cells' sources, in order (stripped): did this kernel run it?
     problems: list[str] = field(default_factory=list)  # saved turns that cannot be read
     cursor: int = 0  # the next turn, in cell order, a cell without an id is matched from
+
+    def holds(self, ran: Sequence[str]) -> bool:
+        """Whether this notebook's code cells hold, in order, every cell in ``ran`` (papermill's
+        injected parameters cell aside). Nothing ran: no evidence, so no."""
+        wanted = [source.strip() for source in ran if not _injected(source)]
+        cells = iter(self.code)  # consumed as it is searched: the order counts
+        return bool(wanted) and all(any(cell == source for cell in cells) for source in wanted)
+
+
+def _injected(source: str) -> bool:
+    return source.lstrip().split("\n", 1)[0].strip() == PARAMETERS
 
 
 @dataclass
 class SavedIndex:
-    """The saved chat turns this kernel can replay, read once per session."""
+    """The saved chat turns this kernel may replay: its own notebook's, or those of the file the
+    user named with ``%chat replay --from``. Each file is read once per session."""
 
-    notebooks: list[_Notebook] = field(default_factory=list)
-    read: bool = False
-    home: _Notebook | None = None  # the kernel's notebook: named by the frontend, or matched
+    named: _Notebook | None = None  # ``%chat replay --from FILE``: the source from then on
+    files: dict[Path, _Notebook] = field(default_factory=dict)  # read so far, by resolved path
+    folder: list[_Notebook] | None = None  # the working directory's notebooks, once read
 
-    def load(self, namespace: dict[str, Any]) -> None:
-        if self.read:
-            return
-        self.read = True
+    def use(self, path: Path) -> _Notebook:
+        """``%chat replay --from``: replay from ``path`` from now on (read afresh). Raises
+        OSError when the file cannot be opened."""
+        path.stat()
+        self.named = _read(path)
+        return self.named
+
+    def source(
+        self, namespace: dict[str, Any], ran: Sequence[str], found: Found
+    ) -> _Notebook | None:
+        """The notebook this kernel replays from, or None (``found`` then says why)."""
+        if self.named is not None:
+            return self.named
         own = find_notebook(namespace)
-        paths = [own] if own else sorted(Path.cwd().glob("*.ipynb"))[:MAX_FILES]
-        for path in paths:
-            turns, problems = _chat_turns(path)
-            if turns or problems or path == own:
-                self.notebooks.append(_Notebook(path, turns, problems))
         if own is not None:
-            self.home = self.notebooks[0]
+            return self._file(own)
+        folder = self._folder()
+        holders = [notebook for notebook in folder if notebook.holds(ran)]
+        if len(holders) == 1:
+            return holders[0]
+        found.recorded = any(notebook.turns for notebook in folder)
+        found.candidates = [notebook.path.name for notebook in holders]
+        found.unknown = not holders
+        return None
+
+    def _file(self, path: Path) -> _Notebook:
+        key = path.resolve()
+        if key not in self.files:
+            self.files[key] = _read(path)
+        return self.files[key]
+
+    def _folder(self) -> list[_Notebook]:
+        if self.folder is None:
+            paths = sorted(Path.cwd().glob("*.ipynb"))[:MAX_FILES]
+            self.folder = [self._file(path) for path in paths]
+        return self.folder
 
 
-def _chat_turns(path: Path) -> tuple[list[SavedTurn], list[str]]:
-    """The current chat turn of each cell of the notebook at ``path``, in cell order, and the
-    problems of the saved turns that cannot be read."""
+def _read(path: Path) -> _Notebook:
+    """The notebook at ``path``: its current chat turn of each cell, in cell order, its code
+    cells' sources, and the problems of what cannot be read (never an exception)."""
     try:
         if path.stat().st_size > MAX_BYTES:
-            return [], [f"the file is larger than {MAX_BYTES // 1_000_000} MB: not read"]
+            problem = f"the file is larger than {MAX_BYTES // 1_000_000} MB: not read"
+            return _Notebook(path, [], [], [problem])
         notebook = json.loads(path.read_text(encoding="utf-8", errors="replace"))
     except (OSError, ValueError, RecursionError) as exc:
-        return [], [f"the file cannot be read ({type(exc).__name__})"]
+        return _Notebook(path, [], [], [f"the file cannot be read ({type(exc).__name__})"])
     if not isinstance(notebook, dict):
-        return [], ["the file is not a notebook"]
+        return _Notebook(path, [], [], ["the file is not a notebook"])
     problems: list[str] = []
     newest: dict[int, SavedTurn] = {}  # a re-run cell keeps its current run only
     for turn in saved_turns(notebook, problems):
@@ -76,7 +124,21 @@ def _chat_turns(path: Path) -> tuple[list[SavedTurn], list[str]]:
             continue
         if turn.cell not in newest or turn.started > newest[turn.cell].started:
             newest[turn.cell] = turn
-    return sorted(newest.values(), key=lambda t: (t.cell, t.started)), problems
+    turns = sorted(newest.values(), key=lambda t: (t.cell, t.started))
+    return _Notebook(path, turns, _code(notebook.get("cells")), problems)
+
+
+def _code(cells: Any) -> list[str]:
+    """The sources of the code cells (nbformat: a string or a list of lines), stripped."""
+    sources = []
+    for cell in cells if isinstance(cells, list) else []:
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source")
+        if isinstance(source, list):
+            source = "".join(line for line in source if isinstance(line, str))
+        sources.append(source.strip() if isinstance(source, str) else "")
+    return sources
 
 
 @dataclass
@@ -86,7 +148,8 @@ class Found:
     turn: SavedTurn | None = None
     source: str = ""  # the notebook file the turn came from
     change: str | None = None  # the request's diff against the turn this cell should replay
-    candidates: list[str] = field(default_factory=list)  # notebooks that all hold the request
+    candidates: list[str] = field(default_factory=list)  # notebooks that all hold what ran
+    unknown: bool = False  # no notebook of the working directory holds what this kernel ran
     problems: list[str] = field(default_factory=list)  # saved turns that cannot be read
     recorded: bool = False  # the notebooks searched hold saved chat turns at all
 
@@ -94,10 +157,15 @@ class Found:
         """Why the cell cannot be replayed."""
         if self.candidates:
             return (
-                f"{len(self.candidates)} notebooks in {Path.cwd()} hold this request "
-                f"({', '.join(self.candidates)}), and the kernel was not told which one it "
-                "runs (nbval and nbclient do not say): keep one notebook per folder, or replay "
-                "from JupyterLab"
+                f"{len(self.candidates)} notebooks in {Path.cwd()} hold every cell this kernel "
+                f"ran ({', '.join(self.candidates)}), and the kernel was not told which one it "
+                f"runs (nbval and nbclient do not say): keep one copy per folder, or {_FROM}"
+            )
+        if self.unknown:
+            return (
+                "the kernel was not told which notebook it runs, and no notebook in "
+                f"{Path.cwd()} holds, in order, every cell it ran (a recording in another "
+                f"notebook is never replayed on its own): save the notebook, or {_FROM}"
             )
         why = f"its request changed:\n{self.change}" if self.change else "no saved turn matches it"
         if self.problems:
@@ -110,47 +178,39 @@ class Found:
 
 
 def find_saved(
-    index: SavedIndex, namespace: dict[str, Any], cell_id: str | None, request: str
+    index: SavedIndex,
+    namespace: dict[str, Any],
+    cell_id: str | None,
+    request: str,
+    ran: Sequence[str] = (),
 ) -> Found:
-    """The saved turn of the running cell, or what is known about why there is none."""
-    index.load(namespace)
-    pool = [index.home] if index.home is not None else index.notebooks
-    found = Found(
-        problems=[f"{nb.path.name}: {problem}" for nb in pool for problem in nb.problems],
-        recorded=any(nb.turns for nb in pool),
-    )
-    if cell_id:
-        by_id = [(nb, [t for t in nb.turns if t.cell_id == cell_id]) for nb in pool]
-        holders = [(nb, turns[-1]) for nb, turns in by_id if turns]
-        if len(holders) > 1:
-            found.candidates = [nb.path.name for nb, _ in holders]
-            return found
-        if holders:
-            notebook, turn = holders[0]
-            if _request(turn) == request:
-                return _matched(index, notebook, turn, found)
-            found.change = _diff(_request(turn), request)
-            return found
-    holders_of_text = [
-        nb for nb in pool if any(_request(t) == request for t in nb.turns[nb.cursor :])
-    ]
-    if len(holders_of_text) > 1:
-        found.candidates = [nb.path.name for nb in holders_of_text]
+    """The saved turn of the running cell, or what is known about why there is none. ``ran``:
+    the sources of the cells this kernel ran, the running one last (what identifies its
+    notebook when no frontend names one)."""
+    found = Found()
+    notebook = index.source(namespace, ran, found)
+    if notebook is None:
         return found
-    for notebook in holders_of_text:
-        for position in range(notebook.cursor, len(notebook.turns)):
-            turn = notebook.turns[position]
-            if _request(turn) == request:
-                notebook.cursor = position + 1
-                return _matched(index, notebook, turn, found)
-    home = pool[0] if len(pool) == 1 else None  # the one notebook this kernel can be running
-    if home is not None and home.cursor < len(home.turns):
-        found.change = _diff(_request(home.turns[home.cursor]), request)
+    found.problems = [f"{notebook.path.name}: {problem}" for problem in notebook.problems]
+    found.recorded = bool(notebook.turns)
+    if cell_id:
+        held = [turn for turn in notebook.turns if turn.cell_id == cell_id]
+        if held:
+            if _request(held[-1]) == request:
+                return _matched(notebook, held[-1], found)
+            found.change = _diff(_request(held[-1]), request)
+            return found
+    for position in range(notebook.cursor, len(notebook.turns)):
+        turn = notebook.turns[position]
+        if _request(turn) == request:
+            notebook.cursor = position + 1
+            return _matched(notebook, turn, found)
+    if notebook.cursor < len(notebook.turns):
+        found.change = _diff(_request(notebook.turns[notebook.cursor]), request)
     return found
 
 
-def _matched(index: SavedIndex, notebook: _Notebook, turn: SavedTurn, found: Found) -> Found:
-    index.home = notebook  # later cells match in this notebook only
+def _matched(notebook: _Notebook, turn: SavedTurn, found: Found) -> Found:
     found.turn, found.source = turn, notebook.path.name
     return found
 

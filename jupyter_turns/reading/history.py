@@ -42,6 +42,7 @@ class _Run:
     number: int
     source: str
     outputs: list[dict[str, Any]] = field(default_factory=list)
+    ran: bool = True  # False: the entry standing for the cell that loaded the extension
 
     def add(self, output: dict[str, Any]) -> None:
         if len(self.outputs) < KEEP_OUTPUTS:
@@ -85,7 +86,7 @@ class KernelHistory:
         count = getattr(self.shell, "execution_count", 0)
         self.count = max(1, count - 1 if isinstance(count, int) else 1)
         source = "(the cell that loaded jupyter_turns: cells before it are not in this history)"
-        self.runs.append(_Run(self.count, source))
+        self.runs.append(_Run(self.count, source, ran=False))
         self.shell.events.register("pre_run_cell", self._pre_run_cell)
         self.shell.events.register("post_run_cell", self._post_run_cell)
         for owner, method in ((self.shell.display_pub, "publish"),
@@ -167,6 +168,12 @@ class KernelHistory:
         }
 
     # ------------------------------------------------------------------ reading
+
+    def sources(self) -> list[str]:
+        """The source of each cell this kernel ran since the extension loaded (the last
+        :data:`KEEP_CELLS`), in order, the running one last: what replay identifies the
+        kernel's notebook by when no frontend names it (nbval leaves ``In`` empty)."""
+        return [run.source for run in self.runs if run.ran]
 
     def view(self, notes: tuple[str, ...] = ()) -> NotebookView:
         cells = [

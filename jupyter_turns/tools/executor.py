@@ -5,9 +5,12 @@ raise, a timeout are ``is_error`` responses the model reads, never exceptions fo
 decision (approved, skipped, edited, always allowed, denied, delivered, withheld...) and who made
 it (the user or a policy) is recorded on the response (see :mod:`.policy`). Cancellation is the
 caller's: it cancels the task running :meth:`ToolExecutor.run` and asks
-:meth:`ToolExecutor.cancelled_response` for the outcome. In a replay each result is checked
-against the recorded one; with ``--replay-tools saved`` the recorded result is the answer, given
-before any decision (nothing runs, so nothing needs approving).
+:meth:`ToolExecutor.cancelled_response` for the outcome. In a replay each call is checked and
+decided like any call (nothing in a recording approves anything) and each result is compared
+with the recorded one; with ``--replay-tools saved`` a call that passes the check (a tool
+offered this turn, valid arguments) is answered with the recorded result, labelled
+"recorded, not run" (a policy skip: nothing runs, so nothing needs approving), and a call of an
+unknown tool is refused as in a live turn, never answered from the recording.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ExecutionSettings", "ToolExecutor"]
 
-REPLAYED = "replayed from the recording"
+RECORDED = "recorded, not run"  # --replay-tools saved: the detail of the call's decision
 
 
 @dataclass
@@ -64,6 +67,12 @@ class ExecutionSettings:
     provider: Any = None  # the thread's provider, for sub-agents that name none (Chat.send)
     replay: SavedCalls | None = None  # a replayed turn's saved tool calls (replay_rebuild.py)
     clock: Callable[[], float] = time.time
+
+
+def _recorded() -> Decision:
+    """The decision of a call answered from the recording: not run, by policy (there is no
+    approval to show: nobody approved anything)."""
+    return Decision(action="skipped", by="policy", detail=RECORDED)
 
 
 class ToolExecutor:
@@ -102,12 +111,12 @@ class ToolExecutor:
 
     async def run(self, gate: Callable[[], Awaitable[None]] | None = None) -> ToolCallResponse:
         """Check, decide, wait for ``gate`` (the scheduling turn), run, review."""
+        checked = self._check()  # first: a recording cannot answer a call of an unknown tool
+        if isinstance(checked, Outcome):
+            return self._respond(checked)
         saved = self._saved()
         if saved is not None and self.settings.replay and self.settings.replay.saved_only:
             return self._replayed(saved)
-        checked = self._check()
-        if isinstance(checked, Outcome):
-            return self._respond(checked)
         tool, settings = checked
         if tool.preview is not None:
             # what it would change must be read after the calls before it changed things
@@ -238,11 +247,15 @@ class ToolExecutor:
 
     def _replayed(self, saved: ToolCallResponse) -> ToolCallResponse:
         """``--replay-tools saved``: the recorded result, and a sub-agent's recorded work.
-        Nothing runs, so nothing is asked."""
+        Nothing runs, so nothing is asked; the decisions say so ("recorded, not run") — the
+        recording's own decisions, nested ones too, are never shown as if made here."""
         assert self.settings.replay is not None
-        self.decisions.append(Decision(action="approved", by="policy", detail=REPLAYED))
+        self.decisions.append(_recorded())
         for event in self.settings.replay.nested_events(self.request.call_id):
-            self.record(event.model_copy(update={"id": new_id(), "timestamp": now_iso()}))
+            update: dict[str, Any] = {"id": new_id(), "timestamp": now_iso()}
+            if isinstance(event, ToolCallResponse):
+                update["decisions"] = [_recorded()]
+            self.record(event.model_copy(update=update))
         summary = getattr(saved, "subagent", None)  # the sub-agent's usage, as recorded
         extra = {"subagent": summary} if summary else {}
         outcome = Outcome(saved.content, saved.is_error, saved.status, list(saved.images), extra)

@@ -60,6 +60,15 @@ def _run(notebook: nbformat.NotebookNode, cwd: Path, env: dict[str, str]) -> nbf
     return notebook
 
 
+def _run_saved(
+    notebook: nbformat.NotebookNode, path: Path, env: dict[str, str]
+) -> nbformat.NotebookNode:
+    """Save ``notebook`` at ``path`` (an edit is saved, as a user saves it), then run it there:
+    a kernel with no frontend replays only from the notebook holding the cells it ran."""
+    nbformat.write(notebook, path)
+    return _run(notebook, path.parent, env)
+
+
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
     """The notebook, run once against the local API server and saved."""
@@ -162,7 +171,7 @@ def test_a_tool_that_answers_differently_is_reported(recorded: Path, tmp_path: P
     changed = nbformat.read(recorded, as_version=4)
     changed.cells[1].source = changed.cells[1].source.replace('f"made {rows} rows"', '"made it"')
     with AnthropicTestServer() as server:
-        again = _run(copy.deepcopy(changed), tmp_path, _offline(server))
+        again = _run_saved(copy.deepcopy(changed), recorded, _offline(server))
         record = _chat_output(again)[RECORD_MIME]
         response = next(e for e in record["events"] if e["kind"] == "tool_call_response")
         assert response["replay"] == {"same": False, "saved": "made 3 rows"}
@@ -172,7 +181,7 @@ def test_a_tool_that_answers_differently_is_reported(recorded: Path, tmp_path: P
         saved_results.cells[2].source = CHAT.replace("4-5\n", "4-5 --replay-tools saved\n")
         del saved_results.cells[3]  # it uses the variable the tool (not run now) would make
         (tmp_path / "ran.txt").unlink(missing_ok=True)
-        quiet = _run(saved_results, tmp_path, _offline(server))
+        quiet = _run_saved(saved_results, recorded, _offline(server))
         record = _chat_output(quiet)[RECORD_MIME]
         response = next(e for e in record["events"] if e["kind"] == "tool_call_response")
         assert response["content"] == "made 3 rows" and response["replay"] == {"same": True}
@@ -180,7 +189,7 @@ def test_a_tool_that_answers_differently_is_reported(recorded: Path, tmp_path: P
         strict = copy.deepcopy(changed)
         strict.cells[0].source += '\n%config ChatMagics.replay_check = "strict"'
         with pytest.raises(CellExecutionError, match="replay check failed: 1 tool result"):
-            _run(strict, tmp_path, _offline(server))
+            _run_saved(strict, recorded, _offline(server))
         assert server.requests == []
 
 
@@ -196,7 +205,7 @@ def test_auto_without_a_key_or_a_saved_turn_says_both(recorded: Path, tmp_path: 
     }
     for case, notebook in (("edited", edited), ("added", added)):
         with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
-            _run(notebook, tmp_path, _offline(server, "auto"))
+            _run_saved(notebook, recorded, _offline(server, "auto"))
         message = str(failed.value)
         assert "No Anthropic API key found" in message, case
         assert f"Nor can this cell be replayed from the notebook: {why[case]}" in message, case
@@ -210,7 +219,7 @@ def test_a_second_notebook_holding_the_request_stops_the_replay(
     with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
         _run(nbformat.read(recorded, as_version=4), tmp_path, _offline(server))
     assert "2 notebooks in" in str(failed.value)
-    assert "hold this request (copy.ipynb, recorded.ipynb)" in str(failed.value)
+    assert "hold every cell this kernel ran (copy.ipynb, recorded.ipynb)" in str(failed.value)
     assert not (tmp_path / "ran.txt").exists()  # neither notebook's tool call ran
     assert server.requests == []
 
@@ -219,7 +228,7 @@ def test_replay_on_fails_a_cell_whose_request_changed(recorded: Path, tmp_path: 
     edited = nbformat.read(recorded, as_version=4)
     edited.cells[2].source = CHAT.replace("3 rows", "4 rows")
     with AnthropicTestServer() as server, pytest.raises(CellExecutionError) as failed:
-        _run(edited, tmp_path, _offline(server))
+        _run_saved(edited, recorded, _offline(server))
     message = str(failed.value)
     assert "replay is on, but this cell cannot be replayed: its request changed" in message
     assert "-Make a table of 3 rows" in message and "+Make a table of 4 rows" in message

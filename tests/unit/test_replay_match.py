@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -10,8 +11,9 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_turns import Chat, TurnResult
+from jupyter_turns.persist import RECORD_MIME
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message
-from jupyter_turns.replay import SavedIndex, choose, find_saved
+from jupyter_turns.replay import SavedIndex, choose, find_saved, replay_command
 
 from .helpers import record_of, write_notebook
 
@@ -64,29 +66,101 @@ async def test_a_kernel_replays_only_its_own_notebook_when_it_is_named(tmp_path:
     assert _answer(find_saved(index, own, None, "Hi")) == "Hello"
 
 
-async def test_without_its_notebook_named_only_the_one_notebook_holding_the_request_is_used(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(tmp_path)  # nbval and nbclient start the kernel in the notebook's folder
-    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
-    for name in ("a", "b"):
-        write_notebook(
-            tmp_path / f"{name}.ipynb",
-            (None, record_of(await _turn(f"Only in {name}", name))),
-            (None, record_of(await _turn("Double 21", f"42 from {name}"))),
+def _notebook(path: Path, *cells: tuple[str, dict[str, Any] | None]) -> Path:
+    """A notebook of code cells (source, the chat record saved as its output, if any)."""
+    written = []
+    for source, record in cells:
+        outputs = (
+            []
+            if record is None
+            else [{"output_type": "display_data", "data": {RECORD_MIME: record}, "metadata": {}}]
         )
-    index = SavedIndex()
-    both = find_saved(index, {}, None, "Double 21")
+        written.append({"cell_type": "code", "source": source, "metadata": {}, "outputs": outputs})
+    path.write_text(json.dumps({"cells": written, "metadata": {}, "nbformat": 4}))
+    return path
+
+
+def _kernel(ran: list[str]) -> SimpleNamespace:
+    """The parts of a session replay reads: no frontend, and the kernel's log of what it ran."""
+    history = SimpleNamespace(sources=lambda: list(ran))
+    return SimpleNamespace(
+        saved=SavedIndex(), namespace={}, cell_id=None, reader=SimpleNamespace(history=history)
+    )
+
+
+@pytest.fixture
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """nbval and nbclient start the kernel in the notebook's folder and name no notebook."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    return tmp_path
+
+
+async def test_without_a_name_the_kernels_notebook_is_the_one_holding_every_cell_it_ran(
+    folder: Path,
+) -> None:
+    for name in ("a", "b"):
+        _notebook(
+            folder / f"{name}.ipynb",
+            (f"x = '{name}'", None),
+            ("%%chat\nDouble 21", record_of(await _turn("Double 21", f"42 from {name}"))),
+        )
+    found = find_saved(SavedIndex(), {}, None, "Double 21", ["x = 'b'", "%%chat\nDouble 21"])
+    assert _answer(found) == "42 from b" and found.source == "b.ipynb"
+    both = find_saved(SavedIndex(), {}, None, "Double 21", ["%%chat\nDouble 21"])
     assert both.turn is None and both.candidates == ["a.ipynb", "b.ipynb"]
-    with pytest.raises(
-        UsageError, match=r"2 notebooks in .* hold this request \(a.ipynb, b.ipynb\)"
+    assert "2 notebooks in" in both.why() and "hold every cell this kernel ran" in both.why()
+    assert "%chat replay --from FILE" in both.why()
+    for ran in (
+        ["x = 'c'", "%%chat\nDouble 21"],  # a cell that no notebook holds
+        ["%%chat\nDouble 21", "x = 'a'", "%%chat\nDouble 21"],  # a's cells, not in its order
+        [],  # nothing known of what ran: no evidence
     ):
-        _choose(index, "Double 21")
-    only_b = find_saved(index, {}, None, "Only in b")
-    assert _answer(only_b) == "b" and only_b.source == "b.ipynb"
-    # the kernel runs b.ipynb, then: a's turns are never replayed here
-    assert find_saved(index, {}, None, "Only in a").turn is None
-    assert _answer(find_saved(index, {}, None, "Double 21")) == "42 from b"
+        none = find_saved(SavedIndex(), {}, None, "Double 21", ran)
+        assert none.turn is None and none.unknown and none.recorded, ran
+        assert "no notebook in" in none.why() and "holds, in order, every cell it ran" in none.why()
+    with pytest.raises(UsageError, match=r"replay is on, but .* 2 notebooks in"):
+        choose(_kernel(["%%chat\nDouble 21"]), "on", "anthropic", "Double 21", pace=0, strict=False)
+
+
+async def test_a_recording_beside_the_kernels_unrecorded_notebook_is_never_replayed(
+    folder: Path,
+) -> None:
+    attack = record_of(await _turn("Double 21", "the attacker's answer"))
+    _notebook(folder / "attacker.ipynb", ("%%chat\nDouble 21", attack))
+    _notebook(folder / "victim.ipynb", ("y = 1", None), ("%%chat\nDouble 21", None))
+    ran = ["y = 1", "%%chat\nDouble 21"]
+    found = find_saved(SavedIndex(), {}, None, "Double 21", ran)
+    assert found.turn is None and not found.recorded  # the victim's notebook holds none
+    # auto with no key: run live (the provider then says the key is missing), never replay
+    assert choose(_kernel(ran), "auto", "anthropic", "Double 21", pace=0, strict=False) is None
+    with pytest.raises(UsageError, match="cannot be replayed: no saved turn matches it"):
+        choose(_kernel(ran), "on", "anthropic", "Double 21", pace=0, strict=False)
+
+
+async def test_a_file_named_with_replay_from_is_the_only_source(folder: Path) -> None:
+    _notebook(
+        folder / "other.ipynb", ("%%chat\nDouble 21", record_of(await _turn("Double 21", "42")))
+    )
+    _notebook(folder / "mine.ipynb", ("%%chat\nDouble 21", None))
+    index = SavedIndex()
+    named = index.use(Path("other.ipynb"))
+    assert [turn.events[0].content for turn in named.turns] == ["Double 21"]  # type: ignore[union-attr]
+    own = {"__session__": str(folder / "mine.ipynb")}  # even where the frontend names another
+    found = find_saved(index, own, None, "Double 21", [])
+    assert _answer(found) == "42" and found.source == "other.ipynb"
+    with pytest.raises(OSError):
+        index.use(Path("missing.ipynb"))
+
+
+async def test_papermills_injected_parameters_cell_is_in_no_file_and_is_not_needed(
+    folder: Path,
+) -> None:
+    chat = ("%%chat\nDouble 21", record_of(await _turn("Double 21", "42")))
+    _notebook(folder / "run.ipynb", ("%load_ext jupyter_turns", None), chat)
+    ran = ["# Parameters\nrows = 3\n", "%%chat\nDouble 21"]
+    assert _answer(find_saved(SavedIndex(), {}, None, "Double 21", ran)) == "42"
 
 
 async def test_a_damaged_saved_turn_is_named_when_no_turn_matches(tmp_path: Path) -> None:
@@ -101,3 +175,26 @@ async def test_a_damaged_saved_turn_is_named_when_no_turn_matches(tmp_path: Path
         "Saved turns that cannot be read: a.ipynb: cell 1: saved event #1 is not valid: "
         "content: Input should be a valid string" in message_text
     )
+
+
+async def test_replay_from_says_what_it_replays_and_refuses_what_it_cannot_read(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _notebook(folder / "other.ipynb", ("%%chat\nHi", record_of(await _turn("Hi", "Hello"))))
+    session = _kernel([])
+    own = replay_command(session, "auto", [])
+    assert own.startswith("Chat cells replay only from this kernel's own notebook")
+    said = replay_command(session, "auto", ["--from", "other.ipynb"])
+    assert said == (
+        "Chat cells replay from other.ipynb from now on: 1 saved turn. A replayed turn's tool "
+        "calls run your tools here, and ask like any call."
+    )
+    assert replay_command(session, "auto", []).startswith("Chat cells replay from other.ipynb")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    assert "cells run live" in replay_command(session, "auto", ["--from", "other.ipynb"])
+    assert "Replay is off" in replay_command(session, "off", ["--from", "other.ipynb"])
+    for wrong in (["--from"], ["other.ipynb"], ["--from", "a", "b"]):
+        with pytest.raises(UsageError, match=r"usage: %chat replay \[--from FILE\]"):
+            replay_command(session, "auto", wrong)
+    with pytest.raises(UsageError, match=r"cannot read missing\.ipynb"):
+        replay_command(session, "auto", ["--from", "missing.ipynb"])
