@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 
 from .compaction import summary_title
 from .content import ImageData
-from .events import ConversationEvent, Undo, is_replay_notice
+from .events import ConversationEvent, Decision, Undo, is_replay_notice
 
 __all__ = ["to_html", "to_markdown"]
 
@@ -215,8 +215,7 @@ def _html_body(
                     card(event.call_id).append(_fold("Sub-agent", transcript, open_=True))
             case "tool_call_response":
                 chips = " ".join(
-                    f'<span class="jt-chip jt-chip-{_esc(d.action)}">{_esc(d.action)}'
-                    f"{' by policy' if d.by == 'policy' else ''}</span>"
+                    f'<span class="jt-chip jt-chip-{_esc(d.action)}">{_esc(_chip(d))}</span>'
                     for d in event.decisions
                 )
                 label = "Error" if event.is_error else "Result"
@@ -302,6 +301,17 @@ def _image_note(image: ImageData) -> str:
     """Where an image cannot be drawn (markdown, the HTML fallback: the record holds it once)."""
     label = f" {image.label}" if image.label else ""
     return f"[image{label}: {image.describe()}, shown by the jupyter_turns renderer]"
+
+
+# Decision details that are the chip's own words (a replay answered from its recording), as in
+# the widget (js/src/render/toolcard.js).
+_DETAIL_LABELS = frozenset({"recorded, not run"})
+
+
+def _chip(decision: Decision) -> str:
+    if decision.detail in _DETAIL_LABELS:
+        return decision.detail or ""
+    return decision.action + (" by policy" if decision.by == "policy" else "")
 
 
 def _esc(text: object) -> str:

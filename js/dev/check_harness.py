@@ -359,7 +359,7 @@ def check_crafted_cards(page: Page) -> None:
         {"kind": "tool_call_request", "id": "c8", "timestamp": t, "call_id": "e2", "name": "edit_cell", "arguments": {"index": 1, "source": evil}},
         {"kind": "tool_call_response", "id": "c9", "timestamp": t, "call_id": "e2", "content": "Edited", "status": "done", "preview": {"kind": "edit", "index": 1, "diff": diff}},
         {"kind": "tool_call_request", "id": "c10", "timestamp": t, "call_id": "o", "name": "lookup", "arguments": {"q": "x"}},
-        {"kind": "tool_call_response", "id": "c11", "timestamp": t, "call_id": "o", "content": "found", "status": "done", "preview": {"kind": "insert", "cell_type": "code", "source": harmless}},
+        {"kind": "tool_call_response", "id": "c11", "timestamp": t, "call_id": "o", "content": "found", "status": "done", "preview": {"kind": "insert", "cell_type": "code", "source": harmless}, "decisions": [{"action": "skipped", "by": "policy", "detail": "recorded, not run"}]},
     ]
     page.evaluate(
         """async (events) => {
@@ -382,6 +382,7 @@ def check_crafted_cards(page: Page) -> None:
     verify("crafted: a diff that is not the call's text gives way to that text", lambda: expect(card("e2").locator(".jt-cell-preview")).to_contain_text("The cell's new text:"))
     verify("crafted: ...and no diff", lambda: expect(card("e2").locator(".jt-diff")).to_have_count(0))
     verify("crafted: another tool's card draws no cell preview", lambda: expect(card("o").locator(".jt-cell-preview")).to_have_count(0))
+    verify("a result answered from a recording says so", lambda: expect(card("o").locator(".jt-chip")).to_have_text(["recorded, not run"]))
 
 
 def main() -> int:

@@ -88,3 +88,20 @@ def test_the_html_transcript_shows_every_event_of_the_fixture() -> None:
     assert '<div class="jt-tool" style=' in page and 'class="jt-chip jt-chip-denied"' in page
     # the answers are open; only reasoning and long tool text fold
     assert "<details" not in page.split('<div class="jt-message">')[1].split("</div>")[0]
+
+
+def test_a_result_answered_from_a_recording_says_so_on_its_chip() -> None:
+    """``--replay-tools saved``: the chip reads "recorded, not run", not "skipped by policy"."""
+    from jupyter_turns.events import Decision, ToolCallRequest, ToolCallResponse
+
+    events = [
+        ToolCallRequest(call_id="c1", name="lookup", arguments={}),
+        ToolCallResponse(
+            call_id="c1",
+            content="2,102,650",
+            decisions=[Decision(action="skipped", by="policy", detail="recorded, not run")],
+        ),
+    ]
+    page = to_html(events)
+    assert 'class="jt-chip jt-chip-skipped">recorded, not run</span>' in page
+    assert "skipped by policy" not in page

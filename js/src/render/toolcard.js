@@ -47,6 +47,9 @@ const DECISION_LABELS = /** @type {Record<string, string>} */ ({
   denied: "denied",
 });
 
+/** Decision details that are the chip's own words (a replay answered from its recording). */
+const DETAIL_LABELS = new Set(["recorded, not run"]);
+
 /** Short text opens by default; long text stays folded. */
 const OPEN_LIMIT = { chars: 800, lines: 12 };
 
@@ -255,7 +258,9 @@ export class ToolCard {
             class: `jt-chip jt-chip-${String(d?.action)}`,
             title: d?.detail ? String(d.detail) : null,
           },
-          `${DECISION_LABELS[d?.action] ?? String(d?.action)}${d?.by === "policy" ? " by policy" : ""}`,
+          DETAIL_LABELS.has(String(d?.detail))
+            ? String(d.detail)
+            : `${DECISION_LABELS[d?.action] ?? String(d?.action)}${d?.by === "policy" ? " by policy" : ""}`,
         ),
       ),
     );
