@@ -56,14 +56,17 @@ def label(kind: str) -> str:
 
 REDACTED = label("API key")  # the key in use, or one handed to a provider
 
-# Token shapes: label -> regex. A shape that needs its context to be recognised (an AWS
-# secret key is 40 base64 characters, like much else) marks the secret with (?P<value>...);
-# only that part is replaced. _L/_R keep a shape from starting or ending inside a longer run
-# of token characters (base64 image data, a hash that happens to contain "AKIA").
+# Token shapes: label -> regex, tried in this order at each position. A shape recognised by
+# its context (an AWS secret key is 40 base64 characters, like much else: it is recognised
+# next to its name or its key id) marks the secret with (?P<value>...): only that part is
+# replaced, and the context is redacted on its own. _L/_R keep a shape from starting or ending
+# inside a longer run of token characters (base64 image data, a hash that contains "AKIA").
 _TOKEN_CHARS = r"A-Za-z0-9_+/\-"
 _L = rf"(?<![{_TOKEN_CHARS}])"  # "=" may come before: NAME=token (it only ends base64)
 _R = rf"(?![{_TOKEN_CHARS}=])"
-_PEM = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_AWS_ID = r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"
+_PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+_PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 
 SHAPES: dict[str, str] = {
     "Anthropic key": _L + r"sk-ant-[A-Za-z0-9_\-]{8,}",
@@ -71,21 +74,26 @@ SHAPES: dict[str, str] = {
     + r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,}"
     + _R
     + ")",
-    "AWS key": _L + r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}" + _R,
-    "AWS secret key": r"(?i:aws.?secret.?access.?key|secret.?access.?key|aws.?secret)"
-    + r"[^\n]{0,40}?"
+    "AWS secret key": r"(?:(?i:aws.?secret.?access.?key|secret.?access.?key|aws.?secret)|"
+    + _L
+    + _AWS_ID
+    + _R
+    + r")[^\n]{0,60}?"
     + _L
     + r"(?P<value>[A-Za-z0-9/+]{40})"
     + _R,
+    "AWS key": _L + _AWS_ID + _R,
     "GitHub token": _L + r"(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})" + _R,
     "Slack token": _L + r"(?:xox[abposre]|xapp)-[A-Za-z0-9\-]{10,}",
     "Google API key": _L + r"AIza[0-9A-Za-z_\-]{35}" + _R,
     "JWT": _L + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _R,
-    # the whole block; cut short (no END line), the BEGIN line and the base64 after it
-    "private key": r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    + r"(?:[\s\S]{0,20000}?"
-    + _PEM
-    + r"|(?:(?:\r?\n|\\[nr])[A-Za-z0-9+/=]+)*)",
+    # the whole block (up to its END, never into another block); cut short (no END line),
+    # the BEGIN line and the whole lines of base64 after it (real or \n-escaped newlines, as
+    # in a repr; the last may end where the text was cut: a quote, "…", " [")
+    "private key": _PEM_BEGIN
+    + r"(?:(?:(?!-----BEGIN )[\s\S]){0,20000}?"
+    + _PEM_END
+    + r"|(?:(?:\r?\n|\\[nr])[A-Za-z0-9+/=]+(?=\r?\n|\\[nr]|['\"…\]]| \[|$))*)",
 }
 
 # Environment variable names that say their value is a secret: anywhere in the name, or
@@ -144,8 +152,11 @@ def redact(text: str) -> Redacted:
         if value not in pattern.groupindex:
             return label(kind)
         found, base = match.group(), match.start()
-        start, end = match.span(value)  # only the secret part of a shape with its context
-        return found[: start - base] + label(kind) + found[end - base :]
+        start, end = match.span(value)  # the secret; its context is redacted on its own
+        before, in_before = redact(found[: start - base])
+        after, in_after = redact(found[end - base :])
+        count += in_before + in_after
+        return before + label(kind) + after
 
     return Redacted(pattern.sub(replace, text), count)
 
@@ -173,8 +184,8 @@ class KeyBlocks:
     for most lines, cheap enough for every line a tool prints.
     """
 
-    _OPEN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
-    _CLOSE = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+    _OPEN = re.compile(_PEM_BEGIN)
+    _CLOSE = re.compile(_PEM_END)
 
     def __init__(self) -> None:
         self.inside = False

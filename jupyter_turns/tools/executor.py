@@ -94,7 +94,7 @@ class ToolExecutor:
         self.abandoned = False  # a cancelled attempt outlived the grace period
         self.extra: dict[str, Any] = {}  # ``ctx.extra``: saved on the response however it ends
         self.live = LiveOutput(lambda: self._update(self.state))
-        self.redacted = 0  # secrets taken out of the response (see _redact)
+        self.redacted = 0  # secrets taken out of the text the model reads (see _redact)
 
     @property
     def name(self) -> str:
@@ -340,8 +340,7 @@ class ToolExecutor:
     def _redact(self, outcome: Outcome) -> None:
         """Every response is made here, so this is where secrets leave what the model reads
         and the record saves: its text and the saved fields that hold notebook text
-        (``outputs``, ``state``, ``preview``...). Images are left as they are."""
-        content, in_content = redact(outcome.content)
-        extra, in_extra = redact_data(outcome.extra)
-        outcome.content, outcome.extra = content, extra
-        self.redacted += in_content + in_extra
+        (``outputs``, ``state``, ``preview``...). Images are left as they are. The count is
+        of what the model reads (the saved fields mostly repeat it)."""
+        outcome.content, self.redacted = redact(outcome.content)
+        outcome.extra = redact_data(outcome.extra)[0]

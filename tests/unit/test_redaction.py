@@ -13,7 +13,6 @@ import hashlib
 import io
 import json
 import random
-import string
 import uuid
 from collections.abc import Iterator
 
@@ -30,48 +29,11 @@ from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, t
 from jupyter_turns.redaction import REDACTED, KeyBlocks, label, redact, redact_data, remember
 from jupyter_turns.tools import ToolResult
 from jupyter_turns.tools.output import ToolOutput
+from tests.support.fake_secrets import ALNUM, fake_key_in_use, fake_pem, fake_tokens, random_chars
 
-_RANDOM = random.Random(24)
-ALNUM = string.ascii_letters + string.digits
-
-
-def chars(n: int, alphabet: str = ALNUM) -> str:
-    return "".join(_RANDOM.choice(alphabet) for _ in range(n))
-
-
-def _b64url(data: dict[str, object]) -> str:
-    return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
-
-
-def _pem(kind: str = "RSA ") -> str:
-    body = "\n".join(chars(64, ALNUM + "+/") for _ in range(5))
-    return f"-----BEGIN {kind}PRIVATE KEY-----\n{body}\n-----END {kind}PRIVATE KEY-----"
-
-
-KEY_IN_USE = "sk-ant-api03-" + chars(80, ALNUM + "-_") + "AA"
-TOKENS: dict[str, tuple[str, str]] = {  # name: (token, the label's kind)
-    "anthropic": ("sk-ant-admin01-" + chars(60, ALNUM + "-_"), "Anthropic key"),
-    "openai project": ("sk-proj-" + chars(120, ALNUM + "-_"), "OpenAI key"),
-    "openai legacy": ("sk-" + chars(48), "OpenAI key"),
-    "aws id": ("AKIA" + chars(16, string.ascii_uppercase + string.digits), "AWS key"),
-    "aws session id": ("ASIA" + chars(16, string.ascii_uppercase + string.digits), "AWS key"),
-    "github classic": ("ghp_" + chars(36), "GitHub token"),
-    "github oauth": ("gho_" + chars(36), "GitHub token"),
-    "github fine-grained": ("github_pat_" + chars(22) + "_" + chars(59), "GitHub token"),
-    "slack": ("xoxb-" + chars(12, string.digits) + "-" + chars(24), "Slack token"),
-    "google": ("AIza" + chars(35, ALNUM + "-_"), "Google API key"),
-    "jwt": (
-        _b64url({"alg": "HS256", "typ": "JWT"})
-        + "."
-        + _b64url({"sub": "1234567890", "name": "Ada"})
-        + "."
-        + chars(43, ALNUM + "-_"),
-        "JWT",
-    ),
-    "rsa private key": (_pem(), "private key"),
-    "openssh private key": (_pem("OPENSSH "), "private key"),
-    "pkcs8 private key": (_pem(""), "private key"),
-}
+_RANDOM = random.Random(7)  # for the noise image and random bytes
+KEY_IN_USE = fake_key_in_use()
+TOKENS = fake_tokens()
 
 
 @pytest.fixture(autouse=True)
@@ -97,7 +59,7 @@ def test_each_token_shape_is_withheld_and_named(name: str, template: str) -> Non
 
 
 def test_a_private_key_in_a_repr_and_one_cut_short_are_withheld() -> None:
-    pem = _pem()
+    pem = fake_pem()
     shown = repr({"key": pem})  # newlines as \n escapes
     text, count = redact(f"{shown} and more")
     assert "PRIVATE KEY" not in text and count == 1 and text.endswith("} and more")
@@ -108,7 +70,7 @@ def test_a_private_key_in_a_repr_and_one_cut_short_are_withheld() -> None:
 
 
 def test_an_aws_secret_key_is_withheld_next_to_its_name_and_only_the_value() -> None:
-    secret = chars(40, ALNUM + "/+")
+    secret = random_chars(40, ALNUM + "/+")
     for line in (
         f'aws_secret_access_key = "{secret}"',
         f"aws_secret={secret}",
@@ -118,6 +80,17 @@ def test_an_aws_secret_key_is_withheld_next_to_its_name_and_only_the_value() -> 
         text, count = redact(line)
         assert text == line.replace(secret, "[redacted: AWS secret key]") and count == 1
     assert redact(f"checksum {secret}") == (f"checksum {secret}", 0)  # 40 chars, no context
+    key_id = TOKENS["aws id"][0]
+    text, count = redact(f"pair = ('{key_id}', '{secret}')")  # next to its key id
+    assert text == "pair = ('[redacted: AWS key]', '[redacted: AWS secret key]')" and count == 2
+
+
+def test_a_private_key_cut_short_does_not_swallow_the_text_up_to_the_next_key() -> None:
+    first, second = fake_pem().splitlines(), fake_pem("EC ")
+    cut = "\n".join(first[:3])
+    text, count = redact(f"{cut}\nprose between, kept\n{second}\nend")
+    assert text == "[redacted: private key]\nprose between, kept\n[redacted: private key]\nend"
+    assert count == 2
 
 
 def test_the_key_in_use_and_keys_handed_out_are_withheld_as_api_keys(
@@ -134,7 +107,7 @@ def test_the_key_in_use_and_keys_handed_out_are_withheld_as_api_keys(
 def test_a_key_handed_out_stays_withheld_after_the_environment_changes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    old = "sk-ant-api03-" + chars(40)
+    old = "sk-ant-api03-" + random_chars(40)
     monkeypatch.setenv("ANTHROPIC_API_KEY", old)
     assert api_key({}) == old
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY_IN_USE)  # %chat key: a new one
@@ -237,7 +210,7 @@ def test_errors_are_redacted_when_made() -> None:
 def test_the_live_card_withholds_secrets_and_a_key_printed_line_by_line() -> None:
     output = ToolOutput(head=3, tail=20)
     token = TOKENS["aws id"][0]
-    pem = _pem()
+    pem = fake_pem()
     for line in [f"id {token}", *pem.splitlines(), "done", *(f"line {i}" for i in range(10))]:
         output.write("stdout", line + "\n")
     output.line(f"progress with {KEY_IN_USE}")
@@ -284,8 +257,8 @@ async def test_tool_results_saved_fields_and_notice_withhold_secrets_images_kept
     assert token not in sent and jwt not in sent
     notices = [e for e in turn.events if isinstance(e, Notice) and e.data and "redacted" in e.data]
     [notice] = notices  # once for the batch of calls
-    assert notice.data == {"redacted": 2, "in": {"leak": 2}}
-    assert notice.text.startswith("2 secrets withheld from tool results (leak 2)")
+    assert notice.data == {"redacted": 1, "in": {"leak": 1}}  # what the model would have read
+    assert notice.text.startswith("1 secret withheld from tool results (leak 1)")
     assert token not in json.dumps(chat.conversation.to_record())
 
 
