@@ -12,8 +12,8 @@ of its value (``[redacted: GitHub token]``) and says how many it withheld. It re
   ``…SECRET…``, ``…PASSWORD``, ``…_KEY``, ``…AUTH…``, ``…CREDENTIAL…``, ``…PRIVATE…``), at least
   :data:`MIN_SECRET` characters long and not a file path: ``[redacted: secret in $NAME]``;
 * the token shapes of :data:`SHAPES` (a table kept as data): Anthropic, OpenAI, AWS access key
-  ids and (next to their name) secret access keys, GitHub, Slack, Google API keys, JWTs and
-  private key blocks.
+  ids and secret access keys (next to their name or their key id), GitHub, Slack, Google API
+  keys, JWTs and private key blocks.
 
 All of it is one regular expression (the literal secrets first, then the shapes), so a text
 is scanned once however many kinds there are; it is compiled again only when the secrets in
@@ -21,8 +21,10 @@ the environment change. Token shapes must start and end at a boundary (not insid
 run of base64 characters), so base64 image data, hex digests and UUIDs are left alone.
 Redacting redacted text changes nothing: an existing label is skipped.
 
-This module imports nothing of the package: errors, tool results, attachments and the tool
-card all use it.
+Where it is applied — each a choke point that everything of its kind passes: every tool
+response (``ToolExecutor._respond``: the text and the saved fields), the tool card's lines
+(``ToolOutput``), a turn's attachments (``TurnCoordinator.run``) and error messages
+(``ProviderError``, ``McpServerError``). This module imports nothing of the package.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import re
 from typing import Any, NamedTuple
 
 __all__ = [
+    "ENV_KEY",
     "MIN_SECRET",
     "REDACTED",
     "SHAPES",
@@ -104,9 +107,11 @@ _SECRET_NAME = re.compile(
     re.IGNORECASE,
 )
 _PATH = re.compile(r"^(?:[/~.]|[A-Za-z]:[\\/])")  # a file path names a secret, it is not one
-_DONE = r"\[redacted: [^\]\n]{1,80}\]"  # an existing label: kept as it is (idempotence)
-
 _KINDS = tuple(SHAPES)
+# An existing label, kept as it is (idempotence): only the labels made here, so that text
+# crafted to look like one ("[redacted: sk-ant-…]") cannot carry a secret past.
+_MADE = "|".join(["API key", r"secret in \$[A-Za-z_][A-Za-z0-9_]{0,80}", *map(re.escape, _KINDS)])
+_DONE = rf"\[redacted: (?:{_MADE})\]"
 # Every character a label or a shape can start with: most positions of a text are passed
 # over by this one test, without trying each alternative.
 _STARTS = "[sSaAgxe-"
@@ -171,7 +176,8 @@ def redact_data(value: Any) -> tuple[Any, int]:
         return {key: item for key, (item, _) in pairs}, sum(n for _, (_, n) in pairs)
     if isinstance(value, list | tuple):
         items = [redact_data(item) for item in value]
-        return type(value)(item for item, _ in items), sum(n for _, n in items)
+        kind = list if isinstance(value, list) else tuple
+        return kind(item for item, _ in items), sum(n for _, n in items)
     return value, 0
 
 

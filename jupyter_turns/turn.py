@@ -55,7 +55,7 @@ _CONTEXT_FULL = (
 __all__ = ["TRANSITIONS", "TurnConfig", "TurnCoordinator", "TurnOutcome", "TurnResult", "TurnState"]
 
 
-def redacted_notice(counts: dict[str, int], what: str) -> Notice:
+def _redacted_notice(counts: dict[str, int], what: str) -> Notice:
     """One line saying how many secrets were withheld from ``what`` the model was sent (by
     the tool or attachment they were in), so the user knows why it sees ``[redacted: …]``."""
     total = sum(counts.values())
@@ -144,7 +144,7 @@ class TurnCoordinator(InterruptSteps):
         notices = [n if isinstance(n, Notice) else Notice(level="warning", text=n) for n in notes]
         hidden = {a.label: n for a, n in attached if n}
         if hidden:
-            notices.append(redacted_notice(hidden, "what was attached"))
+            notices.append(_redacted_notice(hidden, "what was attached"))
         self._append(request, *notices)
         if self.gate.context is not None:  # the gauge as the thread left it
             self.sink.update(UsageUpdate(self.usage, None, *self._gauge()))
@@ -330,7 +330,7 @@ class TurnCoordinator(InterruptSteps):
         self._append(*responses)
         hidden = tools.redacted()
         if hidden:
-            self._append(redacted_notice(hidden, "tool results"))
+            self._append(_redacted_notice(hidden, "tool results"))
         return stopped
 
     def _tools_paused(self, paused: bool) -> None:

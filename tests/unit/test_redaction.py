@@ -185,6 +185,11 @@ def test_counts_add_up_and_redaction_is_idempotent(monkeypatch: pytest.MonkeyPat
     assert count == len(tokens) + 3
     assert all(token not in once for token in tokens) and KEY_IN_USE not in once
     assert redact(once) == (once, 0)
+    crafted = f"[redacted: {KEY_IN_USE}] [redacted: {tokens[0]}]"  # not a label made here
+    assert redact(crafted) == (
+        "[redacted: [redacted: API key]] [redacted: [redacted: Anthropic key]]",
+        2,
+    )
 
 
 def test_nested_data_is_redacted_value_by_value() -> None:
