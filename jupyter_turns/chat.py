@@ -138,8 +138,9 @@ class Chat:
         notes: Sequence[str | Notice] = (),
     ) -> TurnResult:
         """Run one turn for ``text`` and return its events; the thread keeps them.
-        ``attachments`` go with the request as labeled data; ``notes`` are shown after it (a
-        string as a warning)."""
+        ``attachments`` go with the request as labeled data, secrets withheld (like every tool
+        result: :mod:`jupyter_turns.redaction`); ``notes`` are shown after it (a string as a
+        warning)."""
         if self.turn is not None:
             raise JupyterTurnsError("a turn is already running in this thread")
         self.execution.provider = self.provider  # sub-agents that name no provider use it

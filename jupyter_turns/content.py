@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .redaction import redact
+
 __all__ = [
     "DATA_RULE",
     "IMAGE_TYPES",
@@ -63,6 +65,12 @@ class Attachment(BaseModel):
     source: str = "variable"  # what the data is: "variable", "kernel"
     text: str = ""
     images: list[ImageData] = Field(default_factory=list, max_length=MAX_IMAGES)
+
+    def redacted(self) -> tuple[Attachment, int]:
+        """This attachment with the secrets in its text withheld, and how many were: a turn
+        does this to every attachment before it is recorded or sent. Images are kept."""
+        text, count = redact(self.text)
+        return (self.model_copy(update={"text": text}) if count else self), count
 
 
 _TAG = "notebook_data"

@@ -13,13 +13,14 @@
         └── ProviderConfigError  the provider cannot be used as configured (e.g. no API key)
 
 A tool's failure is never an exception for the user: it becomes an ``is_error`` tool response.
-A ProviderError's message is redacted (:func:`jupyter_turns.keys.redact`) when it is made: every
-provider failure passes here, and a server may echo the key it was sent.
+A ProviderError's and an McpServerError's message is redacted
+(:func:`jupyter_turns.redaction.redact`) when it is made: every provider failure passes here,
+and a server may echo the key it was sent.
 """
 
 from __future__ import annotations
 
-from .keys import redact
+from .redaction import redact
 
 __all__ = [
     "ConversationError",
@@ -61,7 +62,10 @@ class ToolDefinitionError(JupyterTurnsError):
 
 class McpServerError(JupyterTurnsError):
     """An MCP server cannot be used; the message says why and what to do (for the user, and
-    for the model when a call fails)."""
+    for the model when a call fails). It may quote the server's stderr: secrets are withheld."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message).text)
 
 
 class ProviderError(JupyterTurnsError):
@@ -83,7 +87,7 @@ class ProviderError(JupyterTurnsError):
         retry_after: float | None = None,
         status: int | None = None,
     ) -> None:
-        message = redact(message)
+        message = redact(message).text
         super().__init__(message)
         self.message = message
         self.kind = kind

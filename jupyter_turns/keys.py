@@ -1,4 +1,4 @@
-"""API keys: where the Anthropic key comes from, ``%chat key``, and redaction of keys from text.
+"""API keys: where the Anthropic key comes from, and ``%chat key``.
 
 The key is never written into the notebook. :func:`api_key` finds it, in this order:
 
@@ -8,9 +8,9 @@ The key is never written into the notebook. :func:`api_key` finds it, in this or
    variables are read into the environment, never overriding one that is already set, and a
    line says which file they came from (the key itself masked).
 
-:func:`redact` takes the key in use (and anything shaped like an Anthropic key) out of text
-that the package shows or saves; :class:`jupyter_turns.errors.ProviderError` applies it to every
-provider error message, which is where a server's echo of a key would come in.
+:mod:`jupyter_turns.redaction` withholds the key in use (read from the environment at each
+call) and every key handed out here (:func:`~jupyter_turns.redaction.remember`) from whatever
+the package sends to the model, shows or saves.
 """
 
 from __future__ import annotations
@@ -23,39 +23,14 @@ from typing import Any
 
 __all__ = [
     "ENV_KEY",
-    "REDACTED",
     "api_key",
     "key_command",
     "load_dotenv",
     "masked",
     "parse_dotenv",
-    "redact",
-    "remember",
 ]
 
-ENV_KEY = "ANTHROPIC_API_KEY"
-REDACTED = "[redacted API key]"
-_KEY_SHAPE = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}")
-_MIN_SECRET = 8  # shorter values are not redacted as text (they would mangle ordinary words)
-_known: set[str] = set()  # keys handed to a provider explicitly, not through the environment
-
-
-def remember(key: str) -> None:
-    """Redact ``key`` too (a key given to a provider without the environment)."""
-    if len(key) >= _MIN_SECRET:
-        _known.add(key)
-
-
-def redact(text: str) -> str:
-    """``text`` without the API key in use, any key given to a provider, or key-shaped strings."""
-    secrets = set(_known)
-    current = os.environ.get(ENV_KEY, "")
-    if len(current) >= _MIN_SECRET:
-        secrets.add(current)
-    for secret in secrets:
-        if secret in text:
-            text = text.replace(secret, REDACTED)
-    return _KEY_SHAPE.sub(REDACTED, text) if "sk-ant-" in text else text
+from .redaction import ENV_KEY, remember
 
 
 def masked(key: str) -> str:
@@ -69,12 +44,18 @@ def masked(key: str) -> str:
 
 
 def api_key(namespace: dict[str, Any] | None = None) -> str | None:
-    """The key to use: the environment's, else one read from a ``.env`` file into it."""
-    key = os.environ.get(ENV_KEY)
-    if key:
-        return key
-    load_dotenv(_dotenv_dirs(namespace))
-    return os.environ.get(ENV_KEY) or None
+    """The key to use: the environment's, else one read from a ``.env`` file into it.
+
+    A key handed out is withheld from text for the rest of the session, even after the
+    environment changes (``%chat key``).
+    """
+    key = os.environ.get(ENV_KEY) or None
+    if key is None:
+        load_dotenv(_dotenv_dirs(namespace))
+        key = os.environ.get(ENV_KEY) or None
+    if key is not None:
+        remember(key)
+    return key
 
 
 def _dotenv_dirs(namespace: dict[str, Any] | None) -> list[Path]:

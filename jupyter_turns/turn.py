@@ -55,6 +55,18 @@ _CONTEXT_FULL = (
 __all__ = ["TRANSITIONS", "TurnConfig", "TurnCoordinator", "TurnOutcome", "TurnResult", "TurnState"]
 
 
+def _redacted_notice(counts: dict[str, int], what: str) -> Notice:
+    """One line saying how many secrets were withheld from ``what`` the model was sent (by
+    the tool or attachment they were in), so the user knows why it sees ``[redacted: …]``."""
+    total = sum(counts.values())
+    where = ", ".join(f"{name} {count}" for name, count in counts.items())
+    text = (
+        f"{plural(total, 'secret')} withheld from {what} ({where}): the model and the saved "
+        "record see [redacted: …] in their place."
+    )
+    return Notice(level="warning", text=text, data={"redacted": total, "in": counts})
+
+
 class TurnCoordinator(InterruptSteps):
     def __init__(
         self,
@@ -127,8 +139,12 @@ class TurnCoordinator(InterruptSteps):
         self.interrupts.take()  # a Stop pressed before the turn began is not for this turn
         self.conversation.check_sendable()
         self.turn_start = len(self.conversation)
-        request = ChatRequest(content=text, attachments=list(attachments))
-        notices = (n if isinstance(n, Notice) else Notice(level="warning", text=n) for n in notes)
+        attached = [attachment.redacted() for attachment in attachments]
+        request = ChatRequest(content=text, attachments=[a for a, _ in attached])
+        notices = [n if isinstance(n, Notice) else Notice(level="warning", text=n) for n in notes]
+        hidden = {a.label: n for a, n in attached if n}
+        if hidden:
+            notices.append(_redacted_notice(hidden, "what was attached"))
         self._append(request, *notices)
         if self.gate.context is not None:  # the gauge as the thread left it
             self.sink.update(UsageUpdate(self.usage, None, *self._gauge()))
@@ -312,6 +328,9 @@ class TurnCoordinator(InterruptSteps):
             self.interrupts, self._menu, self._tools_paused
         )
         self._append(*responses)
+        hidden = tools.redacted()
+        if hidden:
+            self._append(_redacted_notice(hidden, "tool results"))
         return stopped
 
     def _tools_paused(self, paused: bool) -> None:

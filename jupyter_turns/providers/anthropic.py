@@ -25,7 +25,8 @@ from ..context import compaction_note
 from ..conversation import anthropic_messages
 from ..errors import ProviderConfigError, ProviderError
 from ..events import Finished, StreamEvent, Usage
-from ..keys import api_key, remember
+from ..keys import api_key
+from ..redaction import remember
 from .anthropic_errors import classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response
 from .anthropic_stream import StreamAdapter

@@ -117,6 +117,14 @@ class ToolCoordinator:
                 executor.detach()  # it may still report progress; nobody listens any more
         return self._responses()
 
+    def redacted(self) -> dict[str, int]:
+        """Secrets withheld from the responses, by tool name (only tools that had some)."""
+        counts: dict[str, int] = {}
+        for executor in self.executors:
+            if executor.redacted:
+                counts[executor.name] = counts.get(executor.name, 0) + executor.redacted
+        return counts
+
     def restart(self) -> int:
         """Restart every running call; how many were restarted."""
         return sum(executor.restart() for executor in self.executors)

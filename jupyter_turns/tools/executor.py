@@ -33,6 +33,7 @@ from ..events import (
 )
 from ..interrupt import CancelToken
 from ..prompter import InquiryPrompt, Prompter
+from ..redaction import redact, redact_data
 from ..sink import NullSink, Sink, ToolState, ToolUpdate
 from .capture import LiveOutput, capturing
 from .context import Nest, ToolContext
@@ -102,6 +103,7 @@ class ToolExecutor:
         self.abandoned = False  # a cancelled attempt outlived the grace period
         self.extra: dict[str, Any] = {}  # ``ctx.extra``: saved on the response however it ends
         self.live = LiveOutput(lambda: self._update(self.state))
+        self.redacted = 0  # secrets taken out of the text the model reads (see _redact)
 
     @property
     def name(self) -> str:
@@ -326,6 +328,9 @@ class ToolExecutor:
         ended = self.settings.clock()
         self._status(outcome.status)
         outcome.extra = {**self.extra, **outcome.extra}
+        if self.preview is not None:
+            outcome.extra = {"preview": self.preview, **outcome.extra}
+        self._redact(outcome)
         saved = self._saved()
         if saved is not None:  # a replay: is the result the recorded one?
             same = (saved.content, saved.is_error) == (outcome.content, outcome.is_error)
@@ -333,8 +338,6 @@ class ToolExecutor:
             if not same:
                 check["saved"] = saved.content[:4_000]
             outcome.extra = {**outcome.extra, "replay": check}
-        if self.preview is not None:
-            outcome.extra = {"preview": self.preview, **outcome.extra}
         elapsed = None if self.started_at is None else round(ended - self.started_at, 3)
         return ToolCallResponse(
             call_id=self.request.call_id,
@@ -346,3 +349,11 @@ class ToolExecutor:
             images=outcome.images,
             **outcome.extra,
         )
+
+    def _redact(self, outcome: Outcome) -> None:
+        """Every response is made here, so this is where secrets leave what the model reads
+        and the record saves: its text and the saved fields that hold notebook text
+        (``outputs``, ``state``, ``preview``...). Images are left as they are. The count is
+        of what the model reads (the saved fields mostly repeat it)."""
+        outcome.content, self.redacted = redact(outcome.content)
+        outcome.extra = redact_data(outcome.extra)[0]

@@ -6,6 +6,11 @@ between are only counted. So a tool that prints 10 MB, or 100,000 lines, costs a
 ``(head + tail) * line_chars`` characters wherever its output is shown or saved. Writes may come
 from any thread (a plain tool runs in a worker thread); :meth:`ToolOutput.snapshot` is the
 immutable state that sinks receive.
+
+What it shows has its secrets withheld (:mod:`jupyter_turns.redaction`): the tool card is on
+screen and the widget's state may be saved with the notebook. A line is redacted once, when it
+is first kept in a snapshot, so a tool printing 100,000 lines pays for at most the lines kept;
+a private key printed line by line is followed across lines (:class:`KeyBlocks`).
 """
 
 from __future__ import annotations
@@ -13,6 +18,8 @@ from __future__ import annotations
 import threading
 from collections import deque
 from dataclasses import dataclass
+
+from ..redaction import KeyBlocks, redact
 
 __all__ = ["OutputSnapshot", "ToolOutput"]
 
@@ -79,6 +86,21 @@ class _Line:
         return text, dropped
 
 
+class _Kept:
+    """A tail line, redacted when a snapshot first shows it (most are dropped unseen)."""
+
+    __slots__ = ("clean", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.clean = False
+
+    def shown(self) -> str:
+        if not self.clean:
+            self.text, self.clean = redact(self.text).text, True
+        return self.text
+
+
 class ToolOutput:
     """The bounded output of one tool call; thread-safe."""
 
@@ -88,9 +110,10 @@ class ToolOutput:
         self.head_max = head
         self.line_chars = line_chars
         self._head: list[str] = []
-        self._tail: deque[str] = deque(maxlen=tail)
+        self._tail: deque[_Kept] = deque(maxlen=tail)
         self._total = 0
         self._open: dict[str, _Line] = {}  # unfinished lines by stream
+        self._keys: dict[str, KeyBlocks] = {}  # private key blocks, by stream
         self._lock = threading.Lock()
 
     def write(self, stream: str, text: str) -> bool:
@@ -123,15 +146,17 @@ class ToolOutput:
                     self._add("[stderr] " if stream == "stderr" else "", *line.take())
 
     def _add(self, prefix: str, text: str, dropped: int) -> None:
+        text = self._keys.setdefault(prefix, KeyBlocks()).line(text)
         if dropped:
             text = f"{text}… [{dropped:,} more characters]"
         text = prefix + text
         if len(self._head) < self.head_max:
-            self._head.append(text)
+            self._head.append(redact(text).text)
         else:
-            self._tail.append(text)
+            self._tail.append(_Kept(text))
         self._total += 1
 
     def snapshot(self) -> OutputSnapshot:
         with self._lock:
-            return OutputSnapshot(self._total, tuple(self._head), tuple(self._tail))
+            tail = tuple(line.shown() for line in self._tail)
+            return OutputSnapshot(self._total, tuple(self._head), tail)

@@ -88,7 +88,7 @@ def test_in_jupyterlab_a_call_asks_shows_progress_and_a_kernel_interrupt_stops_i
         )
         # the server runs in its own session: the interrupt never reached it
         listed = kernel.run("%chat mcp list").stdout()
-        assert listed.strip().endswith("· running · 7 tools")
+        assert listed.strip().endswith("· running · 8 tools")
         starts = "get_ipython().magics_manager.registry['ChatMagics'].session.mcp"
         assert kernel.run(f"print({starts}.connections['t'].starts)").stdout() == "1\n"
     finally:

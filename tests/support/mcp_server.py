@@ -9,6 +9,7 @@ see what the server saw.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import socket
@@ -90,6 +91,20 @@ def crash() -> str:
     log("crash")
     print("about to crash: the test asked for it", file=sys.stderr, flush=True)
     os._exit(3)
+
+
+def leaked_tokens() -> list[str]:
+    """Made-up tokens shaped like a GitHub and a Slack token (the same in every process)."""
+    digest = hashlib.sha256(b"jupyter_turns mcp test").hexdigest()
+    return [f"ghp_{digest[:36]}", f"xoxb-{digest[36:48]}-{digest[48:]}"]
+
+
+@server.tool()
+def config() -> str:
+    """The server's configuration, as a careless server sends it: with its tokens."""
+    log("config")
+    github, slack = leaked_tokens()
+    return f"github: {github}\nslack: {slack}\nregion: eu-north-1"
 
 
 class HttpServer:

@@ -135,8 +135,9 @@ async def test_mcp_commands_and_a_chat_cell_that_calls_a_server(
     await _mcp(magics, "list")
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"t: {SHOWN} · run: unattended · running · 7 tools",
-        "Restarted MCP server 't': 7 tools (add, pid, parent, picture, count, wait, crash).",
+        f"t: {SHOWN} · run: unattended · running · 8 tools",
+        "Restarted MCP server 't': 8 tools (add, pid, parent, picture, count, wait, crash, "
+        "config).",
         "Removed MCP server 't' (closed).",
         "No MCP servers: %chat mcp add NAME -- COMMAND [ARGS...] or %chat mcp add NAME URL",
     ]

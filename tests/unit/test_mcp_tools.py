@@ -20,7 +20,7 @@ from jupyter_turns.mcp.connection import ServerState
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.sink import ToolUpdate
 from jupyter_turns.tools.registry import Tool
-from tests.support.mcp_server import SCRIPT, HttpServer
+from tests.support.mcp_server import SCRIPT, HttpServer, leaked_tokens
 
 STDIO = ServerSpec(command=[sys.executable, str(SCRIPT)], env=["MCP_TEST_LOG"])
 
@@ -87,8 +87,8 @@ async def _logged(path: Path, line: str, within: float = 15.0) -> None:
 async def test_tools_are_listed_with_the_servers_schema(servers: McpServers) -> None:
     tools = await _tools(servers)
     assert sorted(tools) == [
-        "mcp__t__add", "mcp__t__count", "mcp__t__crash", "mcp__t__parent", "mcp__t__picture",
-        "mcp__t__pid", "mcp__t__wait",
+        "mcp__t__add", "mcp__t__config", "mcp__t__count", "mcp__t__crash", "mcp__t__parent",
+        "mcp__t__picture", "mcp__t__pid", "mcp__t__wait",
     ]  # fmt: skip
     add = tools["mcp__t__add"]
     assert add.schema["properties"] == {
@@ -132,6 +132,22 @@ async def test_an_image_result_becomes_an_image_block(servers: McpServers) -> No
     (result,) = chat.conversation.to_anthropic_messages()[2]["content"]
     assert result["type"] == "tool_result"
     assert [block["type"] for block in result["content"]] == ["text", "image"]
+
+
+async def test_tokens_in_a_servers_result_are_withheld_from_the_model_and_the_record(
+    servers: McpServers,
+) -> None:
+    chat = _chat(await _tools(servers), cycle(tool_call("mcp__t__config")))
+    turn = await chat.send("show the config")
+    (response,) = _responses(turn.events)
+    assert response.content == (
+        "github: [redacted: GitHub token]\nslack: [redacted: Slack token]\nregion: eu-north-1"
+    )
+    sent = str(chat.conversation.to_anthropic_messages())
+    saved = str(chat.conversation.to_record())
+    assert all(token not in sent and token not in saved for token in leaked_tokens())
+    (notice,) = [e for e in turn.events if isinstance(e, Notice)]
+    assert notice.data == {"redacted": 2, "in": {"mcp__t__config": 2}}
 
 
 async def test_progress_notifications_become_lines_of_the_tool_card(servers: McpServers) -> None:

@@ -1,0 +1,170 @@
+"""Secrets in notebook data never leave with it, in a real kernel against the local API server.
+
+The attack: the key in use is in the environment and a cell prints ``dict(os.environ)``; other
+cells hold an Anthropic admin key, OpenAI keys, an AWS key pair, GitHub, Slack and Google
+tokens, a JWT and private keys in variables; the environment has a ``…_TOKEN``. The request
+attaches ``@creds`` and the model (the server's scripted reply) reads everything it can:
+``cell_output`` of the printing cell, ``variables``, ``inspect``, ``notebook_cells`` and a
+``python`` call the user allowed. Every request body the server received and the chat cell's
+saved record are scanned: none of the secrets is there, the ``[redacted: …]`` labels are,
+and a notice says how many were withheld — exactly as many as the labels in the record.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from tests.support.anthropic_server import AnthropicTestServer, Reply
+from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
+from tests.support.fake_secrets import ALNUM, fake_key_in_use, fake_tokens, random_chars
+
+from .kernel import RECORD_MIME
+
+pytestmark = pytest.mark.kernel
+
+KEY = fake_key_in_use()
+TOKENS = {name: token for name, (token, _) in fake_tokens().items()}
+AWS_SECRET = random_chars(40, ALNUM + "/+")
+ENV_TOKEN = "svc-" + random_chars(28)  # the value of MY_SERVICE_TOKEN: no known shape
+VARIABLES = {name.replace(" ", "_").replace("-", "_"): token for name, token in TOKENS.items()}
+VARIABLES["aws_secret_access_key"] = AWS_SECRET
+PLANTED = [KEY, ENV_TOKEN, *VARIABLES.values()]
+
+
+def _planted_cell() -> str:
+    lines = [f"{name} = {token!r}" for name, token in VARIABLES.items()]
+    lines.append(f"creds = {{{', '.join(f'{n!r}: {n}' for n in VARIABLES)}}}")
+    return "\n".join(lines)
+
+
+CELLS = [
+    "%load_ext jupyter_turns",  # In[1]
+    _planted_cell(),  # In[2]
+    "import os\nprint(dict(os.environ))",  # In[3]
+    "%chat allow python",  # In[4]
+    "%%chat --provider anthropic --model claude-haiku-4-5 --builtins python\n"
+    "What do @creds and my cells hold?",
+]
+PYTHON = (
+    "import os\nprint(os.environ['ANTHROPIC_API_KEY'])\nprint(rsa_private_key)\n"
+    "found = [github_classic, slack, (aws_id, aws_secret_access_key)]\nfound"
+)
+CALLS = [
+    ToolUse("cell_output", {"index": 3}, id="toolu_env"),
+    ToolUse("variables", {}, id="toolu_vars"),
+    ToolUse("inspect", {"name": "creds"}, id="toolu_creds"),
+    ToolUse("inspect", {"name": "openssh_private_key"}, id="toolu_pem"),
+    ToolUse("notebook_cells", {}, id="toolu_cells"),
+    ToolUse("python", {"code": PYTHON}, id="toolu_python"),
+]
+
+
+def _run(tmp_path: Path, server: AnthropicTestServer) -> nbformat.NotebookNode:
+    notebook = new_notebook(cells=[new_code_cell(source) for source in CELLS])
+    client = NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.km = client.create_kernel_manager()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
+    env.update(
+        ANTHROPIC_API_KEY=KEY,
+        ANTHROPIC_BASE_URL=server.url,
+        MY_SERVICE_TOKEN=ENV_TOKEN,
+        JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),
+    )
+    client.start_new_kernel(env=env)  # type: ignore[no-untyped-call]
+    client.execute()
+    return notebook
+
+
+def _leaked(text: str) -> list[str]:
+    """The planted secrets found in ``text``, and any line of a private key's body."""
+    found = [secret[:16] for secret in PLANTED if secret in text]
+    for name in ("rsa_private_key", "openssh_private_key", "pkcs8_private_key"):
+        body = VARIABLES[name].splitlines()[1:-1]
+        found += [f"{name} line" for line in body if line in text]
+    return found
+
+
+def _labels(value: Any) -> int:
+    return json.dumps(value, ensure_ascii=False).count("[redacted: ")
+
+
+def test_no_secret_in_notebook_data_reaches_the_model_or_the_saved_record(
+    tmp_path: Path,
+) -> None:
+    with AnthropicTestServer() as server:
+        server.enqueue(
+            Reply.sse(sse_message(CALLS, stop_reason="tool_use")),
+            Reply.sse(sse_text_response(["Nothing I can repeat."])),
+        )
+        notebook = _run(tmp_path, server)
+        requests = list(server.requests)
+    assert len(requests) == 2 and all(KEY in json.dumps(r.headers) for r in requests)  # in use
+    printed = notebook.cells[2].outputs[0]["text"]
+    assert KEY in printed and ENV_TOKEN in printed  # the attack cell did print them
+
+    bodies = json.dumps([r.body for r in requests], ensure_ascii=False)
+    assert _leaked(bodies) == []
+    chat_cell = notebook.cells[-1]
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(notebook, path)
+    saved = json.loads(path.read_text())
+    kept = json.dumps([saved["metadata"], saved["cells"][-1]], ensure_ascii=False)
+    assert _leaked(kept) == []
+
+    # what the model was sent instead: labels naming each kind
+    for kind in (
+        "API key",
+        "secret in $MY_SERVICE_TOKEN",
+        "Anthropic key",
+        "OpenAI key",
+        "AWS key",
+        "AWS secret key",
+        "GitHub token",
+        "Slack token",
+        "Google API key",
+        "JWT",
+        "private key",
+    ):
+        assert f"[redacted: {kind}]" in bodies, kind
+    results = {
+        b["tool_use_id"]: b
+        for b in requests[1].body["messages"][-1]["content"]
+        if b["type"] == "tool_result"
+    }
+    assert set(results) == {call.id for call in CALLS}
+    assert all(not result["is_error"] for result in results.values()), results
+    assert "[redacted: API key]" in json.dumps(results["toolu_python"])  # it ran, redacted
+
+    # the notices say how many: as many as the labels in what the model was sent
+    record = chat_cell.outputs[0]["data"][RECORD_MIME]
+    events = record["events"]
+    notices = [e for e in events if e["kind"] == "notice" and (e.get("data") or {}).get("redacted")]
+    assert len(notices) == 2, notices  # once for the attachments, once for the tool calls
+    attached, tools = notices
+    count = _labels(list(results.values()))
+    assert tools["data"]["redacted"] == count > 30
+    assert tools["text"].startswith(f"{count} secrets withheld from tool results (cell_output ")
+    assert set(tools["data"]["in"]) == {
+        "cell_output",
+        "variables",
+        "inspect",
+        "notebook_cells",
+        "python",
+    }
+    [attachment] = events[0]["attachments"]
+    count = _labels(attachment)
+    assert attachment["label"] == "@creds" and count >= 10
+    assert attached["data"] == {"redacted": count, "in": {"@creds": count}}
