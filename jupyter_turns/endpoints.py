@@ -43,13 +43,17 @@ def same(first: str, second: str) -> bool:
 
 
 def shown(url: str) -> str:
-    """``url`` as the package shows and saves it: without a password in it."""
+    """``url`` as the package shows and saves it: without a password or query values in it
+    (either may hold a credential; the host and path say where requests go)."""
     parts = urlsplit(url.strip())
-    if parts.password is None:
-        return url.strip()
-    host = parts.hostname or ""
-    port = f":{parts.port}" if parts.port else ""
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:…@{host}{port}"))
+    if parts.password is not None:
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+        parts = parts._replace(netloc=f"{parts.username or ''}:…@{host}{port}")
+    if parts.query:
+        names = [pair.partition("=")[0] for pair in parts.query.split("&")]
+        parts = parts._replace(query="&".join(f"{name}=…" for name in names))
+    return urlunsplit(parts)
 
 
 def custom(url: str) -> str | None:

@@ -81,7 +81,8 @@ class AnthropicProvider:
                 remember(api_key)
                 client = self._new_client(api_key, self._base_url or current())
             else:
-                client = self._new_client(*self._usable_key())
+                self._built_for = self._usable_key()
+                client = self._new_client(*self._built_for)
         self._client = client
 
     @property
@@ -107,15 +108,15 @@ class AnthropicProvider:
         refused = refusal(key, endpoint)
         if refused:
             raise ProviderConfigError(refused)
-        self._built_for = (key, endpoint)
         return key, endpoint
 
     def _current_client(self) -> anthropic.AsyncAnthropic:
         """The client, rebuilt if the environment's key or the endpoint changed since."""
         if self._built_for is not None:
-            built = self._built_for
-            if self._usable_key() != built:
-                self._client = self._new_client(*self._built_for)
+            usable = self._usable_key()
+            if usable != self._built_for:
+                self._client = self._new_client(*usable)
+                self._built_for = usable
         return self._client
 
     def __repr__(self) -> str:  # never show the key

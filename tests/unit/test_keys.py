@@ -144,7 +144,7 @@ def test_dotenv_files_sort_keys_endpoint_values_and_other_names(tmp_path: Path) 
 def test_endpoints_are_shown_without_passwords_and_the_default_is_not_named() -> None:
     assert (
         endpoints.shown("https://u:secret@proxy.test:8080/a?b=1")
-        == "https://u:…@proxy.test:8080/a?b=1"
+        == "https://u:…@proxy.test:8080/a?b=…"
     )
     assert endpoints.custom(DEFAULT_ENDPOINT + "/") is None
     assert endpoints.custom("http://127.0.0.1:9/") == "http://127.0.0.1:9/"
