@@ -86,10 +86,7 @@ def _summary(record: dict[str, Any], count: int | None = None, *, live: bool = F
     events = len(record.get("events") or []) if count is None else count
     thread = record.get("thread", "main")
     state = " · running" if live else ""
-    turn = record.get("turn")
-    endpoint = turn.get("endpoint") if isinstance(turn, dict) else None
-    via = f" · via {endpoint}" if isinstance(endpoint, str) else ""
-    return f"Conversation · thread {thread} · {plural(events, 'event')}{via}{state}"
+    return f"Conversation · thread {thread} · {plural(events, 'event')}{state}"
 
 
 class MetadataWriter:

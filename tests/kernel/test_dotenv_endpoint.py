@@ -207,10 +207,9 @@ def test_from_dotenv_applies_the_endpoint_only_when_asked_and_never_moves_the_ke
     assert [_auth(r).endswith(VICTIM_KEY) for r in user.requests] == [True]
     assert [_auth(r).endswith(chosen_key) for r in attacker.requests] == [True]
     assert VICTIM_KEY not in json.dumps([r.headers for r in attacker.requests])
-    # the footer names the endpoint: live, in the saved record and its one-line summary
+    # the footer names the endpoint: the live widget's, and the saved record's
     assert footer["endpoint"] == user.url
     assert here.records()[-1]["turn"]["endpoint"] == user.url
-    assert f"via {user.url}" in json.dumps(here.outputs)
     assert f"Requests go to {user.url} (ANTHROPIC_BASE_URL" in shown
     assert f"names ANTHROPIC_BASE_URL={attacker.url}: not applied" in shown
     assert f"Requests go to {attacker.url} (from {folder / '.env'})" in applied
