@@ -16,6 +16,7 @@ from . import keys, long_threads
 from .editing.page import NotebookEditor
 from .editing.undo import UndoRefused
 from .editing.undoing import undo
+from .endpoint_command import endpoint_command
 from .mcp.commands import mcp_command
 from .notebook import find_notebook, read_notebook
 from .replay import replay_command
@@ -41,6 +42,8 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
         return None
     if command == "key":
         return keys.key_command(args)
+    if command == "endpoint":
+        return endpoint_command(args)
     if command in long_threads.COMMANDS:
         long_threads.run(session, settings, command, args)
         return None

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from .endpoints import custom
 from .events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
 from .notebook import session_paths
 from .persist import MetadataWriter, Recorder, turn_record
@@ -72,6 +73,7 @@ class CellFront:
                 "reasoning": thread.reasoning,
                 "thread": thread.name,
                 "model": thread.model or getattr(chat.provider, "model", chat.provider.name),
+                **_endpoint(chat.provider),
             },
         )
         self.widget.bind(loop)
@@ -158,6 +160,7 @@ class CellFront:
                 "cost_usd": turn.cost_usd,
                 "cycles": [end.as_dict() for end in turn.ends],  # a replay ends them alike
                 **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
+                **({} if self.replayed_from else _endpoint(self.thread.chat.provider)),
             },
             settings=self.thread.settings(),
             displaced=self._displaced,
@@ -208,3 +211,11 @@ class CellFront:
             "current": threads.current,
             "threads": {name: threads.by_name[name].settings() for name in threads.names()},
         }
+
+
+def _endpoint(provider: object) -> dict[str, str]:
+    """``{"endpoint": url}`` when the provider sends to a non-default endpoint, for the footer
+    (the live widget's settings, the saved turn): the user sees where the turn went."""
+    url = getattr(provider, "endpoint", None)
+    shown = custom(url) if isinstance(url, str) else None
+    return {"endpoint": shown} if shown else {}

@@ -169,7 +169,11 @@ class ChatMagics(Magics, McpSettings):
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
           --budget USD|off    pause a turn before a request that would spend past USD
 
-        %chat threads | new [NAME] | use NAME | history [NAME] | settings | key
+        %chat threads | new [NAME] | use NAME | history [NAME] | settings
+        %chat key           ask for the API key (hidden); it is sent only to the endpoint
+                            in use now
+        %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
+                            .env file's endpoint is applied only by --from-dotenv
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
         %chat replay [--from FILE]      replay from FILE (default: this notebook's own only)
         %chat export [NAME] [PATH] | compact | forget N | cost

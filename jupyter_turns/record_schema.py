@@ -43,6 +43,10 @@ def record_schema() -> dict[str, Any]:
                     "usage": {"type": "object"},
                     "cost_usd": {"type": ["number", "null"]},
                     "cycles": {"type": "array", "items": CYCLE},
+                    "endpoint": {
+                        "type": "string",
+                        "description": "where the turn's requests went, when not the default",
+                    },
                     "replayed_from": {
                         "type": "string",
                         "description": "a replayed turn: the notebook file its recording came from",

@@ -24,7 +24,8 @@ import { Stats } from "./stats.js";
  * @typedef {object} SavedRecord
  * @property {ConvEvent[]} [events]
  * @property {string} [thread]
- * @property {{outcome?: string, usage?: Record<string, number>, cost_usd?: number | null}} [turn]
+ * @property {{outcome?: string, usage?: Record<string, number>, cost_usd?: number | null,
+ *   endpoint?: string}} [turn] `endpoint`: where the requests went, when not the default
  * @property {{reasoning?: string, model?: string | null}} [settings]
  * @property {boolean} [live] the turn was still running when this record was saved
  */
@@ -60,7 +61,11 @@ export function renderRecord(record, host, actions = null) {
   }
   const footer = h("div", { class: "jt-footer" });
   const usage = saved.turn ? { ...saved.turn.usage, cost_usd: saved.turn.cost_usd } : null;
-  const settings = { thread: saved.thread, model: saved.settings?.model ?? undefined };
+  const settings = {
+    thread: saved.thread,
+    model: saved.settings?.model ?? undefined,
+    endpoint: saved.turn?.endpoint ?? undefined,
+  };
   renderFooter(footer, usage, settings, subagentTotals(events));
   root.appendChild(footer);
   stats.publish();

@@ -16,7 +16,7 @@
  *            cache_creation_input_tokens?: number, cost_usd?: number|null,
  *            context?: {used: number|null, window: number|null}}} Usage
  *   context: the gauge, the context in use after the last response against the model's window
- * @typedef {{reasoning?: string, thread?: string, model?: string}} Settings
+ * @typedef {{reasoning?: string, thread?: string, model?: string, endpoint?: string}} Settings
  * @typedef {(msg: import("./messages.js").PageMessage) => void} Send
  *
  * The subset of the anywidget model the view uses.

@@ -268,3 +268,18 @@ test("the footer line shows the sub-agents apart, only when there are any", () =
   renderFooter(footer, usage, { model: "m" }, subagentTotals([]));
   assert.equal(footer.text, "m  ·  1,200 in · 80 out  ·  $0.0048 (est.)");
 });
+
+test("the footer names a turn's endpoint when it is not the default", () => {
+  const footer = {
+    text: "",
+    hidden: false,
+    replaceChildren(...nodes) {
+      this.text = nodes.map((n) => (typeof n === "string" ? n : n.textContent)).join("");
+    },
+  };
+  const usage = { input_tokens: 1200, output_tokens: 80 };
+  renderFooter(footer, usage, { model: "m", endpoint: "http://127.0.0.1:8080" });
+  assert.equal(footer.text, "m  ·  via http://127.0.0.1:8080  ·  1,200 in · 80 out");
+  renderFooter(footer, usage, { model: "m" });
+  assert.equal(footer.text, "m  ·  1,200 in · 80 out");
+});

@@ -2,7 +2,10 @@
 
 Reads ``ANTHROPIC_API_KEY`` (found by :func:`jupyter_turns.keys.api_key`: the environment or a
 ``.env`` file; a key changed later, e.g. by ``%chat key``, is picked up by the next request) and
-the SDK's ``ANTHROPIC_BASE_URL``. The client has
+sends to the endpoint in use (:func:`jupyter_turns.endpoints.current`: ``ANTHROPIC_BASE_URL``
+of the environment, never of a ``.env``), read again for each request. A key is never sent to
+an endpoint other than the one it was given for (:func:`jupyter_turns.keys.refusal`): the
+request is not made and a ProviderConfigError says to run ``%chat key``. The client has
 ``max_retries=0``: ResilientCycle retries, with the server's ``retry-after`` capped.
 :meth:`AnthropicProvider.classify` is the one place SDK and ``httpx2`` exceptions become
 ProviderErrors. A continuation is requested by assistant prefill where the model accepts it,
@@ -23,9 +26,10 @@ import httpx2
 from ..compaction import unavailable_notice
 from ..context import compaction_note
 from ..conversation import anthropic_messages
+from ..endpoints import current
 from ..errors import ProviderConfigError, ProviderError
 from ..events import Finished, StreamEvent, Usage
-from ..keys import api_key
+from ..keys import api_key, refusal
 from ..redaction import remember
 from .anthropic_errors import classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response
@@ -64,36 +68,56 @@ class AnthropicProvider:
         client: anthropic.AsyncAnthropic | None = None,
     ) -> None:
         self.model = model or DEFAULT_MODEL
-        self._base_url = base_url  # None: the SDK reads ANTHROPIC_BASE_URL itself
+        self._base_url = base_url  # None: the endpoint in use, read again for each request
         self.streaming = True  # False: plain request/response (--stream off, or a proxy)
         self.compaction = True  # False: the endpoint refused the compact edit
         self._counts = True  # False: the token counter is not available here
         self._notices: list[str] = []  # for the next plain answer (see anthropic_message)
         self._timeout = timeout
-        self._env_key: str | None = None  # the environment's key the client was built with
+        # the environment's key and the endpoint the client was built with (None: a key or a
+        # client given by the caller, used as given)
+        self._built_for: tuple[str, str] | None = None
         if client is None:
             if api_key:
                 remember(api_key)
+                client = self._new_client(api_key, self._base_url or current())
             else:
-                self._env_key = api_key = _find_key()
-            client = self._new_client(api_key)
+                self._built_for = self._usable_key()
+                client = self._new_client(*self._built_for)
         self._client = client
 
-    def _new_client(self, key: str) -> anthropic.AsyncAnthropic:
+    @property
+    def endpoint(self) -> str:
+        """The base URL the next request goes to."""
+        if self._built_for is None:
+            return str(self._client.base_url)
+        return self._base_url or current()
+
+    def _new_client(self, key: str, endpoint: str) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(
             api_key=key,
-            base_url=self._base_url,
+            base_url=endpoint,
             max_retries=0,
             timeout=httpx2.Timeout(self._timeout, connect=10.0),
         )
 
+    def _usable_key(self) -> tuple[str, str]:
+        """The environment's key and the endpoint in use; raises ProviderConfigError when there
+        is no key, or the key was given for another endpoint."""
+        endpoint = self._base_url or current()
+        key = _find_key()
+        refused = refusal(key, endpoint)
+        if refused:
+            raise ProviderConfigError(refused)
+        return key, endpoint
+
     def _current_client(self) -> anthropic.AsyncAnthropic:
-        """The client, rebuilt if the environment's key changed since (``%chat key``)."""
-        if self._env_key is not None:
-            key = _find_key()
-            if key != self._env_key:
-                self._env_key = key
-                self._client = self._new_client(key)
+        """The client, rebuilt if the environment's key or the endpoint changed since."""
+        if self._built_for is not None:
+            usable = self._usable_key()
+            if usable != self._built_for:
+                self._client = self._new_client(*usable)
+                self._built_for = usable
         return self._client
 
     def __repr__(self) -> str:  # never show the key
@@ -187,7 +211,11 @@ class AnthropicProvider:
         params = build_params(request, request.model or self.model)
         counted = {k: params[k] for k in ("model", "messages", "system", "tools") if k in params}
         try:
-            result = await self._current_client().messages.count_tokens(**counted)
+            client = self._current_client()
+        except ProviderConfigError:
+            return None  # the request itself says why it is not sent
+        try:
+            result = await client.messages.count_tokens(**counted)
         except (anthropic.APIStatusError, anthropic.APIConnectionError):
             self._counts = False
             return None

@@ -48,12 +48,16 @@ class Cell:
 
 
 class KernelDriver:
-    def __init__(self, env: dict[str, str] | None = None) -> None:
+    def __init__(self, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+        """``env`` is added to this process's environment; ``cwd``: the kernel's working
+        directory (default: this process's)."""
         self.km = KernelManager(kernel_name="python3")
         kernel_env = {**os.environ, **(env or {})}
         kernel_env.pop("JPY_SESSION_NAME", None)
         kernel_env.update(env or {})
-        self.km.start_kernel(env=kernel_env, extra_arguments=["--HistoryManager.enabled=False"])
+        self.km.start_kernel(
+            env=kernel_env, cwd=cwd, extra_arguments=["--HistoryManager.enabled=False"]
+        )
         self.kc = self.km.client()
         self.kc.start_channels()
         self.kc.wait_for_ready(timeout=60)

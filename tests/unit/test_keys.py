@@ -1,4 +1,5 @@
-"""Keys: .env files, masking, a 401 that echoes the key, a key changed mid-session.
+"""Keys: .env files (only keys are read from them), masking, a 401 that echoes the key, a key
+changed mid-session, and a key that never follows a change of endpoint.
 
 Redaction itself (every provider error, tool results, attachments): test_redaction.py.
 """
@@ -8,13 +9,23 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from jupyter_turns import Chat
+from jupyter_turns import Chat, endpoints, keys
+from jupyter_turns.endpoint_command import endpoint_command
+from jupyter_turns.endpoints import DEFAULT_ENDPOINT, ENDPOINT_VARIABLES
 from jupyter_turns.errors import ProviderConfigError
 from jupyter_turns.events import ErrorEvent
-from jupyter_turns.keys import api_key, load_dotenv, masked, parse_dotenv
+from jupyter_turns.keys import (
+    api_key,
+    key_command,
+    load_dotenv,
+    masked,
+    parse_dotenv,
+    read_dotenvs,
+)
 from jupyter_turns.providers.anthropic import AnthropicProvider
 from jupyter_turns.redaction import REDACTED
 from tests.support.anthropic_replies import Reply
@@ -35,10 +46,14 @@ def server() -> Iterator[AnthropicTestServer]:
 
 @pytest.fixture
 def no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """No key in the environment, and a working directory without a .env file."""
-    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_AUTH_TOKEN"):
-        monkeypatch.setenv(name, "")  # so that teardown restores whatever a .env set
+    """No key or endpoint in the environment, a working directory without a .env file, and a
+    kernel session that has bound no key to an endpoint and reported no .env file yet."""
+    for name in ("ANTHROPIC_API_KEY", *ENDPOINT_VARIABLES):
+        monkeypatch.setenv(name, "")  # so that teardown restores whatever a test set
         monkeypatch.delenv(name)
+    monkeypatch.setattr(keys, "_given", {})
+    monkeypatch.setattr(keys, "_reported", set())
+    monkeypatch.setattr(endpoints, "_chosen_by", {})
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -64,24 +79,79 @@ def test_dotenv_lines_export_quotes_and_comments() -> None:
     }
 
 
-def test_dotenv_sets_only_anthropic_variables_and_never_overrides(
+ATTACKER_TOKEN = "sk-ant-oat01-ATTACKERTOKEN-0123456789abcdef"
+ATTACKER_HEADERS = f"Authorization: Bearer {ATTACKER_TOKEN}"  # replaces the key's own header
+
+
+def test_dotenv_gives_only_keys_and_shows_what_it_does_not_apply(
     no_key: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://already-set")
-    monkeypatch.setenv("OTHER_SETTING", "")
-    monkeypatch.delenv("OTHER_SETTING")
-    (no_key / ".env").write_text(
-        f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL=http://from-file\nOTHER_SETTING=1\n"
-    )
     import os
 
+    monkeypatch.setenv("OTHER_SETTING", "")
+    monkeypatch.delenv("OTHER_SETTING")
+    monkeypatch.setenv("ANTHROPIC_LOG", "")
+    monkeypatch.delenv("ANTHROPIC_LOG")
+    (no_key / ".env").write_text(
+        f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL=http://user:pw@attacker.example:8443/v\n"
+        f"ANTHROPIC_AUTH_TOKEN={ATTACKER_TOKEN}\n"
+        f'ANTHROPIC_CUSTOM_HEADERS="{ATTACKER_HEADERS}"\nANTHROPIC_LOG=debug\nOTHER_SETTING=1\n'
+    )
     assert load_dotenv([no_key / "missing", no_key]) == no_key / ".env"
     assert os.environ["ANTHROPIC_API_KEY"] == KEY
-    assert os.environ["ANTHROPIC_BASE_URL"] == "http://already-set"
-    assert "OTHER_SETTING" not in os.environ
+    not_applied = ("OTHER_SETTING", "ANTHROPIC_LOG", *ENDPOINT_VARIABLES)
+    assert [name for name in not_applied if name in os.environ] == []
     out = capsys.readouterr().out
-    assert f"ANTHROPIC_API_KEY ({masked(KEY)})" in out and str(no_key / ".env") in out
-    assert KEY not in out and "BASE_URL" not in out  # only what it set
+    assert f"read ANTHROPIC_API_KEY ({masked(KEY)}) from {no_key / '.env'}" in out
+    assert "NOT applied" in out and "%chat endpoint --from-dotenv" in out
+    assert "ANTHROPIC_BASE_URL=http://user:…@attacker.example:8443/v" in out  # no password
+    assert f"ANTHROPIC_AUTH_TOKEN={masked(ATTACKER_TOKEN)}" in out
+    assert f"ANTHROPIC_CUSTOM_HEADERS=Authorization: {masked('Bearer ' + ATTACKER_TOKEN)}" in out
+    assert "ANTHROPIC_LOG (a .env file gives only ANTHROPIC_API_KEY)" in out
+    assert f"Requests go to {DEFAULT_ENDPOINT} (the default)" in out
+    assert KEY not in out and ATTACKER_TOKEN not in out and ":pw@" not in out
+
+
+def test_dotenv_never_overrides_a_key_and_says_what_it_skips_once(
+    no_key: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-already-set-0000000000")
+    (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL=http://x.test\n")
+    load_dotenv([no_key])
+    load_dotenv([no_key])  # every %%chat without a key reads it again: one notice is enough
+    out = capsys.readouterr().out
+    assert out.count("NOT applied") == 1 and "read ANTHROPIC_API_KEY" not in out
+    import os
+
+    assert os.environ["ANTHROPIC_API_KEY"] == "sk-ant-already-set-0000000000"
+    (no_key / ".env").write_text("ANTHROPIC_BASE_URL=http://changed.test\n")
+    load_dotenv([no_key])  # the file changed: said again
+    assert "http://changed.test" in capsys.readouterr().out
+
+
+def test_dotenv_files_sort_keys_endpoint_values_and_other_names(tmp_path: Path) -> None:
+    (tmp_path / ".env").write_text(
+        "ANTHROPIC_API_KEY=k\nANTHROPIC_BASE_URL=http://x\nANTHROPIC_PROFILE=p\nEMPTY=\n"
+        "ANTHROPIC_AUTH_TOKEN=\n"  # empty: named by nobody
+    )
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / ".env").write_text("UNRELATED=1\n")
+    [found] = read_dotenvs([tmp_path / "other", tmp_path, tmp_path / "missing"])
+    assert found.path == tmp_path / ".env"
+    assert found.keys == {"ANTHROPIC_API_KEY": "k"}
+    assert found.endpoint == {"ANTHROPIC_BASE_URL": "http://x"}
+    assert found.ignored == ("ANTHROPIC_PROFILE",)
+
+
+def test_endpoints_are_shown_without_passwords_and_the_default_is_not_named() -> None:
+    assert (
+        endpoints.shown("https://u:secret@proxy.test:8080/a?b=1")
+        == "https://u:…@proxy.test:8080/a?b=…"
+    )
+    assert endpoints.custom(DEFAULT_ENDPOINT + "/") is None
+    assert endpoints.custom("http://127.0.0.1:9/") == "http://127.0.0.1:9/"
+    assert endpoints.current({}) == DEFAULT_ENDPOINT
+    assert endpoints.current({"ANTHROPIC_BASE_URL": " "}) == DEFAULT_ENDPOINT
 
 
 def test_a_dotenv_next_to_the_notebook_comes_before_the_working_directory(
@@ -113,7 +183,8 @@ def test_missing_key_recommends_ways_that_save_nothing(no_key: Path) -> None:
 async def test_a_401_that_echoes_the_key_is_shown_redacted(
     server: AnthropicTestServer, clock: FakeClock, no_key: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL={server.url}\n")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
     server.enqueue(Reply.error(401, f"invalid x-api-key: {KEY}"))
     chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
     turn = await chat.send("hello")
@@ -136,3 +207,135 @@ async def test_a_key_set_later_is_used_by_the_next_request(
     assert (await chat.send("hello again")).outcome == "complete"
     sent = [r.headers.get("x-api-key") or r.headers["authorization"] for r in server.requests]
     assert sent[0].endswith("sk-ant-first-key-that-was-wrong-0000") and sent[1].endswith(KEY)
+
+
+# ---------------------------------------------------------------- a key never follows an endpoint
+
+
+@pytest.fixture
+def other() -> Iterator[AnthropicTestServer]:
+    """A second endpoint: the one the key was not given for."""
+    with AnthropicTestServer() as server:
+        yield server
+
+
+def _sent_key(request: Any) -> str:
+    return str(request.headers.get("x-api-key") or request.headers.get("authorization"))
+
+
+def _type_key(monkeypatch: pytest.MonkeyPatch, key: str) -> None:
+    """``%chat key`` with ``key`` typed into its hidden prompt."""
+    import getpass
+
+    monkeypatch.setattr(getpass, "getpass", lambda prompt: key)
+    key_command([])
+
+
+async def test_a_key_entered_for_one_endpoint_is_never_sent_to_the_next(
+    server: AnthropicTestServer,
+    other: AnthropicTestServer,
+    clock: FakeClock,
+    no_key: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    _type_key(monkeypatch, KEY)
+    assert f"it will be sent to {server.url}" in capsys.readouterr().out
+    for host in (server, other):
+        host.enqueue(Reply.sse(sse_text_response(["Hi."])))
+    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    assert (await chat.send("hello")).outcome == "complete"
+    endpoint_command([other.url])
+    moved = capsys.readouterr().out
+    assert f"Requests go to {other.url} (chosen with %chat endpoint)" in moved
+    assert f"was given for {server.url}" in moved and "Run %chat key" in moved
+    refused = await chat.send("hello there")
+    error = refused.events[-1]
+    assert isinstance(error, ErrorEvent) and error.error_type == "config"
+    assert "Run %chat key to give a key for" in error.message and KEY not in error.message
+    assert other.requests == []  # nothing was sent: not the key, not the conversation
+    second = "sk-ant-api03-SECOND-key-for-the-other-endpoint-0000"
+    _type_key(monkeypatch, second)
+    assert (await chat.send("and now?")).outcome == "complete"
+    assert [_sent_key(r).endswith(KEY) for r in server.requests] == [True]
+    assert [_sent_key(r).endswith(second) for r in other.requests] == [True]
+
+
+async def test_a_key_from_the_environment_stays_with_its_endpoint_too(
+    server: AnthropicTestServer,
+    other: AnthropicTestServer,
+    clock: FakeClock,
+    no_key: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # set before Jupyter started: with its
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)  # endpoint, the user's own choice
+    server.enqueue(Reply.sse(sse_text_response(["Hi."])))
+    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    assert (await chat.send("hello")).outcome == "complete"
+    endpoint_command([other.url])
+    with pytest.raises(ProviderConfigError, match="from the environment"):
+        AnthropicProvider(HAIKU)  # a new thread's provider refuses at once
+    assert (await chat.send("hello again")).outcome == "error"
+    endpoint_command(["default"])
+    endpoint_command([server.url])  # back where the key was given: it goes again
+    server.enqueue(Reply.sse(sse_text_response(["Hi."])))
+    assert (await chat.send("back")).outcome == "complete"
+    assert other.requests == [] and len(server.requests) == 2
+
+
+async def test_from_dotenv_applies_the_files_endpoint_only_when_asked(
+    server: AnthropicTestServer,
+    other: AnthropicTestServer,
+    clock: FakeClock,
+    no_key: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import os
+
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    file_key = "sk-ant-api03-FILEKEY-for-the-files-own-endpoint-00"
+    (no_key / ".env").write_text(
+        f"ANTHROPIC_API_KEY={file_key}\nANTHROPIC_BASE_URL={other.url}\n"
+        f"ANTHROPIC_CUSTOM_HEADERS=x-proxy-route: team-a\n"
+    )
+    server.enqueue(Reply.sse(sse_text_response(["Here."])))
+    other.enqueue(Reply.sse(sse_text_response(["There."])))
+    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    assert (await chat.send("hello")).outcome == "complete"
+    assert other.requests == [] and "x-proxy-route" not in server.requests[0].headers
+    endpoint_command([])
+    shown = capsys.readouterr().out
+    assert f"names ANTHROPIC_BASE_URL={other.url}" in shown and "not applied" in shown
+    endpoint_command(["--from-dotenv"])
+    applied = capsys.readouterr().out
+    assert f"Requests go to {other.url} (from {no_key / '.env'})" in applied
+    assert os.environ["ANTHROPIC_CUSTOM_HEADERS"] == "x-proxy-route: team-a"
+    # the file's own key goes with the file's endpoint: they were given together
+    assert f"The key in use ({masked(file_key)}) goes there." in applied
+    assert (await chat.send("again")).outcome == "complete"
+    assert _sent_key(other.requests[0]).endswith(file_key)
+    assert other.requests[0].headers["x-proxy-route"] == "team-a"
+
+
+def test_endpoint_command_refuses_what_is_not_a_url(no_key: Path) -> None:
+    from IPython.core.error import UsageError
+
+    for args in (["ftp://x"], ["not a url"], ["--bogus"], ["a", "b"]):
+        with pytest.raises(UsageError, match="usage: %chat endpoint"):
+            endpoint_command(args)
+    import os
+
+    assert "ANTHROPIC_BASE_URL" not in os.environ
+
+
+def test_endpoint_command_without_a_dotenv_changes_nothing(
+    no_key: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    endpoint_command(["--from-dotenv"])
+    assert "No .env file names an endpoint" in capsys.readouterr().out
+    endpoint_command([])
+    out = capsys.readouterr().out
+    assert f"Requests go to {DEFAULT_ENDPOINT} (the default)" in out and "No key yet" in out

@@ -100,6 +100,8 @@ export function renderFooter(footer, usage, settings, subagents = null) {
   /** @type {(string | Node)[]} */
   const parts = [];
   if (settings?.model) parts.push(String(settings.model));
+  // a turn that went anywhere but the default endpoint says where (the key went there too)
+  if (settings?.endpoint) parts.push(`via ${String(settings.endpoint)}`);
   if (settings?.thread) parts.push(`thread ${String(settings.thread)}`);
   const u = usage ?? {};
   if (u.input_tokens || u.output_tokens) {
