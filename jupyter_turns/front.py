@@ -159,7 +159,7 @@ class CellFront:
                 "cycles": [end.as_dict() for end in turn.ends],  # a replay ends them alike
                 **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
             },
-            settings=self.thread.settings(),
+            settings=self.session.saved_settings(self.thread),
             displaced=self._displaced,
         )
 
@@ -206,5 +206,7 @@ class CellFront:
         return {
             "version": SCHEMA_VERSION,
             "current": threads.current,
-            "threads": {name: threads.by_name[name].settings() for name in threads.names()},
+            "threads": {
+                name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
+            },
         }
