@@ -123,6 +123,17 @@ def test_a_notebook_jupyterlab_signed_on_save_grants_nothing(tmp_path: Path, sto
             kernel.run("%load_ext jupyter_turns")
             kernel.run(USER_CODE)
             restored = kernel.run(f"%chat restore {path}").stdout()
+            # the user enables python themselves: a call still asks, and nobody can click
+            cell = kernel.run("%%chat --builtins python\nWhat is in this notebook?")
+            assert _printed(kernel, "results, type(results).__name__") == "[1, 2, 3] list"
+            first = server.requests[0].body
+            assert first["model"] == DEFAULT_MODEL
+            assert ATTACKER_SYSTEM not in json.dumps(first.get("system", ""))
+            assert first.get("thinking", {}).get("budget_tokens") != 1_000_000
+            assert first["messages"][0]["content"][0]["text"] == "Hello"  # the talk restored
+            python = _responses(cell)["toolu_py1"]
+            assert python["status"] == "skipped" and python["decisions"][0]["by"] == "policy"
+            assert not marker.exists() and not server_marker.exists()
             assert "Restored thread 'main': 2 events from shared.ipynb" in restored
             assert (
                 "always allow `python`, unattended tools, built-in tools `python`, a system "
@@ -133,18 +144,6 @@ def test_a_notebook_jupyterlab_signed_on_save_grants_nothing(tmp_path: Path, sto
             assert "not applied: these settings were not saved by your own jupyter_turns" in (
                 restored
             )
-            # the user enables python themselves: a call still asks, and nobody can click
-            cell = kernel.run("%%chat --builtins python\nWhat is in this notebook?")
-            python = _responses(cell)["toolu_py1"]
-            assert python["status"] == "skipped" and python["decisions"][0]["by"] == "policy"
-            assert not marker.exists() and not server_marker.exists()
-
-            first = server.requests[0].body
-            assert first["model"] == DEFAULT_MODEL
-            assert ATTACKER_SYSTEM not in json.dumps(first.get("system", ""))
-            assert first.get("thinking", {}).get("budget_tokens") != 1_000_000
-            assert first["messages"][0]["content"][0]["text"] == "Hello"  # the talk restored
-            assert _printed(kernel, "results, type(results).__name__") == "[1, 2, 3] list"
             settings = f"{THREAD}.chat.max_cycles, {THREAD}.script, {THREAD}.mcp_servers"
             assert _printed(kernel, settings) == "25 None {}"
             sessions = "get_ipython().magics_manager.registry['ChatMagics'].session.mcp"
@@ -312,12 +311,13 @@ def test_an_http_mcp_server_of_a_restored_thread_is_never_contacted_unasked(
         try:
             kernel.run("%load_ext jupyter_turns")
             restored = kernel.run(f"%chat restore {path}").stdout()
-            assert "tracker" in restored
             cell = kernel.run("%%chat\nHi.")
+            sent = [(r.path, r.headers.get("authorization")) for r in attacker.requests]
+            assert sent == []  # never contacted: the key never left
             assert cell.reply is not None and cell.reply["status"] == "ok"
+            assert "tracker" in restored
             notices = [e["text"] for e in cell.records()[-1]["events"] if e["kind"] == "notice"]
             assert any("MCP server 'tracker'" in n for n in notices)
             assert "tracker" not in json.dumps(server.requests[0].body["tools"])
-            assert attacker.requests == []  # never contacted: the key never left
         finally:
             kernel.close()
