@@ -18,12 +18,12 @@ from .editing.undo import UndoRefused
 from .editing.undoing import undo
 from .endpoint_command import endpoint_command
 from .mcp.commands import mcp_command
+from .mcp.config import ServerSpec
 from .notebook import find_notebook, read_notebook
 from .replay import replay_command
 from .text import plural
 from .thread_settings import describe_guarded
-from .threads import apply_settings
-from .tools.builtin import default_builtins
+from .threads import Thread, apply_settings
 from .transcript import to_html, to_markdown
 
 if TYPE_CHECKING:
@@ -138,40 +138,41 @@ def _need(args: list[str], usage: str) -> None:
 def restore(session: Session, settings: CellSettings, path: str | None, *, verbose: bool) -> int:
     """Rebuild the threads saved in the notebook; how many were restored.
 
-    Conversations always restore; settings that grant a permission only from a notebook the
-    user's own Jupyter trusts (otherwise they wait for ``%chat trust --apply``).
+    Conversations always restore, and so do the settings this user's own jupyter_turns saved
+    (signed with their key, :mod:`jupyter_turns.trust`). Of settings it did not save, those
+    that grant a permission wait for ``%chat trust --apply``. A restored MCP server is never
+    started until the user runs ``%chat mcp start NAME``.
     """
     notebook = Path(path) if path else find_notebook(session.namespace)
     if notebook is None:
         if verbose:
             print("No notebook file known to this kernel; give one: %chat restore PATH")
         return 0
+    key = session.settings_key()
     try:
-        saved = read_notebook(notebook)
+        saved = read_notebook(notebook, key.verifies if key is not None else None)
     except OSError as exc:
         raise UsageError(f"cannot read {notebook}: {exc.strerror or exc}") from None
     withheld: dict[str, str] = {}
+    defaults = settings.defaults()
     for name, thread in saved.threads.items():
-        adopted = session.threads.adopt(
-            thread,
-            trusted=saved.trusted,
-            max_cycles_default=settings.max_cycles,
-            builtins_default=default_builtins(settings.builtins),
-        )
+        adopted = session.threads.adopt(thread, defaults)
         count = plural(len(thread.conversation), "event")
         print(f"Restored thread {name!r}: {count} from {notebook.name}")
         for problem in [*thread.problems, *thread.settings.problems]:
             print(f"  skipped: {problem}")
         if adopted.withheld:
             withheld[name] = describe_guarded(adopted.withheld)
+        _servers_not_started(session, settings, adopted)
     for problem in saved.problems:
         print(f"Skipped in {notebook.name}: {problem}")
     if withheld:
         asks = "; ".join(f"thread {name!r}: {text}" for name, text in withheld.items())
+        unchecked = f" ({session.key_problem})" if session.key_problem else ""
         print(
-            f"This notebook asks for {asks} — not applied: the notebook is not trusted "
-            "(it was not saved by you). `%chat trust` shows exactly what it asks for; "
-            "`%chat trust --apply` applies it."
+            f"This notebook asks for {asks} — not applied: these settings were not saved by "
+            f"your own jupyter_turns (they carry no signature made with your key){unchecked}. "
+            "`%chat trust` shows exactly what it asks for; `%chat trust --apply` applies it."
         )
     session.cell_records.update(saved.cell_records)
     if saved.current in session.threads.by_name:
@@ -179,6 +180,18 @@ def restore(session: Session, settings: CellSettings, path: str | None, *, verbo
     elif saved.threads:
         session.threads.current = next(iter(saved.threads))
     return len(saved.threads)
+
+
+def _servers_not_started(session: Session, settings: CellSettings, thread: Thread) -> None:
+    """Name the restored thread's MCP servers that this kernel would have to start."""
+    for name, saved in thread.mcp_servers.items():
+        if name in session.mcp.specs or name in settings.mcp_servers:
+            continue  # the user's own configuration of that name is used
+        described = ServerSpec.model_validate(saved).describe()
+        print(
+            f"Thread {thread.name!r} uses the MCP server '{name}' ({described}): not started. "
+            f"`%chat mcp start {name}` starts it, once you have read what it runs."
+        )
 
 
 def trust(session: Session, args: list[str]) -> None:
@@ -194,6 +207,8 @@ def trust(session: Session, args: list[str]) -> None:
             apply_settings(thread, asked)
             thread.withheld = {}
             print(f"Applied to thread {name!r}: {describe_guarded(asked)}.")
+            for server in asked.get("mcp_servers", {}):
+                print(f"  MCP server '{server}' starts only with `%chat mcp start {server}`.")
             continue
         print(f"Thread {name!r} asks for: {describe_guarded(asked)}.")
         for key, value in asked.items():

@@ -162,7 +162,7 @@ class CellFront:
                 **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
                 **({} if self.replayed_from else _endpoint(self.thread.chat.provider)),
             },
-            settings=self.thread.settings(),
+            settings=self.session.saved_settings(self.thread),
             displaced=self._displaced,
         )
 
@@ -209,7 +209,9 @@ class CellFront:
         return {
             "version": SCHEMA_VERSION,
             "current": threads.current,
-            "threads": {name: threads.by_name[name].settings() for name in threads.names()},
+            "threads": {
+                name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
+            },
         }
 
 

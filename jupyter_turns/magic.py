@@ -177,7 +177,7 @@ class ChatMagics(Magics, McpSettings):
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
         %chat replay [--from FILE]      replay from FILE (default: this notebook's own only)
         %chat export [NAME] [PATH] | compact | forget N | cost
-        %chat mcp list | add | remove NAME | restart NAME
+        %chat mcp list | add | remove NAME | start NAME | restart NAME
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,

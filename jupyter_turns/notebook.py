@@ -7,7 +7,9 @@ as a Conversation that is valid to send.
 
 The file is untrusted input. Nothing here raises for its content: a record or setting that
 cannot be read is skipped with a note naming its cell, and every other thread still loads.
-Whether the settings may be applied is decided by the caller (:mod:`jupyter_turns.trust`).
+Given a ``verify`` function (this user's :class:`jupyter_turns.trust.SettingsKey`), each
+thread's settings say which copy this user's kernel signed; what may be applied is decided
+when a thread is adopted (:meth:`jupyter_turns.threads.Threads.adopt`).
 """
 
 from __future__ import annotations
@@ -24,9 +26,8 @@ from .errors import ConversationError
 from .events import ChatRequest, parent_of
 from .persist import META_KEY, turn_record
 from .saved_turns import SavedTurn, first_line, saved_turns, valid_thread_name
-from .thread_settings import SavedSettings, parse_settings
+from .thread_settings import SavedSettings, Verifier, parse_settings
 from .transcript import to_markdown
-from .trust import is_trusted
 
 __all__ = [
     "SavedNotebook",
@@ -54,7 +55,6 @@ class SavedNotebook:
 
     threads: dict[str, SavedThread] = field(default_factory=dict)
     current: str | None = None
-    trusted: bool = False  # signed by this user's Jupyter: its settings may grant permissions
     problems: list[str] = field(default_factory=list)  # what could not be read, cell by cell
     cell_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # by cell id
 
@@ -78,8 +78,9 @@ def find_notebook(namespace: Mapping[str, Any]) -> Path | None:
     return None
 
 
-def read_notebook(path: str | os.PathLike[str]) -> SavedNotebook:
+def read_notebook(path: str | os.PathLike[str], verify: Verifier | None = None) -> SavedNotebook:
     """Every conversation saved in the notebook at ``path``; problems are notes, not errors.
+    Without ``verify`` no settings count as signed.
 
     Raises ``OSError`` only when the file itself cannot be opened.
     """
@@ -93,17 +94,15 @@ def read_notebook(path: str | os.PathLike[str]) -> SavedNotebook:
         return SavedNotebook(
             problems=[f"the file is a JSON {type(notebook).__name__}, not a notebook"]
         )
-    saved = _read(notebook)
-    saved.trusted = is_trusted(text)
-    return saved
+    return _read(notebook, verify)
 
 
-def _read(notebook: Any) -> SavedNotebook:
+def _read(notebook: Any, verify: Verifier | None) -> SavedNotebook:
     saved = SavedNotebook()
     state = _dict(notebook.get("metadata"), "notebook metadata", saved.problems).get(META_KEY)
     state = _dict(state, f"notebook metadata {META_KEY}", saved.problems)
     thread_settings = _dict(state.get("threads"), "saved thread settings", saved.problems)
-    turns = saved_turns(notebook, saved.problems)
+    turns = saved_turns(notebook, saved.problems, verify)
     by_conversation: dict[str, list[SavedTurn]] = {}
     for turn in turns:
         by_conversation.setdefault(turn.conversation_id, []).append(turn)
@@ -111,10 +110,12 @@ def _read(notebook: Any) -> SavedNotebook:
     for conversation_id, group in by_conversation.items():
         group.sort(key=lambda t: t.started)
         name = named[conversation_id]
-        settings = group[-1].settings
+        settings = _newest_settings(group)
         for key, raw in thread_settings.items():
             if isinstance(raw, dict) and raw.get("conversation_id") == conversation_id:
-                settings = settings.merged(parse_settings(raw, f"settings of thread {key!r}"))
+                where = f"settings of thread {key!r}"
+                newer = parse_settings(raw, where, conversation_id=conversation_id, verify=verify)
+                settings = settings.merged(newer)
         thread = SavedThread(name, Conversation(conversation_id=conversation_id), settings)
         for turn in group:
             _add_turn(thread, turn)
@@ -130,6 +131,15 @@ def _read(notebook: Any) -> SavedNotebook:
         newest = max(turns, key=lambda t: t.started).conversation_id
         saved.current = named[newest]
     return saved
+
+
+def _newest_settings(group: list[SavedTurn]) -> SavedSettings:
+    """The newest turn's settings, with the newest copy this user signed among the turns (a
+    newer turn someone else added to the file does not hide the user's own settings)."""
+    newest = group[-1].settings
+    copies = (turn.settings.signed for turn in reversed(group))
+    signed = next((copy for copy in copies if copy is not None), None)
+    return SavedSettings(newest.values, newest.problems, signed)
 
 
 def _names(

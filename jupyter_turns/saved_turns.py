@@ -18,7 +18,7 @@ from .conversation import parse_events
 from .errors import SchemaError
 from .events import ConversationEvent, conversation_record
 from .persist import META_KEY, RECORD_MIME
-from .thread_settings import SavedSettings, parse_settings
+from .thread_settings import SavedSettings, Verifier, parse_settings
 
 __all__ = ["SavedTurn", "first_line", "saved_turns", "valid_thread_name"]
 
@@ -67,8 +67,11 @@ class _WidgetCopy:
     events: list[Any]
 
 
-def saved_turns(notebook: Any, problems: list[str]) -> list[SavedTurn]:
-    """The newest copy of every readable turn in the notebook."""
+def saved_turns(
+    notebook: Any, problems: list[str], verify: Verifier | None = None
+) -> list[SavedTurn]:
+    """The newest copy of every readable turn in the notebook (``verify``: see
+    :func:`jupyter_turns.thread_settings.parse_settings`)."""
     widget_states = _widget_states(notebook)
     found: dict[tuple[str, str], SavedTurn] = {}
     by_first_event: dict[str, str] = {}  # first event id -> conversation id
@@ -86,7 +89,7 @@ def saved_turns(notebook: Any, problems: list[str]) -> list[SavedTurn]:
                 continue
             for copy, displaced in _with_displaced(record):
                 try:
-                    turn = _turn(copy, index, cell_id)
+                    turn = _turn(copy, index, cell_id, verify)
                 except SchemaError as exc:
                     failures.append(first_line(exc))
                     continue
@@ -121,12 +124,19 @@ def _started(turn: SavedTurn) -> tuple[int, float, int]:
     return turn.started
 
 
-def _turn(record: dict[str, Any], cell: int, cell_id: str | None) -> SavedTurn | None:
+def _turn(
+    record: dict[str, Any], cell: int, cell_id: str | None, verify: Verifier | None = None
+) -> SavedTurn | None:
     events = parse_events(record)
     if not events:
         return None
-    settings = parse_settings(record.get("settings"), f"cell {cell + 1} settings")
     conversation_id = str(record["conversation_id"])
+    settings = parse_settings(
+        record.get("settings"),
+        f"cell {cell + 1} settings",
+        conversation_id=conversation_id,
+        verify=verify,
+    )
     summary = record.get("turn")
     summary = summary if isinstance(summary, dict) else {}
     thread = _thread_name(record)

@@ -2,15 +2,16 @@
 
 A thread keeps its Chat (conversation, "always allow" decisions), its provider settings and the
 built-in tools it enabled. Settings given on a cell stick to the thread. A thread restored from
-a notebook file gets its conversation and harmless settings at once; what would grant a
-permission waits in ``withheld`` unless the file is trusted (see :mod:`jupyter_turns.trust`).
+a notebook file gets the settings this user's kernel saved for it (signed: see
+:mod:`jupyter_turns.trust`), or, from a copy that does not verify, its conversation and harmless
+settings; what would grant a permission waits in ``withheld`` for ``%chat trust --apply``.
 Nothing here knows about widgets; the magic wires a thread to a cell's widget for each turn.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, MutableMapping, Set
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from .errors import ProviderConfigError
 from .providers.base import Provider
 from .providers.scripted import ScriptedProvider
 from .reading.sources import NotebookReader
-from .thread_settings import split_settings
+from .thread_settings import SavedSettings, UserDefaults, split_settings
 from .tools.builtin import BUILTINS
 from .tools.registry import Tool
 
@@ -43,10 +44,11 @@ class Thread:
     # or False remembered once its endpoint answered without streaming)
     stream: bool | None = None
     configured: bool = False  # defaults from the magic's settings applied
-    withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an untrusted file
+    withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an unsigned copy
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
     gone_reported: set[str] = field(default_factory=set)  # names already reported as gone
-    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)  # saved ServerSpecs
+    # saved ServerSpecs: the servers it was offered, and restored ones not started yet
+    mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def model(self) -> str | None:
@@ -80,26 +82,11 @@ class Thread:
         }
 
 
-def build_provider(
-    kind: str, model: str | None, script: str | None, namespace: MutableMapping[str, Any]
-) -> Provider:
-    """The provider a cell asked for; ``--script NAME`` names a notebook variable."""
+def build_provider(kind: str, model: str | None) -> Provider:
+    """A new provider of ``kind``: Anthropic's for ``model``, or the offline scripted echo
+    (a cell's ``--script VAR`` is resolved by :meth:`Threads.provider_for`)."""
     if kind == "scripted":
-        if script is None:
-            return ScriptedProvider()
-        if script not in namespace:
-            raise ProviderConfigError(f"--script {script}: no variable named {script!r}")
-        value = namespace[script]
-        if isinstance(value, ScriptedProvider):
-            return value
-        if isinstance(value, list | tuple):
-            provider = ScriptedProvider(value)
-            namespace[script] = provider  # later cells go on where this one stopped
-            return provider
-        raise ProviderConfigError(
-            f"--script {script}: expected a ScriptedProvider or a list of cycles, "
-            f"got {type(value).__name__}"
-        )
+        return ScriptedProvider()
     if kind == "anthropic":
         from .providers.anthropic import AnthropicProvider
 
@@ -115,6 +102,9 @@ class Threads:
         self.by_name: dict[str, Thread] = {}
         self.current = "main"
         self._provider_key: dict[str, tuple[str, str | None, str | None]] = {}
+        # the provider playing each script list (by identity; the list is kept so its id is
+        # never reused): later cells go on where one stopped, `script = [...]` again starts over
+        self._scripts: dict[int, tuple[object, ScriptedProvider]] = {}
 
     def get(self, name: str | None = None, *, new: bool = False) -> Thread:
         """The named (or current) thread, created on first use; ``new`` starts a fresh one."""
@@ -138,44 +128,59 @@ class Threads:
             n += 1
         return f"thread-{n}"
 
-    def adopt(
-        self,
-        saved: SavedThread,
-        *,
-        trusted: bool,
-        max_cycles_default: int,
-        builtins_default: Set[str] = frozenset(),
-    ) -> Thread:
-        """Recreate a thread from a saved one: its conversation and harmless settings always,
-        what grants a permission only from a ``trusted`` file (else it waits in ``withheld``).
-        The thread starts with the user's default built-ins; a file may only narrow them."""
-        harmless, guarded = split_settings(
-            saved.settings, max_cycles_default=max_cycles_default, builtins_default=builtins_default
-        )
+    def adopt(self, saved: SavedThread, defaults: UserDefaults) -> Thread:
+        """Recreate a thread from a saved one. It starts from the user's ``defaults``, takes
+        the conversation, then the settings this user's kernel signed, whole; without a signed
+        copy, the harmless fields of the unsigned ones. Guarded fields of unsigned copies wait
+        in ``withheld`` (those a signed copy already gives are not asked again)."""
         thread = self.get(saved.name, new=True)
         thread.chat.conversation = saved.conversation
         thread.configured = True
         thread.restored = True
-        thread.builtins = set(builtins_default)
-        apply_settings(thread, harmless)
-        if trusted:
-            apply_settings(thread, guarded)
-        else:
+        thread.provider, thread.model = defaults.provider, defaults.model
+        thread.builtins = set(defaults.builtins)
+        settings: SavedSettings = saved.settings
+        harmless, guarded = split_settings(settings.values, defaults)
+        if settings.signed is None:
+            apply_settings(thread, harmless)
             thread.withheld = guarded
+        else:
+            apply_settings(thread, settings.signed)
+            signed = settings.signed
+            thread.withheld = {k: v for k, v in guarded.items() if signed.get(k) != v}
         return thread
 
     def provider_for(
-        self, thread_name: str, key: ProviderKey, namespace: MutableMapping[str, Any]
+        self, thread_name: str, key: ProviderKey, namespace: Mapping[str, Any]
     ) -> Provider:
         """The provider for ``key``: the thread's own while its key is unchanged, else a new
-        one (raises ProviderConfigError). Changes nothing; :meth:`use_provider` commits it."""
+        one (raises ProviderConfigError). Changes nothing in the thread or the namespace;
+        :meth:`use_provider` commits it."""
+        kind, model, script = key
+        if kind == "scripted" and script is not None:
+            return self._scripted(script, namespace)
         existing = self.by_name.get(thread_name)
         if existing is not None and self._provider_key.get(thread_name) == key:
-            kind, _, script = key
-            reassigned = script is not None and namespace.get(script) is not existing.chat.provider
-            if not (kind == "scripted" and reassigned):  # `script = [...]` again: play the new one
-                return existing.chat.provider
-        return build_provider(*key, namespace)
+            return existing.chat.provider
+        return build_provider(kind, model)
+
+    def _scripted(self, script: str, namespace: Mapping[str, Any]) -> Provider:
+        """``--script VAR``: a ScriptedProvider in VAR, or the one playing VAR's list of
+        cycles. The variable is never rebound: it still holds what the user put there."""
+        if script not in namespace:
+            raise ProviderConfigError(f"--script {script}: no variable named {script!r}")
+        value = namespace[script]
+        if isinstance(value, ScriptedProvider):
+            return value
+        if not isinstance(value, list | tuple):
+            raise ProviderConfigError(
+                f"--script {script}: expected a ScriptedProvider or a list of cycles, "
+                f"got {type(value).__name__}"
+            )
+        held = self._scripts.get(id(value))
+        if held is None or held[0] is not value:
+            held = self._scripts[id(value)] = (value, ScriptedProvider(value))
+        return held[1]
 
     def use_provider(self, thread: Thread, provider: Provider, stream: bool = True) -> None:
         """Give the thread ``provider``; ``stream`` is the default of a thread with no choice

@@ -1,4 +1,4 @@
-"""``%chat mcp``: list, add, remove and restart the kernel's MCP servers.
+"""``%chat mcp``: list, add, remove, start and restart the kernel's MCP servers.
 
 ::
 
@@ -7,6 +7,7 @@
     %chat mcp add NAME URL [--header 'NAME=VAR' | 'NAME=Bearer ${VAR}']... [--run MODE]
                            [--timeout S]
     %chat mcp remove NAME
+    %chat mcp start NAME      a server a restored thread holds (never started without this)
     %chat mcp restart NAME
 
 Each returns a coroutine: the ``cell_hooks`` transformer awaits ``%chat mcp`` lines, so closing
@@ -29,13 +30,14 @@ from .servers import require_sdk
 
 if TYPE_CHECKING:
     from ..session import CellSettings, Session
+    from ..threads import Thread
 
 __all__ = ["USAGE", "mcp_command"]
 
 USAGE = (
     "usage: %chat mcp list | add NAME [--env VAR] [--run MODE] [--timeout S] -- COMMAND "
     "[ARGS...] | add NAME URL [--header 'NAME=VAR'] [--run MODE] [--timeout S] | "
-    "remove NAME | restart NAME"
+    "remove NAME | start NAME | restart NAME"
 )
 
 
@@ -43,7 +45,7 @@ def mcp_command(
     session: Session, settings: CellSettings, args: list[str]
 ) -> Coroutine[Any, Any, None]:
     """The coroutine that runs ``%chat mcp ARGS``; the words are checked first."""
-    if not args or args[0] not in ("list", "add", "remove", "restart"):
+    if not args or args[0] not in ("list", "add", "remove", "start", "restart"):
         raise UsageError(USAGE)
     action, rest = args[0], args[1:]
     if action == "add":
@@ -53,6 +55,8 @@ def mcp_command(
         return _list(session, settings)
     if len(rest) != 1:
         raise UsageError(f"usage: %chat mcp {action} NAME")
+    if action == "start":
+        return _start(session, settings, rest[0])
     return _remove(session, settings, rest[0]) if action == "remove" else _restart(session, rest[0])
 
 
@@ -118,7 +122,8 @@ async def _add(session: Session, settings: CellSettings, name: str, spec: Server
 async def _list(session: Session, settings: CellSettings) -> None:
     servers = session.mcp
     await servers.follow(settings.mcp_servers)
-    if not servers.specs:
+    restored = servers.restored(_threads(session))
+    if not servers.specs and not restored:
         print("No MCP servers: %chat mcp add NAME -- COMMAND [ARGS...] or %chat mcp add NAME URL")
         return
     for name, spec in sorted(servers.specs.items()):
@@ -126,6 +131,46 @@ async def _list(session: Session, settings: CellSettings) -> None:
         status = connection.status() if connection is not None else "not started"
         run = f" · run: {spec.run}" if spec.run else ""
         print(f"{name}: {spec.describe()}{run} · {status}")
+    for name, spec in sorted(restored.items()):
+        print(f"{name}: {spec.describe()} · restored, not started: %chat mcp start {name}")
+
+
+async def _start(session: Session, settings: CellSettings, name: str) -> None:
+    """Start a server now: a restored one is configured first (the user's confirmation)."""
+    servers = session.mcp
+    await servers.follow(settings.mcp_servers)
+    spec = servers.specs.get(name) or servers.restored(_threads(session)).get(name)
+    if spec is None:
+        raise UsageError(f"no MCP server named {name!r}; see %chat mcp list")
+    if spec.incomplete:
+        raise UsageError(
+            f"MCP server '{name}' ({spec.describe()}) was saved without its URL's query "
+            f"string: configure it again with %chat mcp add {name} URL"
+        )
+    try:
+        require_sdk()
+    except McpServerError as exc:
+        raise UsageError(str(exc)) from None
+    await servers.add(name, spec)
+    connection = servers.connection(name)
+    assert connection is not None
+    try:
+        tools = await connection.list_tools()
+    except McpServerError as exc:
+        raise UsageError(f"MCP server '{name}': {exc}") from None
+    names = ", ".join(tool.name for tool in tools)
+    print(
+        f"Started MCP server '{name}' ({spec.describe()}): {plural(len(tools), 'tool')} "
+        f"({names or 'none'})."
+    )
+
+
+def _threads(session: Session) -> list[Thread]:
+    """The session's threads, the current one first."""
+    threads = session.threads
+    first = threads.by_name.get(threads.current)
+    rest = [t for t in threads.by_name.values() if t is not first]
+    return [first, *rest] if first is not None else rest
 
 
 async def _remove(session: Session, settings: CellSettings, name: str) -> None:

@@ -2,8 +2,9 @@
 
 Servers come from ``ChatMagics.mcp_servers`` (``%config`` or ``ipython_config.py``, followed at
 each cell: entries added or changed there are configured, entries taken out are removed),
-from ``%chat mcp add`` / ``remove``, and from a thread restored from a trusted notebook (its
-saved servers that this kernel lacks). None starts before a turn uses it: :meth:`prepare`
+from ``%chat mcp add`` / ``remove``, and from ``%chat mcp start NAME`` for a server a restored
+thread holds (a notebook's server is never started without the user's word in this kernel
+session, whoever signed the file). None starts before a turn uses it: :meth:`prepare`
 starts them (together), lists their tools and gives them to the thread; a server that stopped
 since is started again, one that cannot start is a notice (its last known tools are still
 offered, so a call gives the model the reason). :meth:`close_all` runs at kernel shutdown.
@@ -15,7 +16,7 @@ is a notice that says how to install it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import McpServerError
@@ -104,17 +105,17 @@ class McpServers:
     # ------------------------------------------------------------------ a turn
 
     async def prepare(self, thread: Thread, configured: Mapping[str, Any]) -> list[str]:
-        """Before a turn: give ``thread`` every server's tools; the notices to show.
+        """Before a turn: give ``thread`` every configured server's tools; the notices to show.
 
-        The thread's own saved servers that this kernel lacks are configured first (they
-        reach the thread only from a trusted notebook, or by ``%chat trust --apply``). The
-        thread then records the servers it was offered (its settings, saved in the notebook).
+        The thread's own saved servers that this kernel lacks (restored from a notebook) are
+        not started: a notice names each and the ``%chat mcp start NAME`` that starts it. The
+        thread then records the servers it was offered, and keeps the restored ones not yet
+        started (its settings, saved in the notebook).
         """
         await self.follow(configured)
         notes: list[str] = []
-        for name, saved in thread.mcp_servers.items():
-            if name in self.specs:
-                continue
+        waiting = {n: s for n, s in thread.mcp_servers.items() if n not in self.specs}
+        for name, saved in waiting.items():
             spec = ServerSpec.model_validate(saved)
             if spec.incomplete:
                 notes.append(
@@ -123,13 +124,13 @@ class McpServers:
                     f"%chat mcp add {name} URL"
                 )
                 continue
-            await self.add(name, spec)
             notes.append(
-                f"MCP server '{name}' ({spec.describe()}) is configured: thread "
-                f"{thread.name!r} used it in the notebook it was restored from"
+                f"MCP server '{name}' ({spec.describe()}) of thread {thread.name!r} is not "
+                f"started: it was restored from the notebook. %chat mcp start {name} starts "
+                "it, once you have read what it runs"
             )
         for name, saved in thread.withheld.get("mcp_servers", {}).items():
-            if name not in self.specs:  # asked for by a notebook that is not trusted
+            if name not in self.specs:  # asked for by a copy of the settings that is unsigned
                 spec = ServerSpec.model_validate(saved)
                 notes.append(
                     f"Thread {thread.name!r} used the MCP server '{name}' ({spec.describe()}), "
@@ -138,8 +139,19 @@ class McpServers:
                 )
         tools, problems = await self.tools()
         thread.chat.tools.update({tool.name: tool for tool in tools})
-        thread.mcp_servers = {name: spec.saved() for name, spec in self.specs.items()}
+        offered = {name: spec.saved() for name, spec in self.specs.items()}
+        thread.mcp_servers = {**waiting, **offered}
         return [*notes, *problems]
+
+    def restored(self, threads: Iterable[Thread]) -> dict[str, ServerSpec]:
+        """The servers restored threads hold that this kernel has not configured (the first
+        thread's spec of a name wins): what ``%chat mcp start`` may start."""
+        found: dict[str, ServerSpec] = {}
+        for thread in threads:
+            for name, saved in thread.mcp_servers.items():
+                if name not in self.specs and name not in found:
+                    found[name] = ServerSpec.model_validate(saved)
+        return found
 
     async def tools(self) -> tuple[list[Tool], list[str]]:
         """Every configured server's tools (servers started as needed, together), and a

@@ -1,15 +1,17 @@
-"""Trust in a real JupyterLab: a notebook the user saved is signed by their Jupyter, so a
-restarted kernel keeps its "Always allow"; the same conversation in a notebook from someone
-else restores its talk but asks again before any tool runs."""
+"""Trust in a real JupyterLab: the settings a user's kernel saves are signed with their own
+jupyter_turns key, so a restarted kernel keeps its "Always allow"; the same conversation in a
+notebook whose settings someone else's jupyter_turns signed restores its talk but asks again
+before any tool runs."""
 
 from __future__ import annotations
 
 import nbformat
 import pytest
-from nbformat.sign import NotebookNotary
 from playwright.sync_api import expect
 
-from .chat import LOAD, SETUP, chat_cell, print_cell, run_setup, start_chat
+from jupyter_turns.trust import SettingsKey
+
+from .chat import LOAD, SETUP, chat_cell, final_record, print_cell, run_setup, start_chat
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -48,11 +50,21 @@ def test_my_notebook_keeps_always_allow_and_one_from_someone_else_does_not(lab: 
     lab.wait_cell_idle(3)
     lab.save()
     saved = lab.read_notebook("mine.ipynb")
-    assert NotebookNotary(data_dir=str(lab.server.data_dir)).check_signature(saved)
+    mine = SettingsKey.of_user(lab.server.data_dir)  # the key the server's kernels sign with
+    record = final_record(saved.cells[3])
+    assert mine.verifies(record["settings"], record["conversation_id"])
+    assert mine.verifies(
+        saved.metadata["jupyter_turns"]["threads"]["main"], record["conversation_id"]
+    )
 
-    # someone else's copy: the same conversation and settings, content this user never signed
+    # someone else's copy: the same conversation and settings, signed by their jupyter_turns
     theirs = nbformat.from_dict(saved)
-    theirs.cells[6].source = "print(ran)  # from a colleague"
+    colleague = SettingsKey(b"c" * 64)
+    for settings in (
+        final_record(theirs.cells[3])["settings"],
+        theirs.metadata["jupyter_turns"]["threads"]["main"],
+    ):
+        settings.update(colleague.sign(settings, record["conversation_id"]))
     nbformat.write(theirs, lab.path("theirs.ipynb"))
 
     lab.restart_kernel()
@@ -69,8 +81,9 @@ def test_my_notebook_keeps_always_allow_and_one_from_someone_else_does_not(lab: 
     lab.open("theirs.ipynb")
     _second_turn(lab)
     root = start_chat(lab, 5)
+    expect(lab.cell_output(5)).to_contain_text("asks for thread 'main': always allow `add`")
     expect(lab.cell_output(5)).to_contain_text(
-        "asks for thread 'main': always allow `add` — not applied: the notebook is not trusted"
+        "— not applied: these settings were not saved by your own jupyter_turns"
     )
     expect(root.get_by_text("Run add?")).to_be_visible()  # it asks again
     root.get_by_role("button", name="Skip", exact=True).click()

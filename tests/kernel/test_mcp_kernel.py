@@ -1,19 +1,22 @@
 """MCP servers in a real kernel: a stdio server written with the SDK (tests/support/mcp_server.py)
 started by the kernel, approved by a click, stopped by a kernel interrupt, skipped by a headless
-run's policy, closed at kernel shutdown, and expected again by a restored thread."""
+run's policy, closed at kernel shutdown, and a restored thread's server started only when the
+user says so."""
 
 from __future__ import annotations
 
 import copy
 import os
+import shlex
 import time
 from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
-from nbformat.sign import NotebookNotary
 
+from jupyter_turns.persist import RECORD_MIME
+from jupyter_turns.trust import SettingsKey
 from tests.support.mcp_server import SCRIPT
 from tests.support.notebook_code import SETUP
 
@@ -155,32 +158,38 @@ def _alive(pid: int) -> bool:
         return stat.read().split(")")[-1].split()[0] != "Z"
 
 
-def test_a_restored_thread_names_its_servers_and_uses_them_once_configured(
+def test_a_restored_thread_names_its_servers_and_starts_one_only_when_the_user_says(
     tmp_path: Path,
 ) -> None:
+    """A notebook's MCP server is a command the kernel would run: from someone else's notebook
+    it is withheld; from the user's own (signed by their kernel) it is restored but started
+    only by ``%chat mcp start``, after the user has read its command line."""
     log = tmp_path / "server.log"
     log.touch()
-    data_dir = tmp_path / "jupyter"  # this user's signature store
-    data_dir.mkdir()
+    data_dir = tmp_path / "jupyter"  # this user's settings secret
     kernel = KernelDriver(env={"MCP_TEST_LOG": str(log), "JUPYTER_DATA_DIR": str(data_dir)})
+    # the server's process writes "started" to the log each time it starts
+    command = ["bash", "-c", f'echo started >> "$MCP_TEST_LOG"; exec {PYTHON} {SCRIPT}']
+    add = f"%chat mcp add t --env MCP_TEST_LOG -- {shlex.join(command)}"
+    described = f"stdio: {shlex.join(command)}"
     try:
         kernel.run("%load_ext jupyter_turns")
         kernel.run(SETUP)
-        kernel.run(ADD)
+        kernel.run(add)
         kernel.run(
             "script = [cycle(tool_call('mcp__t__add', {'a': 2, 'b': 3})), cycle(message('5'))]"
         )
         source = "%%chat --tools unattended --provider scripted --script script\nAdd 2 and 3"
         first = kernel.run(source)
         assert _responses(first)[0]["content"] == "5"
-        saved = first.records()[-1]["settings"]["mcp_servers"]
-        assert saved == {"t": {"command": [PYTHON, str(SCRIPT)], "env": ["MCP_TEST_LOG"]}}
+        saved = first.records()[-1]["settings"]
+        assert saved["mcp_servers"] == {"t": {"command": command, "env": ["MCP_TEST_LOG"]}}
         notebook = notebook_from([(source, first.outputs)])
-        theirs = copy.deepcopy(notebook)
-        theirs.metadata["author"] = "someone else"  # signatures are by content: not this one
+        nbformat.write(notebook, tmp_path / "mine.ipynb")  # signed by this user's kernel
+        theirs = copy.deepcopy(notebook)  # the same settings, signed by a colleague's kernel
+        record = theirs.cells[0].outputs[-1]["data"][RECORD_MIME]
+        record["settings"] = SettingsKey(b"c" * 64).sign(saved, record["conversation_id"])
         nbformat.write(theirs, tmp_path / "theirs.ipynb")
-        NotebookNotary(data_dir=str(data_dir)).sign(notebook)
-        nbformat.write(notebook, tmp_path / "mine.ipynb")
         kernel.run("%chat mcp remove t")
         again = "%%chat --tools unattended --provider scripted --script script\nAgain"
         kernel.run(
@@ -188,8 +197,11 @@ def test_a_restored_thread_names_its_servers_and_uses_them_once_configured(
         )
 
         restored = kernel.run(f"%chat restore {tmp_path / 'theirs.ipynb'}").stdout()
-        shown = f"MCP servers `t` (stdio: {Path(PYTHON).name} {SCRIPT})"
-        assert f"asks for thread 'main': unattended tools, {shown} — not applied" in restored
+        shown = f"MCP servers `t` ({described})"
+        assert (
+            "asks for thread 'main': unattended tools, the `scripted` provider, playing the "
+            f"variable `script`, {shown} — not applied"
+        ) in restored
         cell = kernel.run(again)
         assert _responses(cell)[0]["content"] == "Unknown tool 'mcp__t__add'."
         assert cell.stdout() == ""  # the notice is in the record
@@ -200,25 +212,41 @@ def test_a_restored_thread_names_its_servers_and_uses_them_once_configured(
             "trust the notebook"
         )
 
-        kernel.run(ADD)  # the user configures it: the thread uses it again
+        kernel.run(add)  # the user configures it: the thread uses it again
         kernel.run(
             "script = [cycle(tool_call('mcp__t__add', {'a': 1, 'b': 1})), cycle(message('2'))]"
         )
         assert _responses(kernel.run(again))[0]["content"] == "2"
 
         kernel.run("%chat mcp remove t")
+        assert _lines(log) == ["started", "add 2 3", "started", "add 1 1"]
         restored = kernel.run(f"%chat restore {tmp_path / 'mine.ipynb'}").stdout()
         assert "not applied" not in restored
+        assert (
+            f"Thread 'main' uses the MCP server 't' ({described}): not started. "
+            "`%chat mcp start t` starts it, once you have read what it runs."
+        ) in restored
         kernel.run(
             "script = [cycle(tool_call('mcp__t__add', {'a': 1, 'b': 1})), cycle(message('2'))]"
         )
-        cell = kernel.run(again)  # my own notebook brings its server back by itself
-        assert _responses(cell)[0]["content"] == "2"
+        cell = kernel.run(again)  # my own notebook: its server waits for my word
+        assert _responses(cell)[0]["content"] == "Unknown tool 'mcp__t__add'."
         notices = [e["text"] for e in cell.records()[-1]["events"] if e["kind"] == "notice"]
         assert notices == [
-            f"MCP server 't' (stdio: {Path(PYTHON).name} {SCRIPT}) is configured: thread "
-            "'main' used it in the notebook it was restored from"
+            f"MCP server 't' ({described}) of thread 'main' is not started: it was restored "
+            "from the notebook. %chat mcp start t starts it, once you have read what it runs"
         ]
-        assert _lines(log) == ["add 2 3", "add 1 1", "add 1 1"]
+        listed = kernel.run("%chat mcp list").stdout()
+        assert listed == f"t: {described} · restored, not started: %chat mcp start t\n"
+        assert _lines(log) == ["started", "add 2 3", "started", "add 1 1"]  # not started
+
+        started = kernel.run("%chat mcp start t").stdout()
+        assert started.startswith(f"Started MCP server 't' ({described}): 7 tools (")
+        assert _lines(log)[-1] == "started"
+        kernel.run(
+            "script = [cycle(tool_call('mcp__t__add', {'a': 1, 'b': 1})), cycle(message('2'))]"
+        )
+        assert _responses(kernel.run(again))[0]["content"] == "2"
+        assert _lines(log) == ["started", "add 2 3", "started", "add 1 1", "started", "add 1 1"]
     finally:
         kernel.close()

@@ -1,6 +1,7 @@
 """The crafted-notebook attack in a real kernel: a notebook from someone else asks for "always
 allow python", the python built-in, unattended tools and its own system prompt. Its conversation
 restores; none of that is applied until the user trusts it — then it behaves as the file asked.
+Settings the user's own jupyter_turns signed apply at once (see also test_signed_settings.py).
 """
 
 from __future__ import annotations
@@ -11,11 +12,11 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from jupyter_turns.events import ChatRequest, Message
 from jupyter_turns.persist import RECORD_MIME, turn_record
+from jupyter_turns.trust import SettingsKey
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import Text, ToolUse, sse_message, sse_text_response
 
@@ -47,8 +48,9 @@ USER_CODE = textwrap.dedent(
 )
 
 
-def crafted(path: Path, *, store: str) -> Path:
-    """The attacker's notebook: one earlier exchange, the settings in ``store``."""
+def crafted(path: Path, *, store: str, key: SettingsKey | None = None) -> Path:
+    """The attacker's notebook: one earlier exchange, the settings in ``store`` (signed with
+    ``key``: the user's own, when a test plays the user's notebook)."""
     events = [
         ChatRequest(content="Hello", timestamp="2026-01-01T10:00:00+00:00"),
         Message(content="Hi! Ask me anything.", timestamp="2026-01-01T10:00:01+00:00"),
@@ -57,7 +59,7 @@ def crafted(path: Path, *, store: str) -> Path:
     notebook = new_notebook()
     cell = new_code_cell("%%chat\nHello")
     if store == "output-record":
-        record["settings"] = ASKS
+        record["settings"] = key.sign(ASKS, "attacker-conv") if key else ASKS
     else:
         settings = {**ASKS, "conversation_id": "attacker-conv"}
         notebook.metadata["jupyter_turns"] = {
@@ -121,8 +123,9 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             assert "Restored thread 'main': 2 events from shared.ipynb" in out
             assert (
                 "always allow `python`, `helper`, unattended tools, built-in tools `python`, "
-                f"a system prompt ({len(ATTACKER_SYSTEM)} characters) — not applied: "
-                "the notebook is not trusted"
+                f"a system prompt ({len(ATTACKER_SYSTEM)} characters), the model "
+                "`claude-haiku-4-5` — not applied: these settings were not saved by your own "
+                "jupyter_turns"
             ) in out
             responses = _responses(kernel, cell)
             assert responses["toolu_py1"]["content"] == "Unknown tool 'python'."
@@ -166,7 +169,7 @@ def test_restore_by_hand_in_a_headless_run_runs_nothing(tmp_path: Path, store: s
             kernel.run("%load_ext jupyter_turns")
             kernel.run(USER_CODE)
             restored = kernel.run(f"%chat restore {path}").stdout()
-            assert "not applied: the notebook is not trusted" in restored
+            assert "not applied: these settings were not saved by your own" in restored
             cell = kernel.run("%%chat\nWhat is in this notebook?")
             responses = _responses(kernel, cell)
             assert responses["toolu_py1"]["content"] == "Unknown tool 'python'."
@@ -178,12 +181,10 @@ def test_restore_by_hand_in_a_headless_run_runs_nothing(tmp_path: Path, store: s
             kernel.close()
 
 
-def test_a_notebook_the_user_signed_restores_its_permissions(tmp_path: Path) -> None:
-    path = crafted(tmp_path / "mine.ipynb", store="output-record")
+def test_settings_the_users_jupyter_turns_signed_restore_its_permissions(tmp_path: Path) -> None:
     data_dir = tmp_path / "jupyter"
-    data_dir.mkdir()
-    notebook = nbformat.read(path, as_version=4)
-    NotebookNotary(data_dir=str(data_dir)).sign(notebook)  # as `jupyter trust mine.ipynb` does
+    mine = SettingsKey.of_user(data_dir)  # as the user's kernel signs what it saves
+    path = crafted(tmp_path / "mine.ipynb", store="output-record", key=mine)
     marker = tmp_path / "ran.txt"
     with AnthropicTestServer() as server:
         server.enqueue(Reply.sse(calls(marker)), Reply.sse(sse_text_response(["Done."])))

@@ -91,6 +91,20 @@ def test_assigning_the_script_variable_again_plays_the_new_script(magics: ChatMa
     assert answers[1::2] == ["first script", "second script"]
 
 
+def test_a_script_list_plays_on_and_the_variable_keeps_the_list(magics: ChatMagics) -> None:
+    """The variable is never rebound (a restored setting could name any variable): later
+    cells, in any thread, go on where the list's provider stopped."""
+    from jupyter_turns.providers.scripted import cycle, message
+
+    namespace = magics.session.namespace
+    script = namespace["script_v"] = [cycle(message("one")), cycle(message("two"))]
+    run(magics, "--script script_v")
+    assert namespace["script_v"] is script and len(script) == 2
+    run(magics, "--new --thread other --script script_v")
+    answers = [e.content for e in magics.session.threads.by_name["other"].chat.conversation.events]
+    assert answers == ["hello", "two"] and namespace["script_v"] is script
+
+
 def _builtins(magics: ChatMagics, thread: str = "main") -> set[str]:
     return set(magics.session.threads.by_name[thread].chat.tools)
 

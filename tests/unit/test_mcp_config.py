@@ -15,7 +15,12 @@ from traitlets import TraitError
 from jupyter_turns.errors import McpServerError
 from jupyter_turns.magic import ChatMagics
 from jupyter_turns.mcp import McpServers, ServerSpec, require_sdk
-from jupyter_turns.thread_settings import describe_guarded, parse_settings, split_settings
+from jupyter_turns.thread_settings import (
+    UserDefaults,
+    describe_guarded,
+    parse_settings,
+    split_settings,
+)
 from tests.support.mcp_server import SCRIPT
 
 COMMAND = [sys.executable, str(SCRIPT)]
@@ -217,7 +222,7 @@ def test_saved_servers_need_trust_and_are_named() -> None:
     }
     settings = parse_settings(saved)
     assert settings.problems == [] and settings.values == saved
-    harmless, guarded = split_settings(settings, max_cycles_default=25)
+    harmless, guarded = split_settings(settings.values, UserDefaults(max_cycles=25))
     assert harmless == {} and guarded == saved
     assert describe_guarded(guarded) == (
         "MCP servers `files` (stdio: python3 files.py), `tracker` (http: https://t.example/mcp)"
