@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -269,9 +270,11 @@ def build(name: str, cells: list[object]) -> None:
             allow_errors=number < passes - 1,
             resources={"metadata": {"path": str(HERE)}},
         )
-        with recording(name) as env:  # the replay example talks to the local API server
+        # the replay example talks to the local API server; a throwaway Jupyter data directory
+        # signs the saved settings with a key nobody holds, so no example grants anything
+        with recording(name) as env, tempfile.TemporaryDirectory() as data:
             client.km = client.create_kernel_manager()
-            client.start_new_kernel(env={**os.environ, **env})
+            client.start_new_kernel(env={**os.environ, **env, "JUPYTER_DATA_DIR": data})
             client.execute()
         nbformat.write(notebook, path)
     print(f"wrote {path.relative_to(HERE.parent)}")

@@ -241,7 +241,7 @@ def test_a_restored_thread_names_its_servers_and_starts_one_only_when_the_user_s
         assert _lines(log) == ["started", "add 2 3", "started", "add 1 1"]  # not started
 
         started = kernel.run("%chat mcp start t").stdout()
-        assert started.startswith(f"Started MCP server 't' ({described}): 7 tools (")
+        assert started.startswith(f"Started MCP server 't' ({described}): 8 tools (")
         assert _lines(log)[-1] == "started"
         kernel.run(
             "script = [cycle(tool_call('mcp__t__add', {'a': 1, 'b': 1})), cycle(message('2'))]"

@@ -49,7 +49,8 @@ CELLS = [
     "%load_ext jupyter_turns",  # In[1]
     _planted_cell(),  # In[2]
     "import os\nprint(dict(os.environ))",  # In[3]
-    "%chat allow python",  # In[4]
+    # the model reads the printing cell's output whole, however long this machine's env is
+    "%chat allow python\n%config ChatMagics.output_chars = 1_000_000",  # In[4]
     "%%chat --provider anthropic --model claude-haiku-4-5 --builtins python\n"
     "What do @creds and my cells hold?",
 ]
