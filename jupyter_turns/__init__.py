@@ -6,9 +6,10 @@ In a notebook: ``%load_ext jupyter_turns`` then a ``%%chat`` cell. From Python:
 
 from __future__ import annotations
 
-from .chat import Chat
-from .content import Attachment, ImageData
-from .conversation import Conversation
+from .engine.chat import Chat
+from .engine.retry import RetryPolicy
+from .engine.subagent import subagent
+from .engine.turn import TurnResult, TurnState
 from .errors import (
     ConversationError,
     InvalidTransition,
@@ -19,9 +20,11 @@ from .errors import (
     StreamBroken,
     ToolDefinitionError,
 )
-from .events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
-from .interrupt import CancelToken, InterruptAction, InterruptChoice, InterruptContext
-from .prompter import (
+from .model.content import Attachment, ImageData
+from .model.conversation import Conversation
+from .model.events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
+from .model.interrupt import CancelToken, InterruptAction, InterruptChoice, InterruptContext
+from .model.prompter import (
     Approval,
     ApprovalRequest,
     InquiryAnswer,
@@ -31,19 +34,16 @@ from .prompter import (
     ResultDecision,
     ResultReview,
 )
+from .model.sink import PrintSink, RecordingSink, Sink
 from .providers import Provider, Request, ScriptedProvider
-from .retry import RetryPolicy
-from .sink import PrintSink, RecordingSink, Sink
-from .subagent import subagent
 from .tools import Tool, ToolContext, ToolResult, tool
-from .turn import TurnResult, TurnState
 
 __version__ = "0.1.0"
 
 
 def load_ipython_extension(ipython: object) -> None:
     """``%load_ext jupyter_turns``: registers ``%%chat`` and ``%chat``."""
-    from .magic import load_ipython_extension as load
+    from .kernel.magic import load_ipython_extension as load
 
     load(ipython)
 

@@ -13,10 +13,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from .chat import Chat
-from .prompter import PolicyPrompter
+from .engine.chat import Chat
+from .model.prompter import PolicyPrompter
+from .model.sink import PrintSink
 from .providers.scripted import ScriptedProvider, cycle, message, reasoning, tool_call
-from .sink import PrintSink
 from .text import plural
 from .tools import tool
 
@@ -65,7 +65,7 @@ def run_quickstart() -> None:
     import nbformat
     from nbclient import NotebookClient
 
-    from .notebook import load
+    from .record.notebook import load
 
     source = ROOT / "examples" / "quickstart.ipynb"
     notebook = nbformat.read(source, as_version=4)
@@ -82,7 +82,7 @@ def run_quickstart() -> None:
     target = ROOT / "test-artifacts" / "quickstart.ipynb"
     target.parent.mkdir(exist_ok=True)
     nbformat.write(notebook, target)
-    from .transcript import to_markdown
+    from .record.transcript import to_markdown
 
     for name, conversation in load(target).items():
         print(f"\n===== thread {name!r}: {plural(len(conversation), 'event')} =====\n")

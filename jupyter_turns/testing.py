@@ -10,8 +10,8 @@ your notebooks::
 
 nbval then sees each chat cell's final output and compares everything but the record (the
 transcript HTML, the summary, your other cells); tests that need the record load it with
-:func:`jupyter_turns.notebook.load`. A replayed cell (``JUPYTER_TURNS_REPLAY=on``) differs from
-its recording only by saying it is a replay (its opening notice, `` · replayed`` at the end of
+:func:`jupyter_turns.record.notebook.load`. A replayed cell (``JUPYTER_TURNS_REPLAY=on``) differs
+from its recording only by saying it is a replay (its opening notice, `` · replayed`` at the end of
 its summary): that is left out of the comparison, on both sides.
 """
 
@@ -23,7 +23,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
-from .persist import RECORD_MIME, REPLAYED
+from .kernel.persist import RECORD_MIME, REPLAYED
 
 __all__ = ["nbval_for_chat_cells", "skip_record_comparison"]
 

@@ -216,7 +216,7 @@ PERSISTENCE = [
         "* the widget's state, when the frontend saves it.\n\n"
         "After a kernel restart the first `%%chat` finds the notebook file, rebuilds the "
         "threads and continues. `%chat restore PATH` does it by hand; "
-        "`jupyter_turns.notebook.load(path)` reads a notebook without a kernel.\n\n" + SWITCH
+        "`jupyter_turns.record.notebook.load(path)` reads a notebook without a kernel.\n\n" + SWITCH
     ),
     new_code_cell('%load_ext jupyter_turns\n%config ChatMagics.provider = "scripted"'),
     new_code_cell("%%chat --thread notes\nRemember: the meeting is on Tuesday."),
@@ -225,7 +225,7 @@ PERSISTENCE = [
         "(run the cell above, save, and run this again to see it change)."
     ),
     new_code_cell(
-        "from jupyter_turns.notebook import load, export_markdown\n\n"
+        "from jupyter_turns.record.notebook import load, export_markdown\n\n"
         "saved = load('persistence-and-restore.ipynb')\n"
         "for name, conversation in saved.items():\n"
         "    print(name, [e.kind for e in conversation.events])"

@@ -25,7 +25,7 @@ from .undo import UndoRefused
 from .undoing import undo
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from ..kernel.session import Session
 
 __all__ = ["CONTROL_TARGET", "register_control"]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..persist import MetadataWriter
+from ..kernel.persist import MetadataWriter
 
 __all__ = ["CellPage", "NotebookEditor", "PageError"]
 

@@ -21,7 +21,7 @@ import dataclasses
 import difflib
 from typing import Any, Literal
 
-from ..content import labeled
+from ..model.content import labeled
 from ..reading.sources import NotebookReader
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool

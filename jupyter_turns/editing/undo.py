@@ -8,7 +8,7 @@ earlier step is refused while later ones stand, because they may build on it.
 
 Reverting says plainly what it could not revert: objects changed in place, files written and
 other side effects of code, a cell the user changed since. Each undo becomes an
-:class:`~jupyter_turns.events.Undo` event.
+:class:`~jupyter_turns.model.events.Undo` event.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..events import Undo
+from ..kernel_tools.code_run import CodeRun, run_code
+from ..kernel_tools.figures import produced_images
+from ..kernel_tools.state_diff import StateDiff, diff, snapshot
+from ..model.events import Undo
 from ..text import plural
-from ..tools.code_run import CodeRun, run_code
-from ..tools.figures import produced_images
-from ..tools.state_diff import StateDiff, diff, snapshot
 from .page import CellPage, PageError
 
 __all__ = ["Step", "UndoLog", "UndoRefused", "describe", "run_step", "undo_log"]

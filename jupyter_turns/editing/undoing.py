@@ -1,6 +1,6 @@
 """Undoing steps in a notebook session, from ``%chat undo [N]`` or a card's Undo button.
 
-After :mod:`.undo` reverts a step, its :class:`~jupyter_turns.events.Undo` event joins the
+After :mod:`.undo` reverts a step, its :class:`~jupyter_turns.model.events.Undo` event joins the
 thread that made the call (so ``%chat history`` shows it, and the model's next request says
 what was undone: :func:`~jupyter_turns.reading.kernel_note.kernel_note`), and the record of
 the cell whose card shows the call is rewritten with it, through the page: reopened, the card
@@ -12,13 +12,13 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ..events import Undo
-from ..persist import record_bundle
+from ..kernel.persist import record_bundle
+from ..model.events import Undo
 from .page import NotebookEditor, PageError
 from .undo import describe, undo_log
 
 if TYPE_CHECKING:
-    from ..session import Session
+    from ..kernel.session import Session
 
 __all__ = ["undo"]
 

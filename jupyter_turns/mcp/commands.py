@@ -29,8 +29,8 @@ from .config import ServerSpec, check_name, problem_text
 from .servers import require_sdk
 
 if TYPE_CHECKING:
-    from ..session import CellSettings, Session
-    from ..threads import Thread
+    from ..kernel.session import CellSettings, Session
+    from ..kernel.threads import Thread
 
 __all__ = ["USAGE", "mcp_command"]
 

@@ -18,7 +18,7 @@ from typing import Any
 from anthropic.lib.tools.mcp import UnsupportedMCPValueError, mcp_content
 from mcp.types import CallToolResult, ContentBlock, EmbeddedResource, ResourceLink
 
-from ..content import ImageData
+from ..model.content import ImageData
 from ..reading.images import image_from_base64
 from ..tools.results import ToolFailed, ToolResult
 

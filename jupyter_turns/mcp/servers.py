@@ -23,7 +23,7 @@ from ..errors import McpServerError
 from .config import ServerSpec, parse_servers
 
 if TYPE_CHECKING:
-    from ..threads import Thread
+    from ..kernel.threads import Thread
     from ..tools.registry import Tool
     from .connection import Connection
 

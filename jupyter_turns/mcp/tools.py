@@ -30,7 +30,7 @@ from referencing import Registry
 from referencing.exceptions import Unresolvable
 
 from ..errors import McpServerError
-from ..events import Notice
+from ..model.events import Notice
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, ToolArgumentError
 from ..tools.results import ToolFailed, ToolResult

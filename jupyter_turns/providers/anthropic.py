@@ -1,16 +1,16 @@
 """AnthropicProvider: the Claude Messages API through the official SDK, streamed raw.
 
-Reads ``ANTHROPIC_API_KEY`` (found by :func:`jupyter_turns.keys.api_key`: the environment or a
-``.env`` file; a key changed later, e.g. by ``%chat key``, is picked up by the next request) and
-sends to the endpoint in use (:func:`jupyter_turns.endpoints.current`: ``ANTHROPIC_BASE_URL``
-of the environment, never of a ``.env``), read again for each request. A key is never sent to
-an endpoint other than the one it was given for (:func:`jupyter_turns.keys.refusal`): the
-request is not made and a ProviderConfigError says to run ``%chat key``. The client has
-``max_retries=0``: ResilientCycle retries, with the server's ``retry-after`` capped.
-:meth:`AnthropicProvider.classify` is the one place SDK and ``httpx2`` exceptions become
-ProviderErrors. A continuation is requested by assistant prefill where the model accepts it,
-otherwise (or after a 400 that mentions prefill) by a user message quoting where the answer
-stopped.
+Reads ``ANTHROPIC_API_KEY`` (found by :func:`jupyter_turns.kernel.keys.api_key`: the environment or
+a ``.env`` file; a key changed later, e.g. by ``%chat key``, is picked up by the next request) and
+sends to the endpoint in use (:func:`jupyter_turns.providers.endpoints.current`:
+``ANTHROPIC_BASE_URL`` of the environment, never of a ``.env``), read again for each request. A key
+is never sent to an endpoint other than the one it was given for
+(:func:`jupyter_turns.kernel.keys.refusal`): the request is not made and a ProviderConfigError says
+to run ``%chat key``. The client has ``max_retries=0``: ResilientCycle retries, with the server's
+``retry-after`` capped. :meth:`AnthropicProvider.classify` is the one place SDK and ``httpx2``
+exceptions become ProviderErrors. A continuation is requested by assistant prefill where the model
+accepts it, otherwise (or after a 400 that mentions prefill) by a user message quoting where the
+answer stopped.
 """
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ..compaction import unavailable_notice
-from ..context import compaction_note
-from ..conversation import anthropic_messages
-from ..endpoints import current
+from ..engine.compaction import unavailable_notice
+from ..engine.window import compaction_note
 from ..errors import ProviderConfigError, ProviderError
-from ..events import Finished, StreamEvent, Usage
-from ..keys import api_key, refusal
+from ..kernel.keys import api_key, refusal
+from ..model.conversation import anthropic_messages
+from ..model.events import Finished, StreamEvent, Usage
 from ..redaction import remember
 from .anthropic_errors import classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response
 from .anthropic_stream import StreamAdapter
 from .base import Request
+from .endpoints import current
 from .limits import check_request
 from .models import model_info
 

@@ -10,7 +10,7 @@ import anthropic
 import httpx2
 
 from ..errors import ProviderError
-from ..keys import ENV_KEY
+from ..kernel.keys import ENV_KEY
 
 __all__ = ["classify"]
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
-from ..events import Finished, StreamEvent
+from ..model.events import Finished, StreamEvent
 from .anthropic_stream import StreamAdapter, as_dict
 
 __all__ = ["NOT_STREAMING", "is_event_stream", "message_events", "whole_response"]

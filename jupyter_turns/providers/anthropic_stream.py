@@ -22,10 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
+from ..model.events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
 
 if TYPE_CHECKING:
-    from ..events import FinishReason, StreamEvent
+    from ..model.events import FinishReason, StreamEvent
 
 __all__ = ["StreamAdapter", "as_dict"]
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from ..errors import ProviderError
-from ..events import ConversationEvent, StreamEvent, Usage
+from ..model.events import ConversationEvent, StreamEvent, Usage
 
 __all__ = ["Continuation", "Provider", "Request", "ToolSpec"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..events import Usage
+from ..model.events import Usage
 
 __all__ = ["CONTEXT_WINDOW", "ModelInfo", "model_info"]
 

@@ -17,13 +17,22 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ProviderError
-from ..events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage, new_id
-from ..interrupt import ThreadSafeFlag
+from ..model.events import (
+    Finished,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    ToolCall,
+    Usage,
+    new_id,
+)
+from ..model.interrupt import ThreadSafeFlag
 from ..text import plural
 from .base import Request
 
 if TYPE_CHECKING:
-    from ..events import FinishReason, StreamEvent
+    from ..model.events import FinishReason, StreamEvent
 
 __all__ = [
     "Delay",

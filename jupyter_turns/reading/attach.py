@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..content import Attachment
+from ..model.content import Attachment
 from .images import image_of
 from .variables import one_line, summarize
 

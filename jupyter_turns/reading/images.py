@@ -20,7 +20,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..content import MAX_IMAGES, ImageData
+from ..model.content import MAX_IMAGES, ImageData
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage

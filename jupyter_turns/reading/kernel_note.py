@@ -14,8 +14,8 @@ import ast
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..content import Attachment
-from ..events import ConversationEvent
+from ..model.content import Attachment
+from ..model.events import ConversationEvent
 
 __all__ = ["kernel_note", "names_from_tool_calls"]
 

@@ -21,8 +21,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..notebook import find_notebook
-from ..persist import MetadataWriter
+from ..kernel.persist import MetadataWriter
+from ..record.notebook import find_notebook
 from .cells import CellView, NotebookView
 from .history import KernelHistory
 

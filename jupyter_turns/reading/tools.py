@@ -2,7 +2,7 @@
 
 Offered by default (run mode ``unattended``: reading never asks), each call shows as a tool
 card. Every answer is notebook content, so it is framed as labeled data
-(:func:`~jupyter_turns.content.labeled`) and says where the cells came from. Outputs are cut
+(:func:`~jupyter_turns.model.content.labeled`) and says where the cells came from. Outputs are cut
 to the per-output budget (``ChatMagics.output_chars``) with a note saying how to read on.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from ..content import labeled
+from ..model.content import labeled
 from ..tools.registry import Tool, tool
 from ..tools.results import ToolResult
 from .cells import cell_text, outline

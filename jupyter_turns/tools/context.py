@@ -13,12 +13,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..interrupt import CancelToken
+from ..model.interrupt import CancelToken
 
 if TYPE_CHECKING:
-    from ..events import ConversationEvent
-    from ..prompter import Prompter
-    from ..sink import Sink
+    from ..model.events import ConversationEvent
+    from ..model.prompter import Prompter
+    from ..model.sink import Sink
     from .executor import ExecutionSettings
 
 __all__ = ["Nest", "ToolContext"]
@@ -49,7 +49,7 @@ class ToolContext:
         nest: Nest | None = None,
         extra: dict[str, Any] | None = None,
     ) -> None:
-        self.nest = nest  # for sub-agents (see :func:`jupyter_turns.subagent`)
+        self.nest = nest  # for sub-agents (see :func:`jupyter_turns.engine.subagent`)
         self.extra: dict[str, Any] = {} if extra is None else extra  # the executor's, shared
         self.call_id = call_id
         self.name = name

@@ -12,16 +12,16 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from ..events import ConversationEvent, ToolCallRequest, ToolCallResponse
-from ..interrupt import (
+from ..model.events import ConversationEvent, ToolCallRequest, ToolCallResponse
+from ..model.interrupt import (
     InterruptAction,
     InterruptChannel,
     InterruptChoice,
     InterruptContext,
     done_before_interrupt,
 )
-from ..prompter import Prompter
-from ..sink import Sink
+from ..model.prompter import Prompter
+from ..model.sink import Sink
 from .executor import ExecutionSettings, ToolExecutor
 from .registry import Tool
 from .results import describe_exception

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from ..events import (
+from ..model.events import (
     ConversationEvent,
     Decision,
     InquiryRequest,
@@ -31,10 +31,10 @@ from ..events import (
     new_id,
     now_iso,
 )
-from ..interrupt import CancelToken
-from ..prompter import InquiryPrompt, Prompter
+from ..model.interrupt import CancelToken
+from ..model.prompter import InquiryPrompt, Prompter
+from ..model.sink import NullSink, Sink, ToolState, ToolUpdate
 from ..redaction import redact, redact_data
-from ..sink import NullSink, Sink, ToolState, ToolUpdate
 from .capture import LiveOutput, capturing
 from .context import Nest, ToolContext
 from .invoke import invoke
@@ -50,7 +50,7 @@ from .results import (
 )
 
 if TYPE_CHECKING:
-    from ..replay_rebuild import SavedCalls
+    from ..record.replay_rebuild import SavedCalls
 
 __all__ = ["ExecutionSettings", "ToolExecutor"]
 

@@ -5,7 +5,7 @@ allow" list, else the prompter's approval — approve, skip, edit the arguments 
 rejected ones are shown back with the error), always allow. ``always_ask`` tools run only when a
 person approves: a policy's approval is refused. After a run: the result mode, else the
 prompter's review — deliver, withhold, edit the result. Each answer is recorded as a
-:class:`~jupyter_turns.events.Decision` naming who made it.
+:class:`~jupyter_turns.model.events.Decision` naming who made it.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..events import Decision, ToolCallRequest
-from ..prompter import ApprovalRequest, Prompter, ResultReview
+from ..model.events import Decision, ToolCallRequest
+from ..model.prompter import ApprovalRequest, Prompter, ResultReview
 from .registry import RunMode, Tool, ToolArgumentError
 from .results import Outcome
 

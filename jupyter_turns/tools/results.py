@@ -4,7 +4,7 @@ A tool returns any value: text, JSON-able data, a pydantic model or dataclass â€
 :class:`ToolResult` (text plus images), or one object that is an image (a matplotlib Figure,
 a PIL Image, PNG/JPEG bytes, an ``IPython.display.Image``, anything with ``_repr_png_`` or
 ``_repr_jpeg_``). Images reach the model as image blocks inside the tool result, at most
-:data:`~jupyter_turns.content.MAX_IMAGES`, downscaled to the API's useful size.
+:data:`~jupyter_turns.model.content.MAX_IMAGES`, downscaled to the API's useful size.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from ..content import MAX_IMAGES, ImageData
-from ..events import ToolStatus
+from ..model.content import MAX_IMAGES, ImageData
+from ..model.events import ToolStatus
 
 __all__ = [
     "NotRun",
@@ -47,7 +47,7 @@ class Outcome:
 class ToolResult:
     """What a tool may return to send images with its text: ``ToolResult("3 plots", [fig])``.
 
-    ``images`` holds :class:`~jupyter_turns.content.ImageData` or image-like objects (see the
+    ``images`` holds :class:`~jupyter_turns.model.content.ImageData` or image-like objects (see the
     module docstring); the first five that are images are sent, the rest are noted.
     """
 

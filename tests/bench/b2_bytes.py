@@ -114,7 +114,7 @@ class _Bench:
         widgets = [
             w
             for w in driver.widgets.values()
-            if w.state.get("_anywidget_id") == "jupyter_turns.widget.ChatWidget"
+            if w.state.get("_anywidget_id") == "jupyter_turns.widget.chat_widget.ChatWidget"
         ]
         return widgets[-1] if widgets else None
 

@@ -14,8 +14,8 @@ import time
 from typing import Any
 
 from jupyter_turns import Chat, PolicyPrompter, tool
+from jupyter_turns.model.sink import Appended, ToolUpdate, Update
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import Appended, ToolUpdate, Update
 
 from .common import Dist, Figure, Settings, judge_max
 

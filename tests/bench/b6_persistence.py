@@ -29,13 +29,13 @@ from typing import Any
 import nbformat
 
 from jupyter_turns import Chat, PolicyPrompter, tool
-from jupyter_turns.front import CellFront
-from jupyter_turns.persist import RECORD_MIME, MetadataWriter, Recorder, record_bundle
+from jupyter_turns.engine.turn import TurnCoordinator
+from jupyter_turns.kernel.front import CellFront
+from jupyter_turns.kernel.persist import RECORD_MIME, MetadataWriter, Recorder, record_bundle
+from jupyter_turns.kernel.threads import Thread
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.threads import Thread
-from jupyter_turns.turn import TurnCoordinator
-from jupyter_turns.widget import ChatWidget
-from jupyter_turns.widget_sink import WidgetSink
+from jupyter_turns.widget.chat_widget import ChatWidget
+from jupyter_turns.widget.sink import WidgetSink
 
 from .common import Dist, Figure, Settings, answer, counting_comms, judge_max
 

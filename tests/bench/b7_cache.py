@@ -23,11 +23,11 @@ import asyncio
 from typing import Any
 
 from jupyter_turns import Chat, PolicyPrompter, tool
-from jupyter_turns.events import Usage
+from jupyter_turns.kernel_tools.builtin import BUILTINS, DEFAULT
+from jupyter_turns.model.events import Usage
 from jupyter_turns.providers.anthropic import AnthropicProvider
 from jupyter_turns.providers.models import model_info
 from jupyter_turns.reading.sources import NotebookReader
-from jupyter_turns.tools.builtin import BUILTINS, DEFAULT
 from tests.support.anthropic_replies import Reply
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_sse import Text, ToolUse, sse_message

@@ -12,7 +12,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
-from jupyter_turns.events import Finished, Flush, MessageDelta, Part, StreamEvent
+from jupyter_turns.model.events import Finished, Flush, MessageDelta, Part, StreamEvent
 from jupyter_turns.providers.base import Request
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider
 

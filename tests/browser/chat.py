@@ -44,7 +44,8 @@ __all__ = [
 
 RECORD_MIME = "application/vnd.jupyter-turns+json"
 
-# What the widget's loader shows when it cannot import the front end (jupyter_turns/widget.py).
+# What the widget's loader shows when it cannot import the front end
+# (jupyter_turns/widget/chat_widget.py).
 WIDGET_FAILED = "jupyter_turns: the chat view needs"
 
 LOAD = "%load_ext jupyter_turns"

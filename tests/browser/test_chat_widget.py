@@ -367,7 +367,7 @@ def _long_markdown(size: int) -> list[str]:
 
 # The answer in exactly 2,000 deltas, ten per 10 ms pause (about 2 s in all).
 STREAM_2000 = """\
-from jupyter_turns.events import Finished, Flush, MessageDelta, Part
+from jupyter_turns.model.events import Finished, Flush, MessageDelta, Part
 text = open("answer.md").read()
 cuts = [round(k * len(text) / 2000) for k in range(2001)]
 parts = [Part(0, MessageDelta(text[a:b])) for a, b in zip(cuts, cuts[1:])]

@@ -165,8 +165,8 @@ script = [
 
 # The saved conversation drawn again by the widget, in a kernel that did not run the turn.
 REDRAW = """\
-from jupyter_turns.notebook import find_notebook, load
-from jupyter_turns.widget import ChatWidget
+from jupyter_turns.record.notebook import find_notebook, load
+from jupyter_turns.widget.chat_widget import ChatWidget
 saved = load(find_notebook(globals()))["main"]
 redraw = ChatWidget(thread="main", settings={"reasoning": "full", "thread": "main"})
 redraw.events = [event.model_dump(mode="json") for event in saved.events]

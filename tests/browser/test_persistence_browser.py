@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Locator, expect
 
-from jupyter_turns.notebook import load
+from jupyter_turns.record.notebook import load
 from tests.support.notebook_code import SLOW_TOOL
 
 from .chat import (

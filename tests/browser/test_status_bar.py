@@ -5,7 +5,7 @@ JupyterLab send a control-channel `create_subshell_request` (comms over subshell
 target: `jupyter.widget`, then the lab extension's `jupyter_turns.metadata`). The kernel answers
 each with busy/idle, and JupyterLab shows the status of the *last* status message, whatever its
 parent — so the status bar read "Idle" from the moment the widget appeared until the turn ended.
-jupyter_turns/kernel_status.py re-publishes `busy` for the running cell after such an idle.
+jupyter_turns/kernel/kernel_status.py re-publishes `busy` for the running cell after such an idle.
 
 The test waits until the page has had the answer to every `create_subshell_request` it sent (the
 moment the status used to flip) and then looks at the status bar's text, as a person would.

@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from jupyter_turns.trust import SettingsKey
+from jupyter_turns.kernel.trust import SettingsKey
 
 from .chat import LOAD, SETUP, chat_cell, final_record, print_cell, run_setup, start_chat
 from .lab import Lab

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from jupyter_turns.events import MessageDelta, Part, ReasoningDelta
-from jupyter_turns.persist import turn_record
-from jupyter_turns.sink import Appended, Discarded, Update
-from jupyter_turns.turn import TurnCoordinator
+from jupyter_turns.engine.turn import TurnCoordinator
+from jupyter_turns.kernel.persist import turn_record
+from jupyter_turns.model.events import MessageDelta, Part, ReasoningDelta
+from jupyter_turns.model.sink import Appended, Discarded, Update
 
 
 @dataclass

@@ -10,9 +10,9 @@ import logging
 import pytest
 
 from jupyter_turns import Chat, RecordingSink, tool
-from jupyter_turns.events import ToolCallResponse
+from jupyter_turns.model.events import ToolCallResponse
+from jupyter_turns.model.sink import ToolUpdate
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import ToolUpdate
 
 
 def _chat(*tools: object, sink: RecordingSink | None = None, **kw: object) -> Chat:

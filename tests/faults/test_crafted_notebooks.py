@@ -23,14 +23,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from IPython.core.interactiveshell import InteractiveShell
 
-from jupyter_turns import commands
-from jupyter_turns.conversation import parse_events
-from jupyter_turns.events import ChatRequest, Message, ToolCallRequest, ToolCallResponse
-from jupyter_turns.magic import ChatMagics
-from jupyter_turns.notebook import read_notebook
-from jupyter_turns.persist import RECORD_MIME, turn_record
-from jupyter_turns.tools.builtin import DEFAULT
-from jupyter_turns.trust import SettingsKey
+from jupyter_turns.kernel import commands
+from jupyter_turns.kernel.magic import ChatMagics
+from jupyter_turns.kernel.persist import RECORD_MIME, turn_record
+from jupyter_turns.kernel.trust import SettingsKey
+from jupyter_turns.kernel_tools.builtin import DEFAULT
+from jupyter_turns.model.conversation import parse_events
+from jupyter_turns.model.events import ChatRequest, Message, ToolCallRequest, ToolCallResponse
+from jupyter_turns.record.notebook import read_notebook
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

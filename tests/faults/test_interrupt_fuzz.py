@@ -24,8 +24,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from jupyter_turns import Chat, PolicyPrompter, ProviderError, ToolContext, tool
-from jupyter_turns.conversation import Conversation
-from jupyter_turns.interrupt import InterruptAction, InterruptChoice, InterruptContext
+from jupyter_turns.model.conversation import Conversation
+from jupyter_turns.model.interrupt import InterruptAction, InterruptChoice, InterruptContext
 from jupyter_turns.providers.scripted import (
     Fail,
     Gate,

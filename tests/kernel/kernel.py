@@ -183,7 +183,7 @@ class KernelDriver:
         widgets = [
             w
             for w in self.widgets.values()
-            if w.state.get("_anywidget_id") == "jupyter_turns.widget.ChatWidget"
+            if w.state.get("_anywidget_id") == "jupyter_turns.widget.chat_widget.ChatWidget"
         ]
         assert widgets, "no ChatWidget was created"
         return widgets[-1]

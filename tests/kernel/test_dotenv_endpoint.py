@@ -9,8 +9,8 @@ receives no request at all, and the cell shows what was not applied. ``%chat end
 sent to the new one.
 
 Where the victim set no endpoint the default one is used; so that no test reaches the internet,
-those kernels point the package's default (``jupyter_turns.endpoints.DEFAULT_ENDPOINT``) at the
-user's local server first. Where the brief's setting applies, the user's endpoint is
+those kernels point the package's default (``jupyter_turns.providers.endpoints.DEFAULT_ENDPOINT``)
+at the user's local server first. Where the brief's setting applies, the user's endpoint is
 ``ANTHROPIC_BASE_URL`` in the kernel's process environment, set before the kernel started.
 """
 
@@ -25,7 +25,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_notebook
 
-from jupyter_turns.keys import masked
+from jupyter_turns.kernel.keys import masked
 from tests.support.anthropic_server import AnthropicTestServer, RecordedRequest, Reply
 from tests.support.anthropic_sse import sse_text_response, sse_tool_use_response
 
@@ -77,7 +77,9 @@ def _start(env: dict[str, str], cwd: Path, **extra: str) -> KernelDriver:
 
 def _default_is(kernel: KernelDriver, url: str) -> None:
     """The victim set no endpoint: ``url`` stands in for the default, api.anthropic.com."""
-    kernel.run(f"from jupyter_turns import endpoints\nendpoints.DEFAULT_ENDPOINT = {url!r}")
+    kernel.run(
+        f"from jupyter_turns.providers import endpoints\nendpoints.DEFAULT_ENDPOINT = {url!r}"
+    )
 
 
 def _type_key(kernel: KernelDriver, key: str) -> Cell:

@@ -3,7 +3,7 @@
 The test plays JupyterLab: while a turn waits for an approval it sends what JupyterLab sends when
 a comm target first gets a comm (`create_subshell_request` on the control channel) and a comm
 message on that subshell; each is answered with busy/idle, which used to leave the kernel
-"idle" for the rest of the turn. See jupyter_turns/kernel_status.py.
+"idle" for the rest of the turn. See jupyter_turns/kernel/kernel_status.py.
 """
 
 from __future__ import annotations

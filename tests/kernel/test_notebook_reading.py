@@ -10,6 +10,7 @@ an image block, and a planted instruction only inside the labeled notebook data.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from jupyter_turns.content import DATA_RULE
+from jupyter_turns.model.content import DATA_RULE
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
 
@@ -48,7 +49,7 @@ def _run(tmp_path: Path, server: AnthropicTestServer) -> nbformat.NotebookNode:
         notebook, timeout=90, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
     )
     client.km = client.create_kernel_manager()
-    env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
+    env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
     client.start_new_kernel(env=env)  # type: ignore[no-untyped-call]
     client.execute()
     return notebook

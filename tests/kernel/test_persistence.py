@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import textwrap
 from pathlib import Path
@@ -12,7 +13,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from jupyter_turns.notebook import export_markdown, load, load_threads
+from jupyter_turns.record.notebook import export_markdown, load, load_threads
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
 from tests.support.notebook_code import SETUP, SLOW_TOOL
@@ -76,7 +77,7 @@ def test_a_kernel_killed_in_the_first_cycle_leaves_the_request_saved(
     try:
         kernel.run("%load_ext jupyter_turns")
         kernel.run(
-            "from jupyter_turns.events import MessageDelta, Part, ReasoningDelta\n"
+            "from jupyter_turns.model.events import MessageDelta, Part, ReasoningDelta\n"
             "from jupyter_turns.providers.scripted import Delay\n"
             f"script = {FIRST_CYCLE_SCRIPTS[moment]}"
         )
@@ -140,7 +141,7 @@ def _execute(tmp_path: Path, cells: list[str], env: dict[str, str] | None = None
     )
     if env:
         client.km = client.create_kernel_manager()
-        client.start_new_kernel(env=env)  # type: ignore[no-untyped-call]
+        client.start_new_kernel(env={**os.environ, **env})  # type: ignore[no-untyped-call]
     client.execute()
     path = tmp_path / "executed.ipynb"
     nbformat.write(notebook, path)

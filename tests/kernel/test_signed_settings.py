@@ -22,8 +22,8 @@ import pytest
 from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook
 
-from jupyter_turns.events import ChatRequest, Message
-from jupyter_turns.persist import turn_record
+from jupyter_turns.kernel.persist import turn_record
+from jupyter_turns.model.events import ChatRequest, Message
 from jupyter_turns.providers.anthropic import DEFAULT_MODEL
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import Text, ToolUse, sse_message, sse_text_response
@@ -302,7 +302,7 @@ def test_an_http_mcp_server_of_a_restored_thread_is_never_contacted_unasked(
             path = crafted(tmp_path / "shared.ipynb", settings, store="metadata")
             sign_as_jupyterlab(path, data_dir)
         else:
-            from jupyter_turns.trust import SettingsKey
+            from jupyter_turns.kernel.trust import SettingsKey
 
             own = SettingsKey.of_user(data_dir).sign(settings, "attacker-conv")
             path = crafted(tmp_path / "mine.ipynb", own, store="cell")

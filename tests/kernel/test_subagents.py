@@ -13,7 +13,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from jupyter_turns.notebook import load
+from jupyter_turns.record.notebook import load
 from tests.support.notebook_code import SETUP
 
 from .kernel import RECORD_MIME, KernelDriver, ready_chat
@@ -164,7 +164,7 @@ def test_nested_events_are_saved_and_restored_but_never_sent(tmp_path: Path) -> 
             "                  if getattr(e, 'parent', None) == 'toolu_sub']))"
         ).stdout()
         sent = kernel.run(
-            "from jupyter_turns.conversation import anthropic_messages\n"
+            "from jupyter_turns.model.conversation import anthropic_messages\n"
             "print(json.dumps(anthropic_messages(events)))"
         ).stdout()
     finally:

@@ -62,7 +62,7 @@ def test_a_python_runs_diff_and_its_undo_are_told_saved_and_restored(tmp_path: P
         restarted.run("%load_ext jupyter_turns")
         assert "Restored thread 'main'" in restarted.run(f"%chat restore {path}").stdout()
         shown = restarted.run(
-            "from jupyter_turns.magic import ChatMagics\n"
+            "from jupyter_turns.kernel.magic import ChatMagics\n"
             "m = get_ipython().magics_manager.registry['ChatMagics']\n"
             "events = m.session.threads.by_name['main'].chat.conversation.events\n"
             "print([getattr(e, 'state', None) is not None for e in events "

@@ -16,7 +16,7 @@ SETUP = textwrap.dedent(
     '''\
     import asyncio
     from jupyter_turns import ToolContext, tool
-    from jupyter_turns.events import Usage
+    from jupyter_turns.model.events import Usage
     from jupyter_turns.providers.scripted import (
         Delay, ScriptedProvider, cycle, message, reasoning, tool_call,
     )

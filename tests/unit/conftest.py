@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from jupyter_turns.magic import ChatMagics
+from jupyter_turns.kernel.magic import ChatMagics
 
 
 @dataclass

@@ -10,11 +10,11 @@ from typing import Any
 
 from comm.base_comm import BaseComm
 
-from jupyter_turns.events import ConversationEvent, Usage
+from jupyter_turns.engine.turn import TurnResult
+from jupyter_turns.model.events import ConversationEvent, Usage
+from jupyter_turns.model.sink import RecordingSink, ToolUpdate
 from jupyter_turns.providers.scripted import ScriptedProvider
-from jupyter_turns.sink import RecordingSink, ToolUpdate
-from jupyter_turns.turn import TurnResult
-from jupyter_turns.widget import ChatWidget
+from jupyter_turns.widget.chat_widget import ChatWidget
 
 API_KINDS = {"chat_request", "reasoning", "message", "tool_call_request", "tool_call_response"}
 
@@ -88,7 +88,7 @@ def page_widget(**kwargs: Any) -> tuple[ChatWidget, PageComm]:
 
 def write_notebook(path: Path, *cells: tuple[str | None, dict[str, Any]]) -> Path:
     """A notebook file whose code cells (cell id, saved record) hold chat records as outputs."""
-    from jupyter_turns.persist import RECORD_MIME
+    from jupyter_turns.kernel.persist import RECORD_MIME
 
     written = []
     for cell_id, record in cells:
@@ -102,7 +102,7 @@ def write_notebook(path: Path, *cells: tuple[str | None, dict[str, Any]]) -> Pat
 def record_of(turn: TurnResult, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record a chat cell saves for ``turn`` (front.CellFront._record's ``turn`` summary,
     unless ``summary`` stands in for an older record's)."""
-    from jupyter_turns.persist import turn_record
+    from jupyter_turns.kernel.persist import turn_record
 
     if summary is None:
         summary = {

@@ -13,8 +13,15 @@ import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, tool
 from jupyter_turns.errors import ProviderConfigError
-from jupyter_turns.events import Block, ErrorEvent, Message, Notice, Reasoning, ToolCallResponse
-from jupyter_turns.interrupt import InterruptAction, InterruptChoice
+from jupyter_turns.model.events import (
+    Block,
+    ErrorEvent,
+    Message,
+    Notice,
+    Reasoning,
+    ToolCallResponse,
+)
+from jupyter_turns.model.interrupt import InterruptAction, InterruptChoice
 from jupyter_turns.providers.anthropic import AnthropicProvider
 from jupyter_turns.providers.base import Continuation, Request
 from tests.support.anthropic_replies import Reply, load_recording, recording_path
@@ -509,7 +516,7 @@ async def test_environment_key_and_base_url_are_honoured(
 
 
 def test_request_caches_tools_system_and_the_newest_turn() -> None:
-    from jupyter_turns.events import ChatRequest
+    from jupyter_turns.model.events import ChatRequest
     from jupyter_turns.providers.anthropic import build_params
     from jupyter_turns.providers.base import ToolSpec
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from jupyter_turns.turn_state import TRANSITIONS
+from jupyter_turns.engine.turn_state import TRANSITIONS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
 _TABLE = re.compile(r"(<!-- transitions:start -->\n)(.*?)(<!-- transitions:end -->)", re.S)

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jupyter_turns.builder import EventBuilder
+from jupyter_turns.engine.builder import EventBuilder
 from jupyter_turns.errors import ProtocolError
-from jupyter_turns.events import Flush, MessageDelta, Part, ReasoningDelta, ToolCall
+from jupyter_turns.model.events import Flush, MessageDelta, Part, ReasoningDelta, ToolCall
 
 
 def test_text_parts_accumulate_until_flush_with_metadata() -> None:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 from IPython.core.error import UsageError
 
-from jupyter_turns.magic import ChatMagics
+from jupyter_turns.kernel.magic import ChatMagics
 
 
 def run(magics: ChatMagics, line: str, body: str = "hello") -> None:

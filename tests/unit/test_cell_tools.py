@@ -8,13 +8,13 @@ from typing import Any
 from jupyter_turns import Chat
 from jupyter_turns.editing.page import NotebookEditor
 from jupyter_turns.editing.undoing import undo
-from jupyter_turns.events import ToolCallResponse
-from jupyter_turns.prompter import Approval, ApprovalRequest, PolicyPrompter
+from jupyter_turns.kernel.session import Session
+from jupyter_turns.kernel.threads import Threads
+from jupyter_turns.kernel_tools.builtin import BUILTINS, DEFAULT
+from jupyter_turns.model.events import ToolCallResponse
+from jupyter_turns.model.prompter import Approval, ApprovalRequest, PolicyPrompter
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.reading.sources import NotebookReader
-from jupyter_turns.session import Session
-from jupyter_turns.threads import Threads
-from jupyter_turns.tools.builtin import BUILTINS, DEFAULT
 from tests.support.fake_page import FakePage
 
 

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from jupyter_turns.conversation import Conversation
 from jupyter_turns.errors import ConversationError, SchemaError
-from jupyter_turns.events import (
+from jupyter_turns.model.conversation import Conversation
+from jupyter_turns.model.events import (
     Block,
     ChatRequest,
     ConversationEvent,

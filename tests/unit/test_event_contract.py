@@ -13,10 +13,10 @@ from typing import Any, get_args
 import jsonschema
 import pytest
 
-from jupyter_turns.conversation import parse_events
-from jupyter_turns.events import ConversationEvent
-from jupyter_turns.record_schema import record_schema
-from jupyter_turns.transcript import to_html
+from jupyter_turns.model.conversation import parse_events
+from jupyter_turns.model.events import ConversationEvent
+from jupyter_turns.model.record_schema import record_schema
+from jupyter_turns.record.transcript import to_html
 
 ROOT = Path(__file__).parent.parent.parent
 SCHEMA = ROOT / "docs" / "event-schema.json"
@@ -30,7 +30,7 @@ def _fixture() -> dict[str, Any]:
 
 def test_the_schema_file_is_the_one_events_py_generates() -> None:
     assert json.loads(SCHEMA.read_text()) == record_schema(), (
-        "docs/event-schema.json is stale: python -m jupyter_turns.record_schema "
+        "docs/event-schema.json is stale: python -m jupyter_turns.model.record_schema "
         "> docs/event-schema.json"
     )
 
@@ -92,7 +92,7 @@ def test_the_html_transcript_shows_every_event_of_the_fixture() -> None:
 
 def test_a_result_answered_from_a_recording_says_so_on_its_chip() -> None:
     """``--replay-tools saved``: the chip reads "recorded, not run", not "skipped by policy"."""
-    from jupyter_turns.events import Decision, ToolCallRequest, ToolCallResponse
+    from jupyter_turns.model.events import Decision, ToolCallRequest, ToolCallResponse
 
     events = [
         ToolCallRequest(call_id="c1", name="lookup", arguments={}),

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, ToolContext, tool
-from jupyter_turns.conversation import Conversation
-from jupyter_turns.events import ToolCallResponse
-from jupyter_turns.prompter import HEADLESS_WITHHOLD_REASON, Approval, ApprovalRequest
+from jupyter_turns.kernel_tools.builtin import python_tool
+from jupyter_turns.model.conversation import Conversation
+from jupyter_turns.model.events import ToolCallResponse
+from jupyter_turns.model.prompter import HEADLESS_WITHHOLD_REASON, Approval, ApprovalRequest
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.tools.builtin import python_tool
 
 
 def _one_call(name: str, args: dict[str, Any]) -> ScriptedProvider:

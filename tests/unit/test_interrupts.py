@@ -7,9 +7,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jupyter_turns import Chat, PolicyPrompter, ProviderError, RecordingSink, tool
-from jupyter_turns.conversation import Conversation
-from jupyter_turns.events import ChatRequest, Message, MessageDelta, Part
-from jupyter_turns.interrupt import InterruptAction, InterruptChoice, InterruptContext
+from jupyter_turns.model.conversation import Conversation
+from jupyter_turns.model.events import ChatRequest, Message, MessageDelta, Part
+from jupyter_turns.model.interrupt import InterruptAction, InterruptChoice, InterruptContext
+from jupyter_turns.model.sink import Discarded
 from jupyter_turns.providers.scripted import (
     Fail,
     Gate,
@@ -19,7 +20,6 @@ from jupyter_turns.providers.scripted import (
     reasoning,
     tool_call,
 )
-from jupyter_turns.sink import Discarded
 
 from .helpers import API_KINDS, until
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_turns.kernel_status import busy_while_running
+from jupyter_turns.kernel.kernel_status import busy_while_running
 
 CELL = {"header": {"msg_id": "cell", "msg_type": "execute_request"}}
 

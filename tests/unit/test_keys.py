@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
-from jupyter_turns import Chat, endpoints, keys
-from jupyter_turns.endpoint_command import endpoint_command
-from jupyter_turns.endpoints import DEFAULT_ENDPOINT, ENDPOINT_VARIABLES
+from jupyter_turns import Chat
 from jupyter_turns.errors import ProviderConfigError
-from jupyter_turns.events import ErrorEvent
-from jupyter_turns.keys import (
+from jupyter_turns.kernel import keys
+from jupyter_turns.kernel.endpoint_command import endpoint_command
+from jupyter_turns.kernel.keys import (
     api_key,
     key_command,
     load_dotenv,
@@ -26,7 +25,10 @@ from jupyter_turns.keys import (
     parse_dotenv,
     read_dotenvs,
 )
+from jupyter_turns.model.events import ErrorEvent
+from jupyter_turns.providers import endpoints
 from jupyter_turns.providers.anthropic import AnthropicProvider
+from jupyter_turns.providers.endpoints import DEFAULT_ENDPOINT, ENDPOINT_VARIABLES
 from jupyter_turns.redaction import REDACTED
 from tests.support.anthropic_replies import Reply
 from tests.support.anthropic_server import AnthropicTestServer

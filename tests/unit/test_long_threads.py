@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink
-from jupyter_turns.budget import BudgetAnswer, BudgetPrompt
-from jupyter_turns.content import ImageData
-from jupyter_turns.context import gauge, to_send
-from jupyter_turns.conversation import Conversation
-from jupyter_turns.events import (
+from jupyter_turns.engine.window import gauge, to_send
+from jupyter_turns.model.budget import BudgetAnswer, BudgetPrompt
+from jupyter_turns.model.content import ImageData
+from jupyter_turns.model.conversation import Conversation
+from jupyter_turns.model.events import (
     Block,
     ChatRequest,
     ErrorEvent,
@@ -26,9 +26,9 @@ from jupyter_turns.events import (
     ToolCallRequest,
     ToolCallResponse,
 )
+from jupyter_turns.model.sink import UsageUpdate
 from jupyter_turns.providers.anthropic import AnthropicProvider
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message
-from jupyter_turns.sink import UsageUpdate
 from tests.support.anthropic_replies import Reply
 from tests.support.anthropic_server import AnthropicTestServer, RecordedRequest
 from tests.support.anthropic_sse import Compaction, Text, ToolUse, sse_message, sse_text_response

@@ -6,8 +6,8 @@ import types
 
 import pytest
 
-from jupyter_turns.cell_hooks import await_chat_cells
-from jupyter_turns.cell_hooks import check_ipykernel as _check_ipykernel
+from jupyter_turns.kernel.cell_hooks import await_chat_cells
+from jupyter_turns.kernel.cell_hooks import check_ipykernel as _check_ipykernel
 
 
 def test_chat_cells_become_awaited() -> None:

@@ -13,9 +13,9 @@ from pydantic import ValidationError
 from traitlets import TraitError
 
 from jupyter_turns.errors import McpServerError
-from jupyter_turns.magic import ChatMagics
+from jupyter_turns.kernel.magic import ChatMagics
 from jupyter_turns.mcp import McpServers, ServerSpec, require_sdk
-from jupyter_turns.thread_settings import (
+from jupyter_turns.record.thread_settings import (
     UserDefaults,
     describe_guarded,
     parse_settings,

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink
-from jupyter_turns.events import Notice, ToolCallResponse
 from jupyter_turns.mcp import McpServers, ServerSpec
 from jupyter_turns.mcp.connection import ServerState
+from jupyter_turns.model.events import Notice, ToolCallResponse
+from jupyter_turns.model.sink import ToolUpdate
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import ToolUpdate
 from jupyter_turns.tools.registry import Tool
 from tests.support.mcp_server import SCRIPT, HttpServer, leaked_tokens
 

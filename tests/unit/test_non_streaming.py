@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from jupyter_turns import Chat
-from jupyter_turns.events import Flush, Notice, Part
-from jupyter_turns.interrupt import InterruptAction
+from jupyter_turns.model.events import Flush, Notice, Part
+from jupyter_turns.model.interrupt import InterruptAction
 from jupyter_turns.providers.anthropic import NOT_STREAMING, AnthropicProvider
 from jupyter_turns.providers.base import Request
 from tests.support.anthropic_json import message_from_sse
@@ -65,7 +65,7 @@ async def _events(provider: AnthropicProvider, request: Request) -> list[Any]:
 
 
 def _request(exchange: Any) -> Request:
-    from jupyter_turns.events import ChatRequest
+    from jupyter_turns.model.events import ChatRequest
 
     return Request(events=(ChatRequest(content="hi"),), thinking="off")
 

@@ -12,7 +12,7 @@ import pytest
 from IPython.display import Image as IPythonImage
 from PIL import Image
 
-from jupyter_turns.content import MAX_IMAGES, ImageData
+from jupyter_turns.model.content import MAX_IMAGES, ImageData
 from jupyter_turns.reading.images import (
     MAX_SIDE,
     image_from_base64,

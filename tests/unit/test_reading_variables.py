@@ -12,14 +12,14 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from jupyter_turns.content import ImageData
+from jupyter_turns.kernel_tools.builtin import inspect_tool
+from jupyter_turns.model.content import ImageData
 from jupyter_turns.reading.variables import (
     describe_variables,
     one_line,
     summarize,
     user_variables,
 )
-from jupyter_turns.tools.builtin import inspect_tool
 
 matplotlib.use("Agg")
 from matplotlib.figure import Figure  # after choosing the backend

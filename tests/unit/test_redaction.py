@@ -21,10 +21,10 @@ from PIL import Image
 
 from jupyter_turns import Chat, PolicyPrompter, tool
 from jupyter_turns import redaction as redaction_module
-from jupyter_turns.content import Attachment, ImageData
 from jupyter_turns.errors import McpServerError, ProviderError
-from jupyter_turns.events import Notice, ToolCallResponse
-from jupyter_turns.keys import api_key
+from jupyter_turns.kernel.keys import api_key
+from jupyter_turns.model.content import Attachment, ImageData
+from jupyter_turns.model.events import Notice, ToolCallResponse
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.redaction import REDACTED, KeyBlocks, label, redact, redact_data, remember
 from jupyter_turns.tools import ToolResult

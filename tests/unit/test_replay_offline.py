@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from jupyter_turns import Chat
-from jupyter_turns.magic import ChatMagics
+from jupyter_turns.kernel.magic import ChatMagics
+from jupyter_turns.kernel.replay import ENV
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.replay import ENV
 from jupyter_turns.tools.registry import tool
 
 from .helpers import record_of, write_notebook

@@ -12,18 +12,18 @@ import pytest
 from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from jupyter_turns.chat import Chat
-from jupyter_turns.events import ChatRequest, Message
-from jupyter_turns.notebook import read_notebook
-from jupyter_turns.persist import RECORD_MIME, turn_record
-from jupyter_turns.thread_settings import (
+from jupyter_turns.engine.chat import Chat
+from jupyter_turns.kernel.persist import RECORD_MIME, turn_record
+from jupyter_turns.kernel.threads import Threads
+from jupyter_turns.kernel.trust import SettingsKey
+from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.record.notebook import read_notebook
+from jupyter_turns.record.thread_settings import (
     UserDefaults,
     describe_guarded,
     parse_settings,
     split_settings,
 )
-from jupyter_turns.threads import Threads
-from jupyter_turns.trust import SettingsKey
 
 ATTACK = {
     "provider": "anthropic",

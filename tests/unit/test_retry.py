@@ -1,10 +1,10 @@
 from __future__ import annotations
 
 from jupyter_turns import Chat, ProviderError, RecordingSink
-from jupyter_turns.events import ErrorEvent, Message
+from jupyter_turns.engine.retry import ResilientCycle, RetryPolicy
+from jupyter_turns.model.events import ErrorEvent, Message
+from jupyter_turns.model.sink import Retrying
 from jupyter_turns.providers.scripted import Fail, ScriptedProvider, cycle, message
-from jupyter_turns.retry import ResilientCycle, RetryPolicy
-from jupyter_turns.sink import Retrying
 
 from .conftest import FakeClock
 from .helpers import kinds

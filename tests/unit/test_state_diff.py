@@ -10,8 +10,8 @@ import pytest
 
 from jupyter_turns.editing.page import PageError
 from jupyter_turns.editing.undo import UndoLog, UndoRefused, describe
-from jupyter_turns.tools.code_run import run_code
-from jupyter_turns.tools.state_diff import MAX_ELEMENTS, StateDiff, diff, snapshot
+from jupyter_turns.kernel_tools.code_run import run_code
+from jupyter_turns.kernel_tools.state_diff import MAX_ELEMENTS, StateDiff, diff, snapshot
 
 
 def _run(space: dict[str, Any], code: str, log: UndoLog, call_id: str = "call") -> StateDiff:

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from jupyter_turns.magic import ChatMagics
-from jupyter_turns.threads import Thread
+from jupyter_turns.kernel.magic import ChatMagics
+from jupyter_turns.kernel.threads import Thread
 from tests.support.anthropic_json import message_from_sse
 from tests.support.anthropic_replies import Reply
 from tests.support.anthropic_server import AnthropicTestServer

@@ -8,12 +8,12 @@ import json
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink, subagent, tool
-from jupyter_turns.conversation import Conversation, anthropic_messages
 from jupyter_turns.errors import ProviderError
-from jupyter_turns.events import ToolCallResponse, Usage, parent_of
-from jupyter_turns.interrupt import InterruptAction
+from jupyter_turns.model.conversation import Conversation, anthropic_messages
+from jupyter_turns.model.events import ToolCallResponse, Usage, parent_of
+from jupyter_turns.model.interrupt import InterruptAction
+from jupyter_turns.model.sink import SubagentUpdate
 from jupyter_turns.providers.scripted import Fail, ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import SubagentUpdate
 
 from .helpers import subagent_totals, until
 

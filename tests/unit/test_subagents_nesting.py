@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, subagent, tool
-from jupyter_turns.events import ToolCallResponse, Usage, parent_of
-from jupyter_turns.prompter import HEADLESS_DENY_REASON, Approval, ApprovalRequest
+from jupyter_turns.model.events import ToolCallResponse, Usage, parent_of
+from jupyter_turns.model.prompter import HEADLESS_DENY_REASON, Approval, ApprovalRequest
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.widget_sink import WidgetSink
+from jupyter_turns.widget.sink import WidgetSink
 
 from .helpers import page_widget, subagent_totals
 from .test_subagents import Priced, lookup

@@ -9,11 +9,11 @@ import threading
 from typing import Any
 
 from jupyter_turns import Chat, PrintSink, RecordingSink, tool
+from jupyter_turns.model.sink import ToolUpdate
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import ToolUpdate
 from jupyter_turns.tools.output import HEAD_LINES, LINE_CHARS, TAIL_LINES, ToolOutput
-from jupyter_turns.widget import ChatWidget
-from jupyter_turns.widget_sink import WidgetSink
+from jupyter_turns.widget.chat_widget import ChatWidget
+from jupyter_turns.widget.sink import WidgetSink
 from tests.bench.common import counting_comms
 
 from .helpers import page_widget

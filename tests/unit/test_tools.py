@@ -8,10 +8,10 @@ import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink, ToolContext, tool
 from jupyter_turns.errors import ToolDefinitionError
-from jupyter_turns.events import ToolCallResponse
-from jupyter_turns.prompter import Approval, ApprovalRequest, ResultDecision, ResultReview
+from jupyter_turns.model.events import ToolCallResponse
+from jupyter_turns.model.prompter import Approval, ApprovalRequest, ResultDecision, ResultReview
+from jupyter_turns.model.sink import ToolUpdate
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import ToolUpdate
 from jupyter_turns.tools import ToolArgumentError, format_result
 
 from .helpers import kinds

@@ -1,5 +1,5 @@
-"""This user's key for thread settings (jupyter_turns/trust.py): the secret is made once, 0600,
-and reused; a signature survives a JSON round trip (JupyterLab's too) and nothing else."""
+"""This user's key for thread settings (jupyter_turns/kernel/trust.py): the secret is made once,
+0600, and reused; a signature survives a JSON round trip (JupyterLab's too) and nothing else."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from jupyter_turns.trust import SECRET_FILE, SettingsKey, canonical, secret_path
+from jupyter_turns.kernel.trust import SECRET_FILE, SettingsKey, canonical, secret_path
 
 SETTINGS: dict[str, Any] = {
     "provider": "anthropic",

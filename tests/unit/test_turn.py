@@ -6,11 +6,14 @@ import inspect
 
 import pytest
 
-from jupyter_turns import Chat, PolicyPrompter, RecordingSink, ToolContext, tool, turn_interrupts
-from jupyter_turns import turn as turn_module
+from jupyter_turns import Chat, PolicyPrompter, RecordingSink, ToolContext, tool
+from jupyter_turns.engine import turn as turn_module
+from jupyter_turns.engine import turn_interrupts
+from jupyter_turns.engine.turn import TRANSITIONS, TurnCoordinator, TurnState
 from jupyter_turns.errors import InvalidTransition
-from jupyter_turns.events import ToolCallResponse
-from jupyter_turns.interrupt import InterruptAction
+from jupyter_turns.model.events import ToolCallResponse
+from jupyter_turns.model.interrupt import InterruptAction
+from jupyter_turns.model.sink import StateChanged
 from jupyter_turns.providers.scripted import (
     Gate,
     ScriptedProvider,
@@ -19,8 +22,6 @@ from jupyter_turns.providers.scripted import (
     reasoning,
     tool_call,
 )
-from jupyter_turns.sink import StateChanged
-from jupyter_turns.turn import TRANSITIONS, TurnCoordinator, TurnState
 
 from .helpers import kinds, tool_timeline, until
 

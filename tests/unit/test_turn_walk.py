@@ -15,12 +15,12 @@ from collections.abc import Awaitable, Callable
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, ProviderError, RecordingSink, tool
-from jupyter_turns.budget import BudgetAnswer, BudgetPrompt, Ledger
-from jupyter_turns.events import Usage
-from jupyter_turns.interrupt import InterruptAction, InterruptChoice, InterruptContext
+from jupyter_turns.engine.turn import TRANSITIONS, TurnState
+from jupyter_turns.model.budget import BudgetAnswer, BudgetPrompt, Ledger
+from jupyter_turns.model.events import Usage
+from jupyter_turns.model.interrupt import InterruptAction, InterruptChoice, InterruptContext
+from jupyter_turns.model.sink import StateChanged
 from jupyter_turns.providers.scripted import Fail, Gate, ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import StateChanged
-from jupyter_turns.turn import TRANSITIONS, TurnState
 
 from .helpers import PricedProvider, until
 

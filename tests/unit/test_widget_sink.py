@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from jupyter_turns import Chat, tool
-from jupyter_turns.events import (
+from jupyter_turns.model.events import (
     Finished,
     Flush,
     Message,
@@ -15,11 +15,11 @@ from jupyter_turns.events import (
     Reasoning,
     ReasoningDelta,
 )
-from jupyter_turns.interrupt import InterruptAction
-from jupyter_turns.prompter import PolicyPrompter
+from jupyter_turns.model.interrupt import InterruptAction
+from jupyter_turns.model.prompter import PolicyPrompter
+from jupyter_turns.model.sink import Appended
 from jupyter_turns.providers.scripted import Gate, ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.sink import Appended
-from jupyter_turns.widget_sink import WidgetSink
+from jupyter_turns.widget.sink import WidgetSink
 
 from .helpers import PageComm, page_widget, until
 

@@ -1,0 +1,162 @@
+"""What of a thread is sent to the model, and how full its context window is.
+
+A thread keeps every event (the notebook shows them all), but a request need not send them all:
+
+- ``%chat forget N`` leaves a marker (a notice whose ``data.forget.through`` names the last event
+  of the N oldest exchanges then sent): nothing up to that event is sent again;
+- a ``compaction`` block with a summary stands for what it summarizes. A block made by a
+  summarize request names the last event it covers (``metadata.compaction.covers``) and is sent
+  first, in place of those events, followed by what came after them; a block the server made
+  inline (the compact edit) covers everything before it. A block whose content is null is a
+  no-op and is sent on like any other block.
+
+The gauge is the context in use after the last response (its input, cached or not, and its
+output: the next request starts from there) against the model's window (see docs/architecture.md
+§14).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..model.events import Block, ConversationEvent, Notice, Usage, parent_of
+
+__all__ = [
+    "compaction_block",
+    "compaction_note",
+    "context_tokens",
+    "exchanges",
+    "forget_marker",
+    "format_tokens",
+    "gauge",
+    "gauge_level",
+    "to_send",
+]
+
+
+def context_tokens(usage: Usage | None) -> int | None:
+    """The context in use after a response with ``usage`` (None: no usage reported)."""
+    if usage is None:
+        return None
+    total = (
+        usage.input_tokens
+        + usage.cache_read_input_tokens
+        + usage.cache_creation_input_tokens
+        + usage.output_tokens
+    )
+    return total or None
+
+
+def format_tokens(tokens: int) -> str:
+    """``41k``, ``1.2M``, ``950``: a short count for the gauge."""
+    if tokens >= 1_000_000:
+        return f"{tokens / 1_000_000:.1f}".rstrip("0").rstrip(".") + "M"
+    if tokens >= 10_000:
+        return f"{round(tokens / 1000)}k"
+    if tokens >= 1000:
+        return f"{tokens / 1000:.1f}".rstrip("0").rstrip(".") + "k"
+    return str(tokens)
+
+
+def gauge(used: int | None, window: int | None) -> str:
+    """``41k / 200k``; what is not known is said so; empty when nothing is known (a provider
+    that reports no usage, with a model the table does not know)."""
+    if used is None:
+        return "" if window is None else f"not measured yet (window {format_tokens(window)})"
+    if window is None:
+        return f"{format_tokens(used)} / window unknown for this model"
+    return f"{format_tokens(used)} / {format_tokens(window)}"
+
+
+def gauge_level(used: int | None, window: int | None) -> str:
+    """``ok``, ``high`` (≥ 70 % of the window) or ``full`` (≥ 90 %); ``unknown`` without both."""
+    if used is None or not window:
+        return "unknown"
+    share = used / window
+    return "full" if share >= 0.9 else "high" if share >= 0.7 else "ok"
+
+
+def compaction_block(event: ConversationEvent) -> dict[str, Any] | None:
+    """The raw block of a top-level compaction event with a summary, else None."""
+    if event.kind != "block" or parent_of(event) is not None:
+        return None
+    raw = event.metadata.get("raw_block")
+    if isinstance(raw, dict) and raw.get("type") == "compaction" and raw.get("content"):
+        return raw
+    return None
+
+
+def compaction_note(event: ConversationEvent) -> dict[str, Any]:
+    """A compaction block's ``metadata.compaction`` (how it came about, sizes); else ``{}``."""
+    note = event.metadata.get("compaction") if isinstance(event, Block) else None
+    return note if isinstance(note, dict) else {}
+
+
+def _forgotten(events: Sequence[ConversationEvent]) -> int:
+    """How many leading events a forget marker drops (0: none)."""
+    position = {event.id: i for i, event in enumerate(events)}
+    cut = 0
+    for event in events:
+        if event.kind != "notice" or not isinstance(event.data, dict):
+            continue
+        forget = event.data.get("forget")
+        through = forget.get("through") if isinstance(forget, dict) else None
+        if isinstance(through, str) and through in position:
+            cut = max(cut, position[through] + 1)
+    return cut
+
+
+def to_send(events: Sequence[ConversationEvent]) -> list[ConversationEvent]:
+    """The events a request sends, in the order it sends them (see the module docstring)."""
+    cut = _forgotten(events)
+    last: int | None = None
+    for i in range(len(events) - 1, cut - 1, -1):
+        if compaction_block(events[i]) is not None:
+            last = i
+            break
+    if last is None:
+        return list(events[cut:])
+    block = events[last]
+    covers = compaction_note(block).get("covers")
+    covered = next((i for i, e in enumerate(events) if e.id == covers), None)
+    if covered is None or covered >= last:
+        return list(events[last:])
+    start = max(covered + 1, cut)
+    return [block, *(e for i, e in enumerate(events) if i >= start and i != last)]
+
+
+def exchanges(events: Sequence[ConversationEvent]) -> list[list[ConversationEvent]]:
+    """What is sent, cut into exchanges: each starts at a user request (what precedes the first
+    one, a summary sent first, belongs to the first)."""
+    groups: list[list[ConversationEvent]] = []
+    for event in to_send(events):
+        starts = event.kind == "chat_request" and parent_of(event) is None
+        if starts and groups and any(e.kind == "chat_request" for e in groups[-1]):
+            groups.append([])
+        if not groups:
+            groups.append([])
+        groups[-1].append(event)
+    return [g for g in groups if g]
+
+
+def forget_marker(events: Sequence[ConversationEvent], count: int) -> Notice:
+    """The notice that stops the oldest ``count`` exchanges now sent from being sent again.
+
+    Raises ValueError when there are not that many."""
+    groups = exchanges(events)
+    if count < 1 or count > len(groups):
+        have = len(groups)
+        raise ValueError(
+            f"the thread sends {have} exchange{'s' if have != 1 else ''}; forget 1 to {have}"
+            if have
+            else "the thread sends nothing yet"
+        )
+    through = groups[count - 1][-1]
+    kept = len(groups) - count
+    text = (
+        f"Forgotten: the oldest {count} exchange{'s' if count != 1 else ''} of this thread "
+        f"{'are' if count != 1 else 'is'} no longer sent to the model ({kept} still sent); "
+        "they stay in the notebook."
+    )
+    return Notice(text=text, data={"forget": {"through": through.id, "exchanges": count}})

@@ -1,0 +1,1 @@
+"""The kernel glue: %%chat and %chat, cells, threads, recorder, keys, trust, replay."""

@@ -1,0 +1,88 @@
+"""``%%chat`` options: the parser, and the checks every option passes before a cell runs.
+
+A cell whose options are wrong fails with a message and changes nothing (the magic checks them
+all before it touches the session).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from typing import Any
+
+from IPython.core.error import UsageError
+
+from ..kernel_tools.builtin import parse_builtins
+from ..record.thread_settings import DISPLAY_PATTERN
+
+__all__ = ["parse_budget", "parse_options", "parse_thinking"]
+
+_REASONING = re.compile(DISPLAY_PATTERN)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="%%chat", add_help=False, exit_on_error=False)
+    parser.add_argument("--new", action="store_true")
+    parser.add_argument("--thread")
+    parser.add_argument("--model")
+    parser.add_argument("--provider", choices=("anthropic", "scripted"))
+    parser.add_argument("--script")
+    parser.add_argument("--tools", choices=("ask", "unattended", "deny"))
+    parser.add_argument("--reasoning")
+    parser.add_argument("--thinking")
+    parser.add_argument("--max-cycles", type=int)
+    parser.add_argument("--system")
+    parser.add_argument("--use")
+    parser.add_argument("--builtins")
+    parser.add_argument("--sequential", action="store_true")
+    parser.add_argument("--stream", choices=("on", "off"))
+    parser.add_argument("--replay-tools", choices=("run", "saved"), default="run")
+    parser.add_argument("--budget")
+    return parser
+
+
+def parse_options(line: str) -> argparse.Namespace:
+    """Parse and check the cell's options; values come back normalized."""
+    try:
+        options = _parser().parse_args(shlex.split(line))
+    except (argparse.ArgumentError, ValueError) as exc:
+        raise UsageError(f"%%chat: {exc}. See %chat? for the options.") from None
+    except SystemExit:
+        raise UsageError("%%chat: bad options. See %chat? for the options.") from None
+    if options.reasoning and not _REASONING.match(options.reasoning):
+        raise UsageError("--reasoning must be full, hidden, truncate:N, progress or static")
+    if options.thinking is not None:
+        options.thinking = parse_thinking(options.thinking)
+    if options.max_cycles is not None and options.max_cycles < 1:
+        raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
+    if options.budget is not None:
+        options.budget = parse_budget(options.budget)
+    try:
+        options.builtins = parse_builtins(options.builtins) if options.builtins else None
+    except ValueError as exc:
+        raise UsageError(f"--builtins: {exc}") from None
+    return options
+
+
+def parse_thinking(value: str) -> Any:
+    value = value.strip().lower()
+    if value in ("off", "adaptive"):
+        return value
+    if value.isdigit():
+        return int(value)
+    raise UsageError("--thinking must be off, adaptive or a token budget")
+
+
+def parse_budget(value: str) -> float:
+    """``--budget USD``: a positive amount in dollars (``$`` allowed); ``off`` or 0 is none."""
+    text = value.strip().lower().lstrip("$")
+    if text == "off":
+        return 0.0
+    try:
+        amount = float(text)
+    except ValueError:
+        amount = -1.0
+    if not amount >= 0 or amount == float("inf"):
+        raise UsageError(f"--budget must be an amount in USD (e.g. 0.50) or off, not {value!r}")
+    return amount

@@ -1,0 +1,84 @@
+"""``%chat endpoint``: show or choose where requests, and the key with them, go.
+
+``%chat endpoint`` shows the endpoint in use, who chose it, whether the key in use may be sent
+there, and what a ``.env`` file names without it being applied. ``%chat endpoint URL`` (or
+``default``) chooses one; ``%chat endpoint --from-dotenv`` applies the endpoint values of the
+first ``.env`` file that names any, after the user has read them. Either way the key in use
+stays bound to the endpoint it was given for (:func:`jupyter_turns.kernel.keys.change_endpoint`).
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import urlsplit
+
+from IPython.core.error import UsageError
+
+from ..providers import endpoints
+from ..providers.endpoints import BASE_URL, DEFAULT_ENDPOINT, shown
+from .keys import (
+    ENV_KEY,
+    change_endpoint,
+    dotenv_dirs,
+    endpoint_lines,
+    masked,
+    read_dotenvs,
+    refusal,
+)
+
+__all__ = ["ENDPOINT_USAGE", "endpoint_command"]
+
+ENDPOINT_USAGE = (
+    "usage: %chat endpoint (show where requests go) | %chat endpoint URL|default (choose) | "
+    "%chat endpoint --from-dotenv (apply the endpoint a .env file names)"
+)
+
+
+def endpoint_command(args: list[str]) -> None:
+    """``%chat endpoint [URL|default|--from-dotenv]``: show or choose where requests go."""
+    if not args:
+        _show()
+    elif args == ["--from-dotenv"]:
+        _from_dotenv()
+    elif len(args) == 1 and not args[0].startswith("-"):
+        url = DEFAULT_ENDPOINT if args[0] == "default" else args[0]
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise UsageError(f"not an http(s) URL: {shown(url)!r}. {ENDPOINT_USAGE}")
+        change_endpoint({BASE_URL: url}, "chosen with %chat endpoint")
+        _say_where()
+    else:
+        raise UsageError(ENDPOINT_USAGE)
+
+
+def _say_where() -> None:
+    """Where requests go, and whether the key in use goes there too."""
+    print(f"Requests go to {endpoints.described()}.")
+    key = os.environ.get(ENV_KEY)
+    if not key:
+        print("No key yet: %chat key asks for one.")
+    else:
+        print(refusal(key, endpoints.current()) or f"The key in use ({masked(key)}) goes there.")
+
+
+def _show() -> None:
+    _say_where()
+    headers = os.environ.get("ANTHROPIC_CUSTOM_HEADERS")
+    if headers:
+        print("With " + endpoint_lines({"ANTHROPIC_CUSTOM_HEADERS": headers})[0])
+    for file in read_dotenvs(dotenv_dirs(None)):
+        if file.endpoint:
+            values = "; ".join(endpoint_lines(file.endpoint))
+            print(f"{file.path} names {values}: not applied (%chat endpoint --from-dotenv).")
+
+
+def _from_dotenv() -> None:
+    dirs = dotenv_dirs(None)
+    file = next((f for f in read_dotenvs(dirs) if f.endpoint), None)
+    if file is None:
+        looked = ", ".join(str(d / ".env") for d in dirs)
+        print(f"No .env file names an endpoint (looked at {looked}); nothing changed.")
+        return
+    print(f"Applying from {file.path}: " + "; ".join(endpoint_lines(file.endpoint)))
+    change_endpoint(file.endpoint, f"from {file.path}", source=file.path)
+    _say_where()

@@ -1,0 +1,223 @@
+"""CellFront: wires one %%chat cell's widget, prompter and records to the thread's Chat.
+
+It decides whether anyone can click: a rendered view means yes; a kernel with no frontend
+session (nbclient, nbval, ``jupyter execute``) means no, and prompts resolve by the headless
+policy at once; with a session it waits briefly for the view to render.
+
+The cell has one output (see :mod:`jupyter_turns.kernel.persist`): the widget where a page draws it,
+else the live record. The turn so far is saved when it starts (the request), at every cycle
+boundary and when events arrive (within a second: the Recorder throttles). New streamed text
+alone is saved only without a page, after 1 s, then 2, 4, 8 s... (at most ``_MAX_BACKOFF``
+apart), since every rewrite resends the whole record; a page keeps what it shows and, if the
+kernel dies, saves that in the widget's place. At the end the final record replaces the
+widget, which is then closed (its last pending sync is dropped: nothing will draw it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from ..model.events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
+from ..model.prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
+from ..providers.endpoints import custom
+from ..record.notebook import session_paths
+from ..widget.chat_widget import ChatWidget
+from ..widget.prompter import WidgetPrompter
+from ..widget.sink import WidgetSink
+from .persist import MetadataWriter, Recorder, turn_record
+
+if TYPE_CHECKING:
+    from ..engine.turn import TurnCoordinator
+    from .session import CellSettings, Session
+    from .threads import Thread
+
+__all__ = ["CellFront", "has_frontend", "metadata_writer"]
+
+_metadata_writer: MetadataWriter | None = None
+_MAX_BACKOFF = 16.0  # seconds between rewrites of the live record while only text grows
+
+
+def metadata_writer() -> MetadataWriter:
+    """The one comm to the lab extension, shared by every cell (opened on first use)."""
+    global _metadata_writer
+    if _metadata_writer is None:
+        _metadata_writer = MetadataWriter()
+    return _metadata_writer
+
+
+def has_frontend(namespace: dict[str, Any]) -> bool:
+    """Whether a notebook frontend (JupyterLab, Notebook 7, VS Code) owns this kernel."""
+    return bool(session_paths(namespace))
+
+
+class CellFront:
+    def __init__(
+        self,
+        session: Session,
+        settings: CellSettings,
+        thread: Thread,
+        loop: asyncio.AbstractEventLoop,
+    ):
+        self.session = session
+        self.settings = settings
+        self.thread = thread
+        self.cell_id = session.cell_id
+        self.replayed_from: str | None = None  # a replayed turn: the notebook it came from
+        chat = thread.chat
+        namespace = session.namespace
+        self.widget = ChatWidget(
+            thread=thread.name,
+            inline=settings.inline_widget or "__vsc_ipynb_file__" in namespace,
+            settings={
+                "reasoning": thread.reasoning,
+                "thread": thread.name,
+                "model": thread.model or getattr(chat.provider, "model", chat.provider.name),
+                **_endpoint(chat.provider),
+            },
+        )
+        self.widget.bind(loop)
+        self.sink = WidgetSink(self.widget, max_rate=settings.max_rate)
+        fallback = PolicyPrompter(
+            "allow" if settings.headless_allows(thread) else "deny",
+            results="withhold" if settings.headless_results == "withhold" else "deliver",
+            withhold_reason=HEADLESS_WITHHOLD_REASON,
+        )
+        self.prompter = WidgetPrompter(
+            self.widget, fallback, interactive=self._interactive, before_prompt=self.sink.flush
+        )
+        self.widget.handle("interrupt_request", self._on_interrupt_request)
+        self.recorder = Recorder(
+            thread=thread.name,
+            cell_id=self.cell_id,
+            # no frontend (nbclient, `jupyter execute`): nobody listens on the metadata comm
+            metadata=metadata_writer() if has_frontend(namespace) else MetadataWriter(lambda: None),
+            notebook_state=self._notebook_state,
+        )
+        chat.sink = self.sink
+        chat.prompter = self.prompter
+        chat.on_boundary = self._boundary
+        self._loop = loop
+        self._last: TurnCoordinator | None = None
+        self._displaced = list(session.cell_records.get(self.cell_id or "", ()))
+        self._saved: tuple[int, list[tuple[int, int]]] | None = None  # what the record holds
+        self._ticker: asyncio.Handle | None = None
+        self._backoff = self.recorder.min_interval
+
+    def show(self) -> None:
+        """Display the widget where a page can draw it; the turn's record follows once the
+        turn has started, and replaces the widget when it ends."""
+        if has_frontend(self.session.namespace):
+            self.recorder.show(self.widget)
+        self._ticker = self._loop.call_soon(self._save_progress)
+
+    def close(self) -> None:
+        """After the turn (however it ended): flush the draft and write the final record."""
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        if self.recorder.showing_widget and self._last is not None:
+            self.sink.drop_pending()  # the record replaces the widget now: nothing to draw
+        else:
+            self.sink.flush()
+        turn = self._last
+        if turn is None:
+            self.recorder.abandon()
+        else:
+            final = self._record(turn)
+            self.recorder.finish(final)
+            if self.cell_id:
+                self.session.shown_records[self.cell_id] = final
+                this_run = turn_record(
+                    turn.conversation.conversation_id, self.thread.name, turn.events
+                )
+                self.session.cell_records[self.cell_id] = [*self._displaced, this_run]
+        self.widget.prompts = []
+        self.widget.close()  # the record replaced it; nothing draws it again
+
+    async def _interactive(self) -> bool:
+        if self.settings.headless != "auto":
+            return False
+        if self.widget.ready:
+            return True
+        if not has_frontend(self.session.namespace):
+            return False
+        return await self.widget.wait_ready(self.settings.view_timeout)
+
+    def _on_interrupt_request(self, _message: dict[str, Any]) -> None:
+        self.thread.chat.interrupt()  # the Stop button or Esc: the interrupt prompt opens
+
+    def _record(
+        self, turn: TurnCoordinator, partial: list[ConversationEvent] | None = None
+    ) -> dict[str, Any]:
+        return turn_record(
+            turn.conversation.conversation_id,
+            self.thread.name,
+            [*turn.events, *(partial or ())],
+            turn={
+                "outcome": turn.outcome,
+                "usage": turn.usage.as_dict(),
+                "cost_usd": turn.cost_usd,
+                "cycles": [end.as_dict() for end in turn.ends],  # a replay ends them alike
+                **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
+                **({} if self.replayed_from else _endpoint(self.thread.chat.provider)),
+            },
+            settings=self.session.saved_settings(self.thread),
+            displaced=self._displaced,
+        )
+
+    def _live_record(self, turn: TurnCoordinator) -> dict[str, Any]:
+        """The turn so far, with the text shown but not yet an event marked ``partial``."""
+        partial: list[ConversationEvent] = [
+            Reasoning(content=text, metadata={"partial": True})
+            if kind == "reasoning"
+            else Message(content=text, metadata={"partial": True})
+            for _, kind, text in self.sink.live_drafts()
+            if text
+        ]
+        return self._record(turn, partial)
+
+    def _boundary(self, turn: TurnCoordinator) -> None:
+        self._last = turn
+        if turn.outcome == "running":  # the end of the turn is written once, by close()
+            self._saved = self._mark(turn)
+            self.recorder.save(lambda: self._live_record(turn))
+
+    def _save_progress(self) -> None:
+        """While the turn runs: save it when it has new events or new shown text."""
+        turn = self.thread.chat.turn
+        wait = self.recorder.min_interval
+        if turn is not None and turn.outcome == "running":
+            self._last = turn
+            mark = self._mark(turn)
+            if mark != self._saved:
+                text_only = self._saved is not None and mark[0] == self._saved[0]
+                self._saved = mark
+                # new events (or the turn's first save) go to the metadata; new text alone
+                # only to a live record without a page (a page keeps what it shows)
+                self.recorder.save(lambda: self._live_record(turn), metadata=not text_only)
+                if text_only:
+                    wait = min(2 * self._backoff, _MAX_BACKOFF)
+        self._backoff = wait
+        self._ticker = self._loop.call_later(wait, self._save_progress)
+
+    def _mark(self, turn: TurnCoordinator) -> tuple[int, list[tuple[int, int]]]:
+        return len(turn.events), [(i, len(text)) for i, _, text in self.sink.live_drafts()]
+
+    def _notebook_state(self) -> dict[str, Any]:
+        threads = self.session.threads
+        return {
+            "version": SCHEMA_VERSION,
+            "current": threads.current,
+            "threads": {
+                name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
+            },
+        }
+
+
+def _endpoint(provider: object) -> dict[str, str]:
+    """``{"endpoint": url}`` when the provider sends to a non-default endpoint, for the footer
+    (the live widget's settings, the saved turn): the user sees where the turn went."""
+    url = getattr(provider, "endpoint", None)
+    shown = custom(url) if isinstance(url, str) else None
+    return {"endpoint": shown} if shown else {}

@@ -1,0 +1,320 @@
+"""API keys: where the Anthropic key comes from, where it may go, ``%chat key`` and ``%chat
+endpoint``.
+
+The key is never written into the notebook. :func:`api_key` finds it, in this order:
+
+1. the process environment (``ANTHROPIC_API_KEY`` set before Jupyter started, or by ``%chat
+   key``, which asks for it with a hidden prompt and sets it in this kernel's environment);
+2. a ``.env`` file next to the notebook or in the working directory: only its key variables
+   (:data:`KEY_VARIABLES`) are read into the environment, never overriding one that is already
+   set, and a line says which file they came from (the key itself masked).
+
+A ``.env`` file never chooses where requests go: an endpoint variable in it
+(:data:`jupyter_turns.providers.endpoints.ENDPOINT_VARIABLES`: base URL, auth token, custom headers)
+is not applied, only shown (a token masked), with the command that applies it: ``%chat endpoint
+--from-dotenv``. Whoever can write a ``.env`` in a shared folder could otherwise send the next
+key the user types to their own server.
+
+A key is sent only to the endpoint it was given for: one entered with ``%chat key`` or read
+from a ``.env`` is bound to the endpoint in use at that moment, and a key already in the
+environment to the endpoint in use when ``%chat endpoint`` changes it. :func:`refusal` says why
+a key must not go to another endpoint; the provider then sends nothing.
+
+:mod:`jupyter_turns.redaction` withholds the key in use (read from the environment at each
+call) and every key handed out here (:func:`~jupyter_turns.redaction.remember`) from whatever
+the package sends to the model, shows or saves.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..providers import endpoints
+from ..providers.endpoints import BASE_URL, DEFAULT_ENDPOINT, ENDPOINT_VARIABLES, shown
+from ..redaction import ENV_KEY, remember
+
+__all__ = [
+    "ENV_KEY",
+    "KEY_VARIABLES",
+    "DotenvFile",
+    "Given",
+    "api_key",
+    "change_endpoint",
+    "dotenv_dirs",
+    "endpoint_lines",
+    "key_command",
+    "load_dotenv",
+    "masked",
+    "parse_dotenv",
+    "read_dotenvs",
+    "refusal",
+]
+
+KEY_VARIABLES = (ENV_KEY,)  # all a .env file may set; another provider adds its key here
+
+
+def masked(key: str) -> str:
+    """A form of ``key`` that identifies it without revealing it: ``sk-ant-…wXyZ``."""
+    prefix = "sk-ant-" if key.startswith("sk-ant-") else ""
+    tail = key[-4:] if len(key) >= 20 else ""
+    return f"{prefix}…{tail}"
+
+
+# ---------------------------------------------------------------------------- finding the key
+
+
+def api_key(namespace: dict[str, Any] | None = None) -> str | None:
+    """The key to use: the environment's, else one read from a ``.env`` file into it.
+
+    A key handed out is withheld from text for the rest of the session, even after the
+    environment changes (``%chat key``).
+    """
+    key = os.environ.get(ENV_KEY) or None
+    if key is None:
+        load_dotenv(dotenv_dirs(namespace))
+        key = os.environ.get(ENV_KEY) or None
+    if key is not None:
+        remember(key)
+    return key
+
+
+def dotenv_dirs(namespace: dict[str, Any] | None) -> list[Path]:
+    """The notebook's directory (if the frontend told the kernel), then the working directory."""
+    from ..record.notebook import session_paths
+
+    if namespace is None:
+        namespace = _ipython_namespace()
+    dirs = [Path(p).parent for p in session_paths(namespace) if p.endswith(".ipynb")]
+    dirs.append(Path.cwd())
+    unique: list[Path] = []
+    for directory in dirs:
+        resolved = directory.resolve()
+        if resolved not in unique:
+            unique.append(resolved)
+    return unique
+
+
+def _ipython_namespace() -> dict[str, Any]:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return {}
+    shell = get_ipython()
+    return dict(shell.user_ns) if shell is not None else {}
+
+
+@dataclass(frozen=True)
+class DotenvFile:
+    """What one ``.env`` file says to this package: keys it gives, endpoint values it names
+    (never applied by reading), and other ``ANTHROPIC_*`` names (never applied at all)."""
+
+    path: Path
+    keys: dict[str, str]
+    endpoint: dict[str, str]
+    ignored: tuple[str, ...]
+
+
+def read_dotenvs(directories: Iterable[Path]) -> list[DotenvFile]:
+    """The ``.env`` files in ``directories`` that name any ``ANTHROPIC_*`` variable, in order."""
+    found: list[DotenvFile] = []
+    for directory in directories:
+        path = directory / ".env"
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        named = {k: v for k, v in parse_dotenv(text).items() if k.startswith("ANTHROPIC_") and v}
+        if named:
+            found.append(
+                DotenvFile(
+                    path,
+                    keys={k: v for k, v in named.items() if k in KEY_VARIABLES},
+                    endpoint={k: v for k, v in named.items() if k in ENDPOINT_VARIABLES},
+                    ignored=tuple(
+                        sorted(set(named) - set(KEY_VARIABLES) - set(ENDPOINT_VARIABLES))
+                    ),
+                )
+            )
+    return found
+
+
+def load_dotenv(directories: Iterable[Path], *, announce: bool = True) -> Path | None:
+    """Read the key variables of the first ``.env`` that gives any (never overriding); report
+    what any of the files names and this package does not apply.
+
+    Returns the file the keys came from, or None. With ``announce`` it prints where they came
+    from, with the key masked, and (once per file and content) what was not applied.
+    """
+    files = read_dotenvs(directories)
+    if announce:
+        for file in files:
+            _report_unapplied(file)
+    source = next((file for file in files if file.keys), None)
+    if source is None:
+        return None
+    taken = {k: v for k, v in source.keys.items() if not os.environ.get(k)}
+    os.environ.update(taken)
+    for value in taken.values():
+        _given[value] = Given(endpoints.current(), str(source.path))
+    if announce and taken:
+        names = ", ".join(f"{name} ({masked(value)})" for name, value in sorted(taken.items()))
+        print(f"jupyter_turns: read {names} from {source.path}{_for_endpoint()}")
+    return source.path
+
+
+_ASSIGNMENT = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
+_QUOTED = re.compile(r"""^(['"])(.*?)\1\s*(?:#.*)?$""")
+
+
+def parse_dotenv(text: str) -> dict[str, str]:
+    """``NAME=value`` lines of a ``.env`` file (``export``, quotes and ``#`` comments allowed)."""
+    values: dict[str, str] = {}
+    for line in text.splitlines():
+        match = _ASSIGNMENT.match(line)
+        if match is None or line.lstrip().startswith("#"):
+            continue
+        name, value = match.group(1), match.group(2).strip()
+        quoted = _QUOTED.match(value)
+        if quoted is not None:
+            value = quoted.group(2)
+        else:
+            value = re.split(r"\s+#", value, maxsplit=1)[0].strip()
+        values[name] = value
+    return values
+
+
+# ---------------------------------------------------------------------------- what is not applied
+
+_reported: set[tuple[str, str]] = set()  # (file, what it named): each said once per kernel
+_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
+
+
+def _report_unapplied(file: DotenvFile) -> None:
+    """Print, once, the endpoint values ``file`` names that were not applied, and how to."""
+    if not file.endpoint and not file.ignored:
+        return
+    mark = (str(file.path), repr(sorted(file.endpoint.items())) + repr(file.ignored))
+    if mark in _reported:
+        return
+    _reported.add(mark)
+    lines = [f"jupyter_turns: {file.path} sets these, NOT applied:"]
+    lines += [f"  {line}" for line in endpoint_lines(file.endpoint)]
+    if file.ignored:
+        lines.append(f"  {', '.join(file.ignored)} (a .env file gives only {_key_names()})")
+    if file.endpoint:
+        lines.append(
+            "A .env file may give a key, not choose where requests (and your key) go. "
+            f"Requests go to {endpoints.described()}. If you trust this file and want its "
+            "endpoint: %chat endpoint --from-dotenv"
+        )
+    print("\n".join(lines))
+
+
+def endpoint_lines(values: dict[str, str]) -> list[str]:
+    """Endpoint values as the user may see them: the URL without a password, tokens masked,
+    each custom header with a secret-looking name masked."""
+    lines = []
+    for name, value in sorted(values.items()):
+        if name == BASE_URL:
+            lines.append(f"{name}={shown(value)}")
+        elif name == "ANTHROPIC_CUSTOM_HEADERS":
+            headers = [h.partition(":") for h in value.split("\n") if ":" in h]
+            shown_headers = [
+                f"{k.strip()}: {masked(v.strip()) if _SECRET_HEADER.search(k) else v.strip()}"
+                for k, _, v in headers
+            ]
+            lines.append(f"{name}={'; '.join(shown_headers)}")
+        else:
+            lines.append(f"{name}={masked(value)}")
+    return lines
+
+
+def _key_names() -> str:
+    return ", ".join(KEY_VARIABLES)
+
+
+def _for_endpoint() -> str:
+    """``"; it will be sent to http://…"``: where a key just given goes, if not the default."""
+    url = endpoints.custom(endpoints.current())
+    return f"; it will be sent to {url} (not the default {DEFAULT_ENDPOINT})" if url else ""
+
+
+# ---------------------------------------------------------------------------- keys and endpoints
+
+
+@dataclass(frozen=True)
+class Given:
+    """The endpoint a key was given for, and how it was given."""
+
+    endpoint: str
+    source: str  # "%chat key", a .env file's path, or "the environment"
+
+
+_given: dict[str, Given] = {}  # key -> where it may be sent; a key not here is not bound yet
+
+
+def refusal(key: str, endpoint: str) -> str | None:
+    """Why ``key`` must not be sent to ``endpoint`` (it was given for another), or None."""
+    given = _given.get(key)
+    if given is None or endpoints.same(given.endpoint, endpoint):
+        return None
+    return (
+        f"Not sent: the API key in use ({masked(key)}, from {given.source}) was given for "
+        f"{shown(given.endpoint)}, and requests now go to {shown(endpoint)}. A key never follows "
+        f"a change of endpoint. Run %chat key to give a key for {shown(endpoint)}, or "
+        f"%chat endpoint {shown(given.endpoint)} to go back."
+    )
+
+
+def change_endpoint(values: dict[str, str], who: str, source: Path | None = None) -> None:
+    """Set endpoint variables (``who`` chose them); the key in use stays bound to the endpoint
+    it was given for, unless it came from ``source``: the .env file the values come from."""
+    before = endpoints.current()
+    key = os.environ.get(ENV_KEY)
+    if key and key not in _given:
+        _given[key] = Given(before, "the environment")
+    endpoints.apply(values, who)
+    after = endpoints.current()
+    if key and source is not None and _given[key].source == str(source):
+        _given[key] = Given(after, str(source))
+
+
+# ---------------------------------------------------------------------------- %chat key
+
+
+def key_command(args: list[str]) -> None:
+    """``%chat key``: ask for the key with a hidden prompt and set it for this kernel only,
+    bound to the endpoint in use (which it names when that is not the default)."""
+    import getpass
+
+    from IPython.core.error import StdinNotImplementedError, UsageError
+
+    if args:
+        # Whatever was typed is in the cell's source now, which the notebook saves.
+        raise UsageError(
+            "%chat key takes no arguments: it asks for the key with a hidden prompt. "
+            "If you typed a key on this line, delete it from the cell: cell sources are saved."
+        )
+    try:
+        key = getpass.getpass("Anthropic API key (hidden; kept in this kernel only): ")
+    except (StdinNotImplementedError, EOFError):
+        raise UsageError(
+            "this frontend cannot ask for input. Set ANTHROPIC_API_KEY in the environment "
+            "before starting Jupyter, or put it in a .env file next to the notebook."
+        ) from None
+    key = key.strip()
+    if not key:
+        print("No key entered; nothing changed.")
+        return
+    os.environ[ENV_KEY] = key
+    _given[key] = Given(endpoints.current(), "%chat key")
+    note = "" if key.startswith("sk-ant-") else " (Anthropic keys usually start with sk-ant-)"
+    print(
+        f"{ENV_KEY} set for this kernel: {masked(key)}{note}{_for_endpoint()}. It is not saved "
+        "in the notebook; a restarted kernel asks again."
+    )

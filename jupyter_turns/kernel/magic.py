@@ -1,0 +1,353 @@
+"""``%%chat`` and ``%chat``: options, settings, the await transformer and the kernel interrupt.
+
+The cell magic returns a coroutine and an input transformer rewrites the cell's
+``get_ipython().run_cell_magic('chat', ...)`` into ``await ...``, so the turn runs on the
+kernel's own loop and the cell stays busy until it ends (ipykernel >= 7.4 then still delivers
+widget clicks). During a turn a SIGINT handler turns the first kernel interrupt into the
+interrupt menu and a second one (while the menu is open) into a hard abort of the cell.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, line_cell_magic, magics_class
+from traitlets import Bool, Enum, Float, Int, Unicode
+
+from ..engine.chat import Chat
+from ..engine.compaction import DEFAULT_COMPACT_AT
+from ..errors import ProviderConfigError
+from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
+from ..mcp.settings import McpSettings
+from ..model.sink import PrintSink
+from ..reading.attach import attach
+from ..reading.history import KernelHistory
+from ..reading.kernel_note import kernel_note
+from ..reading.sources import NotebookReader
+from . import commands
+from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
+from .cell_options import parse_options, parse_thinking
+from .kernel_status import busy_while_running
+from .replay import ReplayPlan, choose, replaying
+from .session import CellSettings, Session
+from .threads import ProviderKey, Thread, Threads, namespace_tools
+
+__all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
+
+
+@magics_class
+class ChatMagics(Magics, McpSettings):
+    """Settings are traitlets: ``%config ChatMagics.model = "claude-sonnet-5-5"``."""
+
+    provider = Enum(
+        ("anthropic", "scripted"), "anthropic", help="Default provider of new threads."
+    ).tag(config=True)
+    model = Unicode("", help="Default model (empty: the provider's default).").tag(config=True)
+    tools = Enum(("ask", "unattended", "deny"), "ask", help="Default tool run mode.").tag(
+        config=True
+    )
+    reasoning = Unicode(
+        "full", help="How reasoning shows: full, hidden, truncate:N, progress, static."
+    ).tag(config=True)
+    thinking = Unicode("adaptive", help="Ask for thinking: off, adaptive, or a token budget.").tag(
+        config=True
+    )
+    max_cycles = Int(25, help="Cycles a turn may take before it stops.").tag(config=True)
+    system = Unicode("", help="System prompt of new threads.").tag(config=True)
+    headless = Enum(
+        ("auto", "deny", "allow"),
+        "auto",
+        help="Prompts with nobody to click: auto (deny unless --tools unattended), deny, allow.",
+    ).tag(config=True)
+    headless_results = Enum(
+        ("withhold", "deliver"),
+        "withhold",
+        help='Results of result="ask" tools with nobody to review them: withhold (the model is '
+        "told why) or deliver. Set by you only: a notebook's saved settings never change it.",
+    ).tag(config=True)
+    view_timeout = Float(
+        5.0, help="Seconds to wait for the widget to render before treating the run as headless."
+    ).tag(config=True)
+    max_rate = Float(10.0, help="Most draft messages per second sent to the widget.").tag(
+        config=True
+    )
+    builtins = Unicode(
+        ",".join(DEFAULT),
+        help="Built-in tools of new threads: a comma list of "
+        f"{', '.join(BUILTINS)}, or 'none'; 'default' stands for the notebook tools (the "
+        "read-only ones and insert_cell, edit_cell, which always ask).",
+    ).tag(config=True)
+    output_chars = Int(
+        2_000,
+        help="Most characters of one cell's outputs the model gets per cell_output call "
+        "(it pages on with an offset).",
+    ).tag(config=True)
+    replay = Enum(
+        ("auto", "on", "off"),
+        "auto",
+        help="Replay a chat cell's saved turn: auto (Anthropic cells, when no API key is set "
+        "and a turn saved in this notebook itself, or in the file named by %chat replay "
+        "--from, matches), on (every chat cell; fail without one), off. The "
+        "environment variable JUPYTER_TURNS_REPLAY wins.",
+    ).tag(config=True)
+    replay_check = Enum(
+        ("warn", "strict"),
+        "warn",
+        help="A replayed tool whose result differs from the recording: warn, or fail the cell.",
+    ).tag(config=True)
+    replay_pace = Float(0.0, help="Seconds between words of a replayed answer (0: at once).").tag(
+        config=True
+    )
+    stream = Bool(
+        True,
+        help="Stream answers (False: plain requests, for endpoints and proxies that do not "
+        "stream). Read at each cell by every thread that has no choice of its own: --stream "
+        "on|off, or the plain requests a thread keeps once its endpoint answered without "
+        "streaming.",
+    ).tag(config=True)
+    inline_widget = Bool(
+        False,
+        help="Ship the widget's code inside each widget instead of loading it from the lab "
+        "extension (automatic in VS Code).",
+    ).tag(config=True)
+
+    budget_usd = Float(
+        0.0, help="Session spending limit in USD over every thread (0: none): pause a turn."
+    ).tag(config=True)
+    compact_at = Float(
+        DEFAULT_COMPACT_AT,
+        help="Compact a thread server-side at this share of the window (<= 1) or tokens; 0: off.",
+    ).tag(config=True)
+
+    def __init__(self, shell: Any) -> None:
+        super().__init__(shell)
+        reader = NotebookReader(
+            shell.user_ns,
+            metadata=_metadata_writer,
+            history=KernelHistory.of(shell),
+            cell_id=lambda: self.session.cell_id,
+            hidden=lambda: set(getattr(shell, "user_ns_hidden", ())),
+            output_chars=lambda: self.output_chars,
+        )
+        self.session = Session(Threads(self._new_chat), shell.user_ns, reader=reader)
+        shell.events.register("pre_run_cell", self._pre_run_cell)
+
+    def settings(self) -> CellSettings:
+        """The settings as they are now (``%config`` may change them between cells)."""
+        return CellSettings.of(self)
+
+    def _new_chat(self) -> Chat:
+        return Chat(
+            system=self.system or None,
+            run_mode=self.tools,  # type: ignore[arg-type]
+            max_cycles=self.max_cycles,
+            thinking=parse_thinking(self.thinking),
+        )
+
+    def _pre_run_cell(self, info: Any) -> None:
+        self.session.cell_id = getattr(info, "cell_id", None)
+
+    @line_cell_magic
+    def chat(self, line: str, cell: str | None = None) -> Any:
+        """Chat with Claude in this notebook.
+
+        %%chat [options]      the cell body is your request; the answer streams below
+          --new               start a new thread       --thread NAME   use (or create) a thread
+          --provider anthropic|scripted   --model NAME --script VAR (a ScriptedProvider)
+          --tools ask|unattended|deny     default run mode of tools without their own
+          --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
+          --max-cycles N      --system TEXT     --sequential (run tools one at a time)
+          --stream on|off     off: plain requests (endpoints that do not stream); without
+                              it the thread follows ChatMagics.stream
+          --replay-tools run|saved        a replayed cell reruns its tools (asking as usual)
+                              or answers with the saved results (recorded, not run)
+          --use a,b           only these @tool functions (default: every @tool in the notebook)
+          --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
+          --budget USD|off    pause a turn before a request that would spend past USD
+
+        %chat threads | new [NAME] | use NAME | history [NAME] | settings
+        %chat key           ask for the API key (hidden); it is sent only to the endpoint
+                            in use now
+        %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
+                            .env file's endpoint is applied only by --from-dotenv
+        %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
+        %chat replay [--from FILE]      replay from FILE (default: this notebook's own only)
+        %chat export [NAME] [PATH] | compact | forget N | cost
+        %chat mcp list | add | remove NAME | start NAME | restart NAME
+
+        Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
+        (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
+        output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
+        mcp_servers).
+        """
+        if cell is None:
+            help_text = type(self).chat.__doc__
+            return commands.run(self.session, self.settings(), line, help_text=help_text)
+        return self._turn(line, cell)
+
+    # ------------------------------------------------------------------ one turn
+
+    def _turn(self, line: str, body: str) -> Coroutine[Any, Any, None]:
+        """Check every option first, then change the session: a failed cell changes nothing."""
+        options = self._options(line)
+        if not body.strip():
+            raise UsageError("%%chat: the cell is empty; write your request below the %%chat line")
+        session = self.session
+        if not session.restore_tried:
+            session.restore_tried = True
+            if not session.threads.by_name:  # a restarted kernel picks up the saved threads
+                commands.restore(session, self.settings(), None, verbose=False)
+        threads, namespace = session.threads, session.namespace
+        name = options.thread or (threads.fresh_name() if options.new else threads.current)
+        existing = None if options.new else threads.by_name.get(name)
+        key = self._provider_key(existing, options)
+        replay = choose(
+            session,
+            self.replay,
+            key[0],
+            body.strip(),
+            pace=self.replay_pace,
+            strict=self.replay_check == "strict",
+        )
+        try:
+            provider = None if replay else threads.provider_for(name, key, namespace)
+        except ProviderConfigError as exc:
+            raise UsageError(str(exc)) from None
+        builtins = self._builtins(existing, options)
+        only = [n.strip() for n in options.use.split(",")] if options.use else None
+        tools = namespace_tools(namespace, only, builtins, session.reader)
+        if only is not None:
+            missing = sorted(set(only) - {t.name for t in tools})
+            if missing:
+                raise UsageError(f"--use: no @tool named {', '.join(missing)} in the notebook")
+        thread = threads.get(name, new=options.new)
+        self._apply(thread, options, key, builtins)
+        if provider is not None:
+            threads.use_provider(thread, provider, self.stream)
+        thread.chat.tools = {t.name: t for t in tools}
+        if replay is not None:
+            replay.calls.saved_only = options.replay_tools == "saved"
+        return self._run(thread, body.strip(), replay)
+
+    async def _run(self, thread: Thread, body: str, replay: ReplayPlan | None = None) -> None:
+        from .front import CellFront
+
+        chat = thread.chat
+        loop = asyncio.get_running_loop()
+        attached = attach(body, self.session.namespace, self.output_chars * 2)
+        note = kernel_note(
+            chat.conversation.events,
+            self.session.namespace,
+            restarted_at=self.session.started_at if thread.restored else None,
+            reported=thread.gone_reported,
+        )
+        thread.restored = False
+        mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
+        attachments = [*attached.attachments, *([note] if note else [])]
+        provider = chat.provider  # the thread's own: a replay swaps it for the turn
+        streamed = getattr(provider, "streaming", False)
+        kernel = getattr(self.shell, "kernel", None)
+        if kernel is None:  # plain IPython: print instead
+            chat.sink = PrintSink()
+            with replaying(chat, replay, None) as notes:
+                try:
+                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
+                finally:
+                    _remember_fallback(thread, provider, streamed)
+            return
+        with busy_while_running(kernel):  # before the widget opens
+            front = CellFront(self.session, self.settings(), thread, loop)
+            front.show()
+            with sigint_menu(chat, loop), replaying(chat, replay, front) as notes:
+                try:
+                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
+                finally:
+                    _remember_fallback(thread, provider, streamed)  # before the record is saved
+                    front.close()
+
+    def _options(self, line: str) -> argparse.Namespace:
+        return parse_options(line)
+
+    def _builtins(self, thread: Thread | None, options: argparse.Namespace) -> set[str]:
+        """The thread's built-ins (a new thread starts from ``ChatMagics.builtins``), with
+        ``--builtins``: its names are added; ``none`` clears first."""
+        if thread is not None and thread.configured:
+            names = set(thread.builtins)
+        else:
+            try:
+                names = parse_builtins(self.builtins)[1]
+            except ValueError as exc:
+                raise UsageError(f"ChatMagics.builtins: {exc}") from None
+        if options.builtins is not None:
+            clear, added = options.builtins
+            names = (set() if clear else names) | added
+        return names
+
+    def _provider_key(self, thread: Thread | None, options: argparse.Namespace) -> ProviderKey:
+        """Which provider the cell asks for: the thread's, or the defaults, with the options."""
+        if thread is not None and thread.configured:
+            kind, model, script = thread.provider_key
+        else:
+            kind, model, script = self.provider, self.model or None, None
+        if options.script:
+            kind, script = options.provider or "scripted", options.script
+        elif options.provider:
+            kind = options.provider
+        return (kind, options.model or model, script)
+
+    def _apply(
+        self, thread: Thread, options: argparse.Namespace, key: ProviderKey, builtins: set[str]
+    ) -> None:
+        """Cell options stick to the thread; a new thread starts from the configured defaults."""
+        if not thread.configured:
+            thread.reasoning = self.reasoning
+            thread.configured = True
+        thread.provider, thread.model, thread.script = key
+        chat = thread.chat
+        if options.tools:
+            chat.execution.default_run = options.tools
+        if options.reasoning:
+            thread.reasoning = options.reasoning
+        if options.thinking is not None:
+            chat.thinking = options.thinking
+        if options.max_cycles is not None:
+            chat.max_cycles = options.max_cycles
+        if options.system is not None:
+            chat.system = options.system or None
+        thread.builtins = builtins
+        if options.stream:
+            thread.stream = options.stream == "on"
+        chat.sequential_tools = options.sequential
+        if options.budget is not None:  # sticks to the thread for this session (not saved)
+            chat.budget_usd = options.budget or None
+        chat.session_budget_usd, chat.compact_at = self.budget_usd or None, self.compact_at
+        chat.ledger, chat.name = self.session.ledger, thread.name
+
+
+def _remember_fallback(thread: Thread, provider: Any, streamed: bool) -> None:
+    """A thread whose streaming request was answered without streaming (the provider switched
+    itself) keeps plain requests: a %config cannot make that endpoint stream."""
+    if streamed and getattr(provider, "streaming", True) is False:
+        thread.stream = False
+
+
+def _metadata_writer() -> Any:
+    from .front import metadata_writer  # the widget's imports wait until a cell needs them
+
+    return metadata_writer()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    check_ipykernel()
+    for transformer in (await_chat_cells, chat_help_as_output):
+        if transformer not in ipython.input_transformers_post:
+            ipython.input_transformers_post.append(transformer)
+    ipython.register_magics(ChatMagics)
+    if getattr(ipython, "kernel", None) is not None:  # the page's Undo buttons reach the kernel
+        from ..editing.control import register_control
+
+        register_control(ipython.magics_manager.registry["ChatMagics"].session)

@@ -1,0 +1,315 @@
+"""Saving a cell's turn into the notebook: one output per chat cell, and metadata.
+
+All written by the kernel through the messaging protocol (never the .ipynb file):
+
+* the cell's *one output* (a single display id): while the turn runs, the chat widget where a
+  page draws it, else the live record (mime ``application/vnd.jupyter-turns+json``) rewritten
+  in place; when the turn ends, the final record bundle replaces it in place: the record, an
+  expanded sanitized HTML transcript (readable without the extension) and a one-line summary;
+* cell and notebook metadata (key ``jupyter_turns``) through the ``jupyter_turns.metadata``
+  comm, when the JupyterLab / Notebook 7 extension is there (without it nothing errors): the
+  turn so far, marked ``live``, from the request on and within a second of every cycle
+  boundary, so a kernel that dies mid-turn leaves it there; the extension then shows it (with
+  what the page still showed) in place of the widget. At the end, a pointer to the output's
+  record (``in_output``): the file holds the record once, and the extension moves it into the
+  metadata if the output is cleared.
+
+nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
+compares the final record bundle (its deterministic HTML and summary) with the saved one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import math
+import os
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..model.events import (
+    ConversationEvent,
+    conversation_record,
+    is_replay_notice,
+    new_id,
+    parent_of,
+)
+from ..record.transcript import to_html
+from ..text import plural
+
+__all__ = ["RECORD_MIME", "MetadataWriter", "Recorder", "record_bundle", "turn_record"]
+
+RECORD_MIME = "application/vnd.jupyter-turns+json"
+META_KEY = "jupyter_turns"
+COMM_TARGET = "jupyter_turns.metadata"
+
+log = logging.getLogger(__name__)
+_display_ids = itertools.count(1)
+
+
+def turn_record(
+    conversation_id: str,
+    thread: str,
+    events: Sequence[ConversationEvent],
+    *,
+    turn: dict[str, Any] | None = None,
+    settings: dict[str, Any] | None = None,
+    displaced: Sequence[dict[str, Any]] = (),
+) -> dict[str, Any]:
+    """The record of one cell's turn; ``displaced`` are the records of the cell's earlier runs
+    (a re-run cell replaces its outputs, and its history must not go with them)."""
+    record = conversation_record(conversation_id, events, thread=thread)
+    if turn:
+        record["turn"] = turn
+    if settings:
+        record["settings"] = settings  # the thread's, so a restore works without the extension
+    if displaced:
+        record["displaced"] = list(displaced)
+    return record
+
+
+def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
+    """The final output: the record, an expanded sanitized HTML transcript for readers without
+    the extension's renderer, and a one-line summary."""
+    from ..model.conversation import parse_events
+
+    events = parse_events(record)
+    # a replay says so; its notice saying so is not counted (nbval compares it: testing.py)
+    replayed = [e for e in events if is_replay_notice(e) and parent_of(e) is None]
+    return {
+        RECORD_MIME: record,
+        "text/html": to_html(events),
+        "text/plain": _summary(record, len(events) - len(replayed)) + REPLAYED * bool(replayed),
+    }
+
+
+REPLAYED = " · replayed"  # the end of a replayed turn's one-line summary
+
+
+def _summary(record: dict[str, Any], count: int | None = None, *, live: bool = False) -> str:
+    events = len(record.get("events") or []) if count is None else count
+    thread = record.get("thread", "main")
+    state = " · running" if live else ""
+    return f"Conversation · thread {thread} · {plural(events, 'event')}{state}"
+
+
+class MetadataWriter:
+    """Sends ``{cell_id, key, value}`` to the lab extension over one lazily opened comm, and
+    asks it questions on the same comm (:meth:`ask`: the live notebook's cells)."""
+
+    def __init__(self, open_comm: Callable[[], Any] | None = None) -> None:
+        self._open_comm = open_comm or _default_comm
+        self._comm: Any = None
+        self.sent = 0
+        self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+
+    def _send(self, message: dict[str, Any]) -> bool:
+        try:
+            if self._comm is None:
+                self._comm = self._open_comm()
+                listen = getattr(self._comm, "on_msg", None)
+                if callable(listen):  # replies to :meth:`ask`
+                    listen(self._on_msg)
+                closed = getattr(self._comm, "on_close", None)
+                if callable(closed):  # a page without the extension closes it at once
+                    closed(self._on_close)
+            if self._comm is not None:
+                self._comm.send(message)
+                self.sent += 1
+                return True
+        except Exception as exc:  # no frontend, closed comm: the output record still holds it
+            log.debug("jupyter_turns: metadata not sent: %s", exc)
+            self._comm = None
+        return False
+
+    async def ask(self, request: dict[str, Any], wait: float) -> dict[str, Any] | None:
+        """Send ``request`` with a fresh ``request_id``; the extension's reply, or ``None`` when
+        nothing answers within ``wait`` seconds (no extension, no page, a closed notebook).
+        The reply arrives while the ``%%chat`` cell is still running: ipykernel handles comm
+        messages concurrently with an awaited cell (docs/architecture.md §8)."""
+        loop = asyncio.get_running_loop()
+        request_id = new_id()
+        future: asyncio.Future[Any] = loop.create_future()
+        self._waiting[request_id] = (loop, future)
+        try:
+            if not self._send({**request, "request_id": request_id}):
+                return None
+            reply = await asyncio.wait_for(future, wait)
+            return reply if isinstance(reply, dict) else None
+        except TimeoutError:
+            return None
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def _on_msg(self, message: Any) -> None:
+        """A reply from the page (maybe on a comm thread): resolve the waiting :meth:`ask`."""
+        try:
+            data = message["content"]["data"]
+            loop, future = self._waiting[data["request_id"]]
+        except (KeyError, TypeError):
+            return  # an ``{ok}`` answer to a metadata write: nothing waits for it
+        loop.call_soon_threadsafe(_resolve, future, data)
+
+    def _on_close(self, _message: Any = None) -> None:
+        """The page closed the comm (no extension there, or the page went): nothing will
+        answer, so every waiting :meth:`ask` gets ``None`` now; the next write opens anew."""
+        self._comm = None
+        for loop, future in list(self._waiting.values()):
+            loop.call_soon_threadsafe(_resolve, future, None)
+
+    def cell(self, cell_id: str | None, value: Any) -> None:
+        if cell_id:
+            self._send({"cell_id": cell_id, "key": META_KEY, "value": value})
+
+    def cell_in_output(self, cell_id: str | None, mime: str) -> None:
+        """The cell's record is its output's ``mime`` data: the extension keeps a pointer in
+        the metadata (the file holds the record once) and moves the record there if the
+        output is cleared."""
+        if cell_id:
+            self._send({"cell_id": cell_id, "key": META_KEY, "in_output": mime})
+
+    def notebook(self, value: Any) -> None:
+        self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
+
+
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+def _default_comm() -> Any:
+    from comm import create_comm
+
+    return create_comm(target_name=COMM_TARGET, data={})
+
+
+class Recorder:
+    """Keeps one cell's one output: the live view while the turn runs, the record at its end.
+
+    With a page (:meth:`show` a widget) the output is the chat widget; the turn so far goes to
+    the cell's metadata (the lab extension), marked ``live``, so a kernel that dies mid-turn
+    leaves it there for the page to show in place of the widget. Without a page (nbclient,
+    ``jupyter execute``) the output is the live record itself, rewritten in place. At the end
+    the same output (one display id) becomes the final record bundle.
+
+    :meth:`save` writes at once unless the last write was less than ``min_interval`` seconds
+    ago: then one deferred write, with the newest record, follows when the interval is up. So
+    the turn so far is saved within ``min_interval``, and a long, fast tool loop or a long
+    stream does not resend its growing record many times a second. The record is built only
+    when it is written.
+    """
+
+    def __init__(
+        self,
+        *,
+        thread: str,
+        cell_id: str | None,
+        metadata: MetadataWriter,
+        notebook_state: Callable[[], dict[str, Any]],
+        min_interval: float = 1.0,
+        clock: Callable[[], float] = time.monotonic,
+        call_later: Callable[[float, Callable[[], None]], Any] | None = None,
+        display: Callable[..., Any] | None = None,
+        update_display: Callable[..., Any] | None = None,
+    ) -> None:
+        if display is None or update_display is None:
+            from IPython.display import display as ipy_display
+            from IPython.display import update_display as ipy_update
+
+            display, update_display = ipy_display, ipy_update
+        self.thread = thread
+        self.cell_id = cell_id
+        self.metadata = metadata
+        self.notebook_state = notebook_state
+        self.min_interval = min_interval
+        self._clock = clock
+        self._call_later = call_later or _loop_call_later
+        self._display = display
+        self._update = update_display
+        self.display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
+        self._shown = False
+        self._widget = False  # the output is a live widget (a page draws it)
+        self._pending: Callable[[], dict[str, Any]] | None = None
+        self._pending_metadata = False
+        self._timer: Any = None
+        self._last_write = -math.inf
+        self.writes = 0
+
+    def show(self, widget: Any) -> None:
+        """Make ``widget`` the cell's output until the turn ends."""
+        self._display(widget, display_id=self.display_id)
+        self._shown = self._widget = True
+
+    @property
+    def showing_widget(self) -> bool:
+        """The output is the live widget: a page draws the turn, and keeps what it showed."""
+        return self._widget
+
+    def save(self, build: Callable[[], dict[str, Any]], *, metadata: bool = True) -> None:
+        """Save the turn so far, now or within ``min_interval``. ``metadata=False`` marks new
+        streamed text: written to the live record without a page, and left to the page (which
+        shows it, and saves it if the kernel dies) where there is one."""
+        if self._widget and not metadata:
+            return
+        self._pending = build
+        self._pending_metadata = self._pending_metadata or metadata
+        wait = self._last_write + self.min_interval - self._clock()
+        if wait <= 0:
+            self._write_pending()
+        elif self._timer is None:
+            self._timer = self._call_later(wait, self._write_pending)
+
+    def _write_pending(self) -> None:
+        self._timer = None
+        build, self._pending = self._pending, None
+        metadata, self._pending_metadata = self._pending_metadata, False
+        if build is None:
+            return
+        record = {**build(), "live": True}
+        if not self._widget:
+            self._output({RECORD_MIME: record, "text/plain": _summary(record, live=True)})
+        self.metadata.cell(self.cell_id, record)
+        if metadata:
+            self.metadata.notebook(self.notebook_state())
+        self._last_write = self._clock()
+        self.writes += 1
+
+    def finish(self, record: dict[str, Any]) -> None:
+        """The turn ended: its output becomes the final record; the final metadata."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._pending = None
+        self._pending_metadata = False
+        self._output(record_bundle(record))
+        if self._widget:  # the page has it in the output: the metadata points there
+            self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
+        else:
+            self.metadata.cell(self.cell_id, record)
+        self._widget = False
+        self.metadata.notebook(self.notebook_state())
+        self.writes += 1
+
+    def abandon(self) -> None:
+        """No turn ran (the request was refused before it began): the output goes empty."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._shown:
+            self._update({"text/plain": ""}, raw=True, display_id=self.display_id)
+        self._widget = False
+
+    def _output(self, bundle: dict[str, Any]) -> None:
+        if self._shown:
+            self._update(bundle, raw=True, display_id=self.display_id)
+        else:
+            self._display(bundle, raw=True, display_id=self.display_id)
+            self._shown = True
+
+
+def _loop_call_later(delay: float, callback: Callable[[], None]) -> Any:
+    import asyncio
+
+    return asyncio.get_running_loop().call_later(delay, callback)

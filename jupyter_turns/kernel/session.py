@@ -1,0 +1,135 @@
+"""The notebook session that the magic, each cell's front and the ``%chat`` commands share.
+
+:class:`Session` is the state that outlives a cell: the threads, what each cell showed before
+(so a re-run keeps it), the running cell's id. :class:`CellSettings` is a snapshot of the
+``ChatMagics`` settings one cell runs with (their defaults and help live on the traitlets).
+Passing these two instead of the magic keeps front.py and commands.py free of IPython's Magics
+class and of an import cycle with magic.py. The session also holds this user's
+:class:`~jupyter_turns.kernel.trust.SettingsKey`: the one place where saved settings are signed
+(:meth:`Session.saved_settings`) and where restored ones are checked.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..kernel_tools.builtin import default_builtins
+from ..mcp.servers import McpServers
+from ..model.budget import Ledger
+from ..record.thread_settings import UserDefaults
+from .cell_options import parse_thinking
+from .threads import Thread, Threads
+from .trust import SettingsKey, secret_path
+
+if TYPE_CHECKING:
+    from ..reading.sources import NotebookReader
+    from .replay import SavedIndex
+
+
+def _saved_index() -> SavedIndex:
+    from .replay import SavedIndex
+
+    return SavedIndex()
+
+
+__all__ = ["CellSettings", "Session"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CellSettings:
+    """``ChatMagics``' configurable settings, as one cell sees them."""
+
+    provider: str
+    model: str
+    tools: str
+    reasoning: str
+    thinking: str
+    max_cycles: int
+    system: str
+    headless: str
+    headless_results: str
+    view_timeout: float
+    max_rate: float
+    inline_widget: bool
+    builtins: str
+    output_chars: int
+    replay: str
+    replay_check: str
+    replay_pace: float
+    mcp_servers: dict[str, Any]  # ChatMagics.mcp_servers, checked when it was set
+    budget_usd: float
+    compact_at: float
+
+    @classmethod
+    def of(cls, configurable: Any) -> CellSettings:
+        """The current values of an object with these attributes (the magic's traitlets)."""
+        return cls(**{f.name: getattr(configurable, f.name) for f in fields(cls)})
+
+    def defaults(self) -> UserDefaults:
+        """What a new thread gets from these settings: a restored one may ask for no more
+        without the user (see :func:`jupyter_turns.record.thread_settings.split_settings`)."""
+        return UserDefaults(
+            max_cycles=self.max_cycles,
+            builtins=frozenset(default_builtins(self.builtins)),
+            provider=self.provider,
+            model=self.model or None,
+            thinking=parse_thinking(self.thinking),
+        )
+
+    def headless_allows(self, thread: Thread) -> bool:
+        """Whether a prompt with nobody to click is approved by policy (never ``python``:
+        the executor refuses a policy's approval of an ``always_ask`` tool)."""
+        if self.headless != "auto":
+            return self.headless == "allow"
+        return thread.chat.execution.default_run == "unattended"
+
+
+@dataclass
+class Session:
+    threads: Threads
+    namespace: dict[str, Any]  # the user's namespace (IPython's ``user_ns``), not a copy
+    # per cell id, the records of the turns it showed before: a re-run carries them on
+    cell_records: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # per cell id, the final record its output shows now (an undo rewrites it there)
+    shown_records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
+    restore_tried: bool = False  # the first %%chat restores the notebook's threads once
+    reader: NotebookReader | None = None  # what the notebook tools read the notebook through
+    saved: SavedIndex = field(default_factory=lambda: _saved_index())  # what replay can play
+    mcp: McpServers = field(default_factory=McpServers)  # this kernel's, for all its threads
+    ledger: Ledger = field(default_factory=Ledger)  # spending per thread (%chat cost)
+    started_at: str = field(  # when this kernel loaded the extension, for the model's notes
+        default_factory=lambda: datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
+    )
+    _key: SettingsKey | None = field(default=None, repr=False)
+    key_problem: str | None = None  # why this user's key could not be read or made
+
+    def settings_key(self) -> SettingsKey | None:
+        """This user's key (its secret made on first use); None, with ``key_problem`` set,
+        when the secret can neither be read nor made: then nothing is signed or verified."""
+        if self._key is None and self.key_problem is None:
+            try:
+                self._key = SettingsKey.of_user()
+            except (OSError, ValueError) as exc:
+                self.key_problem = f"{secret_path()}: {exc}"
+                log.warning("jupyter_turns: settings are saved unsigned (%s)", self.key_problem)
+        return self._key
+
+    def saved_settings(self, thread: Thread) -> dict[str, Any]:
+        """What is saved for ``thread``: the settings it has now, signed with this user's key.
+        Only what the thread holds is signed, never what a file asked for and did not get
+        (``Thread.withheld``), so a save cannot launder a crafted file's settings."""
+        settings = thread.settings()
+        key = self.settings_key()
+        if key is None:
+            return settings
+        try:
+            return key.sign(settings, thread.chat.conversation.conversation_id)
+        except (TypeError, ValueError) as exc:  # not JSON: saved unsigned, never lost
+            log.warning("jupyter_turns: settings of %r saved unsigned: %s", thread.name, exc)
+            return settings

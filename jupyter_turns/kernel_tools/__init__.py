@@ -1,0 +1,1 @@
+"""The built-in tools that need the kernel: run_python, figures, reading, editing."""

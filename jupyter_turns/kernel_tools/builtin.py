@@ -1,0 +1,130 @@
+"""Built-in kernel tools: the notebook tools (offered by default) and ``python``.
+
+The registry :data:`BUILTINS` names them all; :data:`DEFAULT` is the default set
+(``ChatMagics.builtins``): the read-only ones (:data:`READ_ONLY`, which never ask) and the cell
+editors ``insert_cell`` and ``edit_cell`` (:mod:`jupyter_turns.editing`, which always ask).
+``--builtins`` adds to a thread's set, ``none`` clears it.
+
+``python`` runs code in the user's namespace on the kernel's main thread, like a cell: it is
+``ask`` by default, captures stdout, stderr and the last expression's repr, and truncates huge
+output. While it runs, a kernel interrupt raises KeyboardInterrupt in the code, as in a cell.
+``inspect`` is read-only: a short summary of one variable.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from ..editing.tools import edit_cell_tool, insert_cell_tool
+from ..editing.undo import run_step
+from ..model.content import labeled
+from ..reading.sources import NotebookReader
+from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_tool
+from ..reading.variables import summarize
+from ..tools.context import ToolContext
+from ..tools.registry import Tool, tool
+from ..tools.results import ToolResult
+
+__all__ = [
+    "BUILTINS",
+    "DEFAULT",
+    "READ_ONLY",
+    "default_builtins",
+    "inspect_tool",
+    "parse_builtins",
+    "python_tool",
+]
+
+
+def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
+    @tool(name="python", run="ask", sequential=True, always_ask=True)
+    async def python(code: str, ctx: ToolContext) -> ToolResult:
+        """Run Python code in the user's notebook kernel and namespace.
+
+        Variables you define stay available to the user and to later calls. Returns stdout,
+        stderr, the repr of the last expression, the figures and images the code produced
+        (you see them), and what the code changed in the namespace.
+
+        Args:
+            code: Python source to execute.
+        """
+        run, state = run_step(code, namespace(), ctx.call_id, "python")
+        images = run.images
+        framed = labeled(run.text(), "python run output")  # it prints notebook data
+        extra: dict[str, object] = {"outputs": run.outputs(rich=False)}  # "Add to notebook"
+        if not state:
+            return ToolResult(framed, images, extra=extra)
+        extra["state"] = state.as_dict()
+        return ToolResult(f"{framed}\n\n{state.text()}", images, extra=extra)
+
+    return python
+
+
+def inspect_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
+    @tool(name="inspect", run="unattended")
+    def inspect(name: str) -> str:
+        """Describe a variable of the user's notebook without changing it.
+
+        Gives its type, shape, dtype, columns and first rows of a DataFrame, and length.
+
+        Args:
+            name: Variable name, optionally with attributes (``df`` or ``model.weights``).
+        """
+        head, *attributes = name.split(".")
+        space = namespace()
+        if head not in space:
+            visible = sorted(k for k in space if not k.startswith("_"))[:40]
+            return f"No variable named {head!r}. Some that exist: {', '.join(visible)}"
+        value = space[head]
+        for attribute in attributes:
+            value = getattr(value, attribute)
+        return labeled(summarize(value), f"variable {name}")
+
+    return inspect
+
+
+def _python(reader: NotebookReader) -> Tool:
+    return dataclasses.replace(python_tool(lambda: reader.namespace), reads_notebook=True)
+
+
+def _inspect(reader: NotebookReader) -> Tool:
+    return dataclasses.replace(inspect_tool(lambda: reader.namespace), reads_notebook=True)
+
+
+BUILTINS: dict[str, Callable[[NotebookReader], Tool]] = {
+    "notebook_cells": notebook_cells_tool,
+    "cell_output": cell_output_tool,
+    "variables": variables_tool,
+    "inspect": _inspect,
+    "insert_cell": insert_cell_tool,
+    "edit_cell": edit_cell_tool,
+    "python": _python,
+}
+READ_ONLY = ("notebook_cells", "cell_output", "variables", "inspect")  # never ask
+DEFAULT = (*READ_ONLY, "insert_cell", "edit_cell")  # offered by default
+
+
+def parse_builtins(text: str) -> tuple[bool, set[str]]:
+    """``(clear, names)`` of a ``--builtins`` value: ``none`` clears, ``default`` stands for
+    the default tools; raises ValueError naming what is unknown."""
+    names = {n.strip() for n in text.split(",") if n.strip()}
+    clear = "none" in names
+    if "default" in names:
+        names |= set(DEFAULT)
+    names -= {"none", "default"}
+    unknown = names - set(BUILTINS)
+    if unknown:
+        known = ", ".join([*BUILTINS, "default", "none"])
+        raise ValueError(f"unknown {', '.join(sorted(unknown))} (built-in tools: {known})")
+    return clear, names
+
+
+def default_builtins(text: str) -> set[str]:
+    """The built-ins a new thread gets from ``ChatMagics.builtins`` (unknown names left out:
+    a bad setting is reported when a cell uses it)."""
+    try:
+        return parse_builtins(text)[1]
+    except ValueError:
+        return set(DEFAULT) & {n.strip() for n in text.split(",")}

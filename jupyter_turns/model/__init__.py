@@ -1,0 +1,1 @@
+"""The vocabulary: events, content, conversation, schema; sink, prompter, interrupts."""

@@ -1,0 +1,270 @@
+"""Conversation events (what is persisted, schema v2), and the stream events re-exported.
+
+The EventBuilder turns the flushed blocks of a provider's stream (:mod:`.stream_events`, whose
+names this module re-exports) into conversation events: frozen pydantic models with a ``kind``
+literal; their JSON form is the persisted schema (see docs/architecture.md §5).
+
+Version 2 added the ``undo`` event and, on tool responses, ``preview``, ``cell`` and
+``outputs``, all optional: a version 1 record is a valid version 2 record, so the migration
+from 1 is the identity and reading accepts both (:data:`READABLE_VERSIONS`).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Annotated, Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+
+from .content import MAX_IMAGES, Attachment, ImageData
+from .schema_parts import COMPACTION as _COMPACTION
+from .schema_parts import PARTIAL as _PARTIAL
+from .schema_parts import RAW_BLOCK as _RAW_BLOCK
+from .schema_parts import declare_extras
+from .schema_parts import metadata_field as _metadata
+from .stream_events import (
+    Finished,
+    FinishReason,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    StreamEvent,
+    ToolCall,
+    Usage,
+)
+
+__all__ = [
+    "API_KINDS",
+    "READABLE_VERSIONS",
+    "SCHEMA_VERSION",
+    "Block",
+    "ChatRequest",
+    "ConversationEvent",
+    "Decision",
+    "ErrorEvent",
+    "FinishReason",
+    "Finished",
+    "Flush",
+    "InquiryRequest",
+    "InquiryResponse",
+    "Message",
+    "MessageDelta",
+    "Notice",
+    "Part",
+    "Reasoning",
+    "ReasoningDelta",
+    "StreamEvent",
+    "ToolCall",
+    "ToolCallRequest",
+    "ToolCallResponse",
+    "Undo",
+    "Usage",
+    "conversation_record",
+    "event_adapter",
+    "is_replay_notice",
+    "new_id",
+    "now_iso",
+    "parent_of",
+]
+
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)  # every version ever written
+
+
+def new_id() -> str:
+    return uuid.uuid4().hex[:16]
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+# --------------------------------------------------------------------------- conversation events
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra=declare_extras)
+
+    id: str = Field(default_factory=new_id)
+    timestamp: str = Field(default_factory=now_iso)
+
+
+class ChatRequest(_Event):
+    kind: Literal["chat_request"] = "chat_request"
+    content: str
+    attachments: list[Attachment] = Field(default_factory=list)  # sent as labeled data
+
+
+class Reasoning(_Event):
+    kind: Literal["reasoning"] = "reasoning"
+    content: str  # empty when the provider sent none to show (the signature still counts)
+    metadata: dict[str, Any] = _metadata(
+        signature={"type": "string", "description": "sent back byte for byte"},
+        partial=_PARTIAL,
+    )
+
+
+class Message(_Event):
+    kind: Literal["message"] = "message"
+    content: str
+    metadata: dict[str, Any] = _metadata(
+        partial=_PARTIAL, citations={"type": "array", "items": {"type": "object"}}
+    )
+
+
+class Block(_Event):
+    """An opaque provider block (redacted reasoning, server tool use, a compaction summary...)
+    kept to send back."""
+
+    kind: Literal["block"] = "block"
+    metadata: dict[str, Any] = _metadata(raw_block=_RAW_BLOCK, compaction=_COMPACTION)
+
+
+class ToolCallRequest(_Event):
+    kind: Literal["tool_call_request"] = "tool_call_request"
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    metadata: dict[str, Any] = _metadata(
+        raw_block=_RAW_BLOCK,
+        raw_arguments={"type": "string", "description": "arguments that were not valid JSON"},
+    )
+
+
+class Decision(BaseModel):
+    """One decision about a tool call: what happened and who decided (the user or a policy)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+
+    action: Literal[
+        "approved",
+        "skipped",
+        "edited",
+        "always_allowed",
+        "denied",
+        "delivered",
+        "withheld",
+        "result_edited",
+        "cancelled",
+        "restarted",
+        "timed_out",
+    ]
+    by: Literal["user", "policy"]
+    detail: str | None = None
+
+
+ToolStatus: TypeAlias = Literal["done", "error", "cancelled", "skipped", "timeout"]
+
+
+class ToolCallResponse(_Event):
+    kind: Literal["tool_call_response"] = "tool_call_response"
+    call_id: str
+    content: str
+    is_error: bool = False
+    status: ToolStatus = "done"
+    decisions: list[Decision] = Field(default_factory=list)
+    elapsed: float | None = None
+    images: list[ImageData] = Field(default_factory=list, max_length=MAX_IMAGES)
+
+
+class InquiryRequest(_Event):
+    kind: Literal["inquiry_request"] = "inquiry_request"
+    inquiry_id: str
+    call_id: str
+    question: str
+    choices: list[str] | None = None
+
+
+class InquiryResponse(_Event):
+    kind: Literal["inquiry_response"] = "inquiry_response"
+    inquiry_id: str
+    call_id: str
+    answer: str | None  # None: nobody could answer (a headless run)
+    by: Literal["user", "policy"] = "user"
+
+
+class Notice(_Event):
+    """A line for the reader (stopped by the user, denied by policy...); never sent to the model."""
+
+    kind: Literal["notice"] = "notice"
+    level: Literal["info", "warning"] = "info"
+    text: str
+    data: Any = None  # what the notice is about, kept verbatim (e.g. unknown API events)
+
+
+class Undo(_Event):
+    """A step the model took was undone (``%chat undo`` or the card's Undo button): what was
+    reverted and, plainly, what could not be (in-place changes, files, other side effects).
+    For the reader; the model hears of it in its next request."""
+
+    kind: Literal["undo"] = "undo"
+    call_id: str
+    tool: str
+    done: list[str] = Field(default_factory=list)
+    not_undone: list[str] = Field(default_factory=list)
+    by: Literal["user"] = "user"
+
+
+class ErrorEvent(_Event):
+    """A failure the user must see (auth error, bad request...); not sent to the model."""
+
+    kind: Literal["error"] = "error"
+    message: str
+    error_type: str = "error"
+
+
+ConversationEvent: TypeAlias = Annotated[
+    ChatRequest
+    | Reasoning
+    | Message
+    | Block
+    | ToolCallRequest
+    | ToolCallResponse
+    | InquiryRequest
+    | InquiryResponse
+    | Notice
+    | Undo
+    | ErrorEvent,
+    Field(discriminator="kind"),
+]
+
+# The kinds that become part of the model's messages; the rest are for readers only.
+API_KINDS = frozenset(
+    {"chat_request", "reasoning", "message", "block", "tool_call_request", "tool_call_response"}
+)
+
+event_adapter: TypeAdapter[ConversationEvent] = TypeAdapter(ConversationEvent)
+
+
+def parent_of(event: ConversationEvent) -> str | None:
+    """The call id of the sub-agent call whose nested turn made ``event`` (None: top level).
+
+    Raises ConversationError for a ``parent`` that is not a string (a crafted file)."""
+    parent = getattr(event, "parent", None)
+    if parent is None or isinstance(parent, str):
+        return parent
+    from ..errors import ConversationError
+
+    raise ConversationError(f"'parent' must be a tool call id, not {type(parent).__name__}")
+
+
+def is_replay_notice(event: ConversationEvent) -> bool:
+    """Whether ``event`` is the notice that opens a replayed turn (``replay.replay_notice``)."""
+    data = getattr(event, "data", None) if event.kind == "notice" else None
+    return isinstance(data, dict) and "replayed_from" in data
+
+
+def conversation_record(
+    conversation_id: str, events: Iterable[ConversationEvent], **fields: Any
+) -> dict[str, Any]:
+    """The persisted form of ``events``: ``{"version": SCHEMA_VERSION, "conversation_id",
+    "events", **fields}`` — every record and stub this package writes is made here."""
+    return {
+        "version": SCHEMA_VERSION,
+        "conversation_id": conversation_id,
+        "events": [event.model_dump(mode="json") for event in events],
+        **fields,
+    }

@@ -1,0 +1,65 @@
+"""The JSON Schema of a saved conversation record, generated from :mod:`jupyter_turns.model.events`.
+
+It is the one contract between the two readers of a record: the kernel (restore, the HTML
+transcript) and the page (the live widget and the saved-record renderer share its views). It
+is written to ``docs/event-schema.json``; ``tests/unit/test_event_contract.py`` fails when that
+file is stale, and the JS tests check every field the views read against it. Regenerate with
+``python -m jupyter_turns.model.record_schema > docs/event-schema.json``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .events import READABLE_VERSIONS, SCHEMA_VERSION, event_adapter
+from .schema_parts import CYCLE
+
+__all__ = ["record_schema"]
+
+
+def record_schema() -> dict[str, Any]:
+    """The schema of one cell's record (``application/vnd.jupyter-turns+json``)."""
+    events = event_adapter.json_schema(ref_template="#/$defs/{model}")
+    defs = events.pop("$defs")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "jupyter_turns conversation record",
+        "type": "object",
+        "required": ["version", "conversation_id", "events"],
+        "properties": {
+            "version": {
+                "enum": list(READABLE_VERSIONS),
+                "description": f"{SCHEMA_VERSION} is written; every earlier version is read",
+            },
+            "conversation_id": {"type": "string", "minLength": 1, "maxLength": 200},
+            "thread": {"type": "string"},
+            "events": {"type": "array", "items": events},
+            "turn": {
+                "type": "object",
+                "description": "how the turn ended and what it used",
+                "properties": {
+                    "outcome": {"type": "string"},
+                    "usage": {"type": "object"},
+                    "cost_usd": {"type": ["number", "null"]},
+                    "cycles": {"type": "array", "items": CYCLE},
+                    "endpoint": {
+                        "type": "string",
+                        "description": "where the turn's requests went, when not the default",
+                    },
+                    "replayed_from": {
+                        "type": "string",
+                        "description": "a replayed turn: the notebook file its recording came from",
+                    },
+                },
+            },
+            "settings": {"type": "object", "description": "the thread's settings (checked)"},
+            "displaced": {"type": "array", "items": {"$ref": "#"}},
+            "live": {"const": True, "description": "saved while the turn was still running"},
+        },
+        "$defs": defs,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(record_schema(), indent=1, sort_keys=True))

@@ -1,0 +1,129 @@
+"""Stream events: what a provider yields for one response, before anything is saved.
+
+A provider yields ``Part(index, content)`` pieces of logical block ``index`` (a piece of text
+or reasoning, or one complete tool call), ``Flush(index, metadata)`` when block ``index`` is
+complete, and one ``Finished(reason)`` at the end, with the response's ``Usage``. The
+EventBuilder turns flushed blocks into conversation events (:mod:`jupyter_turns.model.events`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+__all__ = [
+    "FinishReason",
+    "Finished",
+    "Flush",
+    "MessageDelta",
+    "Part",
+    "PartContent",
+    "ReasoningDelta",
+    "StreamEvent",
+    "ToolCall",
+    "Usage",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class MessageDelta:
+    """A piece of answer text (markdown)."""
+
+    text: str
+    kind: Literal["message"] = "message"
+
+
+@dataclass(frozen=True, slots=True)
+class ReasoningDelta:
+    """A piece of reasoning text; an empty one only opens the block."""
+
+    text: str
+    kind: Literal["reasoning"] = "reasoning"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One complete tool call request, never a fragment.
+
+    ``parse_error`` is set (and ``arguments`` empty) when the model's argument text was not a JSON
+    object; ``raw_arguments`` then keeps that text so the error shown can quote it.
+    """
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    raw_arguments: str | None = None
+    parse_error: str | None = None
+    kind: Literal["tool_call"] = "tool_call"
+
+
+PartContent: TypeAlias = MessageDelta | ReasoningDelta | ToolCall
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    index: int
+    content: PartContent
+    kind: Literal["part"] = "part"
+
+
+@dataclass(frozen=True, slots=True)
+class Flush:
+    """Block ``index`` is complete; ``metadata`` rides on the event (signature, raw block...)."""
+
+    index: int
+    metadata: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["flush"] = "flush"
+
+
+FinishReason: TypeAlias = Literal[
+    "end_turn",
+    "tool_use",
+    "max_tokens",
+    "stop_sequence",
+    "pause_turn",
+    "refusal",
+    "context_window_exceeded",
+    "compaction",
+    "other",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    """Tokens of one response (or, added up, of a turn), as the API bills them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+        )
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_input_tokens": self.cache_read_input_tokens,
+            "cache_creation_input_tokens": self.cache_creation_input_tokens,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """The response ended. ``details`` carries e.g. a refusal's ``stop_details``."""
+
+    reason: FinishReason
+    usage: Usage | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+    model: str | None = None
+    kind: Literal["finished"] = "finished"
+
+
+StreamEvent: TypeAlias = Part | Flush | Finished

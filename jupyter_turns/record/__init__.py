@@ -1,0 +1,1 @@
+"""The record: transcripts, a saved notebook read, saved turns and settings, replay's."""

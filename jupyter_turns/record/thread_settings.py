@@ -1,0 +1,233 @@
+"""What a saved notebook may say about a thread, checked field by field, split by what it grants.
+
+A notebook stores each thread's settings (cell records and notebook metadata). Read back, they
+are untrusted input: :func:`parse_settings` keeps each field that has the right type and notes
+the others, and says whether the copy carries this user's signature (see
+:mod:`jupyter_turns.kernel.trust`: only settings this user's own kernel saved do). An unsigned copy
+is split by :func:`split_settings` into the *harmless* fields (how reasoning shows, a lower cycle
+limit, fewer built-ins, the user's own provider and model) and those that *grant* something or
+change where requests go, what they cost or what runs: "always allow" decisions, unattended
+tools, built-in kernel tools, MCP servers (commands the kernel would start), a system prompt, a
+higher cycle limit, another provider, model or script variable, more thinking. Those wait for
+the user (``%chat trust``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
+
+from ..mcp.config import ServerName, ServerSpec
+from ..text import plural
+
+__all__ = [
+    "DISPLAY_PATTERN",
+    "GUARDED_FIELDS",
+    "SavedSettings",
+    "ThreadSettings",
+    "UserDefaults",
+    "Verifier",
+    "describe_guarded",
+    "parse_settings",
+    "split_settings",
+]
+
+_Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][\w.-]{0,99}$")]
+_Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w{0,99}$")]
+_Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+DISPLAY_PATTERN = r"^(full|hidden|progress|static|truncate:\d{1,6})$"  # how reasoning shows
+_Display = Annotated[str, StringConstraints(pattern=DISPLAY_PATTERN)]
+
+
+class ThreadSettings(BaseModel):
+    """The settings of one thread as saved; every field is optional and strictly typed."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
+
+    conversation_id: _Short | None = None
+    provider: Literal["anthropic", "scripted"] | None = None
+    model: _Short | None = None
+    script: _Identifier | None = None
+    reasoning: _Display | None = None
+    thinking: Literal["off", "adaptive"] | Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+    max_cycles: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    run_mode: Literal["ask", "unattended", "edit", "skip", "deny"] | None = None
+    builtins: list[_Name] | None = Field(default=None, max_length=100)
+    system: Annotated[str, StringConstraints(max_length=200_000)] | None = None
+    always_allow: list[_Name] | None = Field(default=None, max_length=1_000)
+    stream: bool | None = None  # False: plain requests (chosen, or the endpoint does not stream)
+    mcp_servers: dict[ServerName, ServerSpec] | None = Field(default=None, max_length=50)
+
+
+# Fields that grant a permission or move requests; some only beyond the user's own defaults.
+GUARDED_FIELDS = (
+    "always_allow",
+    "run_mode",
+    "builtins",
+    "system",
+    "max_cycles",
+    "mcp_servers",
+    "provider",
+    "model",
+    "script",
+    "thinking",
+)
+
+Thinking = str | int  # "off", "adaptive" or a token budget
+# (saved settings, the conversation they are for) -> signed by this user? (trust.SettingsKey)
+Verifier = Callable[[Mapping[str, Any], str], bool]
+
+
+@dataclass(frozen=True)
+class UserDefaults:
+    """What the user's own settings (``ChatMagics``) give a new thread; a file may ask for as
+    much or less without the user, never for more. The defaults here are the narrowest."""
+
+    max_cycles: int
+    builtins: frozenset[str] = frozenset()
+    provider: str = "anthropic"
+    model: str | None = None  # None: the provider's default
+    thinking: Thinking = "off"
+
+
+@dataclass
+class SavedSettings:
+    """Settings read from a file: the valid fields of its copies, and a note for each field
+    that was not.
+
+    ``signed`` is the newest copy that carries this user's signature, whole: it is what this
+    user's kernel last saved. ``values`` merges the copies that do not verify (newer on top):
+    applied only as far as they are harmless, and only when no signed copy exists.
+    """
+
+    values: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    signed: dict[str, Any] | None = None
+
+    def merged(self, other: SavedSettings) -> SavedSettings:
+        """These settings with ``other``'s on top (``other`` is the newer copy). Signed and
+        unsigned copies never mix: a newer signed copy replaces an older one whole, and an
+        unsigned field never joins a signed copy."""
+        return SavedSettings(
+            {**self.values, **other.values},
+            [*self.problems, *other.problems],
+            other.signed if other.signed is not None else self.signed,
+        )
+
+
+def parse_settings(
+    raw: Any,
+    where: str = "settings",
+    *,
+    conversation_id: str | None = None,
+    verify: Verifier | None = None,
+) -> SavedSettings:
+    """Keep each field of ``raw`` that validates; note the rest (never raises). With
+    ``verify``, a copy signed by this user for ``conversation_id`` is returned as ``signed``."""
+    if raw is None:
+        return SavedSettings()
+    if not isinstance(raw, dict):
+        return SavedSettings(problems=[f"{where} are a {type(raw).__name__}, not an object"])
+    values: dict[str, Any] = {}
+    problems: list[str] = []
+    for name in ThreadSettings.model_fields:
+        if name not in raw or raw[name] is None:
+            continue
+        try:
+            checked = ThreadSettings.model_validate({name: raw[name]})
+        except ValidationError as exc:
+            message = exc.errors()[0]["msg"] if exc.errors() else "invalid"
+            problems.append(f"{where}: {name} ignored ({message})")
+            continue
+        values[name] = getattr(checked, name)
+    if "builtins" in values:
+        from ..kernel_tools.builtin import BUILTINS
+
+        unknown = sorted(set(values["builtins"]) - set(BUILTINS))
+        if unknown:
+            problems.append(f"{where}: unknown built-in tools ignored: {', '.join(unknown)}")
+            values["builtins"] = [n for n in values["builtins"] if n in BUILTINS]
+    if "mcp_servers" in values:  # kept in their saved form, as the thread holds them
+        values["mcp_servers"] = {n: s.saved() for n, s in values["mcp_servers"].items()}
+    if verify is not None and conversation_id is not None and verify(raw, conversation_id):
+        return SavedSettings(problems=problems, signed=values)
+    return SavedSettings(values, problems)
+
+
+def split_settings(
+    values: Mapping[str, Any], defaults: UserDefaults
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``(harmless, guarded)``: what an unsigned copy may set, and what waits for the user.
+
+    Harmless: a run mode that only restricts (ask, edit, skip, deny), a cycle limit at or below
+    the user's own, built-ins among the user's defaults (``ChatMagics.builtins``), the user's
+    own provider and model, thinking off or no more than the user's. Everything else of
+    :data:`GUARDED_FIELDS` is guarded: "unattended", other built-ins, "always allow", MCP
+    servers, a system prompt, a higher cycle limit, another provider or model (where requests
+    go and what they cost), a script variable (what a scripted provider plays) and more
+    thinking.
+    """
+    harmless: dict[str, Any] = {}
+    guarded: dict[str, Any] = {}
+    for name, value in values.items():
+        if name not in GUARDED_FIELDS:
+            harmless[name] = value
+        elif name in ("always_allow", "mcp_servers"):
+            if value:
+                guarded[name] = value
+        else:
+            (harmless if _within(name, value, defaults) else guarded)[name] = value
+    return harmless, guarded
+
+
+def _within(name: str, value: Any, defaults: UserDefaults) -> bool:
+    """Whether a guarded field's ``value`` asks for no more than the user's own defaults."""
+    if name == "run_mode":
+        return bool(value != "unattended")
+    if name == "max_cycles":
+        return bool(value <= defaults.max_cycles)
+    if name == "builtins":
+        return set(value) <= defaults.builtins
+    if name == "provider":
+        return bool(value == defaults.provider)
+    if name == "model":
+        return bool(value == defaults.model)
+    if name == "thinking":
+        default = defaults.thinking
+        if value in ("off", default):
+            return True
+        return isinstance(value, int) and isinstance(default, int) and value <= default
+    return False  # system, script
+
+
+def describe_guarded(guarded: dict[str, Any]) -> str:
+    """A reader's list of what ``guarded`` would grant, e.g. "always allow `python`, ..."."""
+    parts = []
+    if guarded.get("always_allow"):
+        parts.append("always allow " + ", ".join(f"`{n}`" for n in guarded["always_allow"]))
+    if guarded.get("run_mode") == "unattended":
+        parts.append("unattended tools")
+    if guarded.get("builtins"):
+        parts.append("built-in tools " + ", ".join(f"`{n}`" for n in guarded["builtins"]))
+    if guarded.get("system"):
+        parts.append(f"a system prompt ({len(guarded['system']):,} characters)")
+    if "max_cycles" in guarded:
+        parts.append(f"up to {plural(guarded['max_cycles'], 'cycle')} a turn")
+    if "provider" in guarded:
+        parts.append(f"the `{guarded['provider']}` provider")
+    if "model" in guarded:
+        parts.append(f"the model `{guarded['model']}`")
+    if "script" in guarded:
+        parts.append(f"playing the variable `{guarded['script']}`")
+    if "thinking" in guarded:
+        thinking = guarded["thinking"]
+        budget = f"{thinking:,} tokens" if isinstance(thinking, int) else str(thinking)
+        parts.append(f"thinking ({budget})")
+    if guarded.get("mcp_servers"):
+        servers = guarded["mcp_servers"].items()
+        described = (f"`{n}` ({ServerSpec.model_validate(s).describe()})" for n, s in servers)
+        parts.append("MCP servers " + ", ".join(described))
+    return ", ".join(parts)

@@ -1,0 +1,356 @@
+"""Transcripts of conversation events: markdown (export) and safe HTML (the notebook's view).
+
+Model and tool text is untrusted. A frontend renders outputs of the running session as trusted
+(raw HTML and scripts included), so the HTML transcript is rendered here with CommonMark and
+raw HTML disabled (markdown-it-py: tags become text, ``javascript:`` links are refused) and then
+cleaned with nh3 as a second line of defence; no images are kept (no remote loads).
+Deterministic by design: no ids, timestamps or timings (nbval compares it).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterable
+from typing import assert_never
+
+import nh3
+from markdown_it import MarkdownIt
+
+from ..engine.compaction import summary_title
+from ..model.content import ImageData
+from ..model.events import ConversationEvent, Decision, Undo, is_replay_notice
+
+__all__ = ["to_html", "to_markdown"]
+
+_BACKTICKS = re.compile(r"`+")
+_BETWEEN_TAGS = re.compile(r">\n+<")
+_SHORT = 800  # characters (and under 12 lines): tool text this short is shown open, as live
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+_ALLOWED_TAGS = {
+    "a",
+    "p",
+    "br",
+    "hr",
+    "strong",
+    "em",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "details",
+    "summary",
+    "del",
+}
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines()) or ">"
+
+
+def _fenced(text: str, lang: str = "") -> str:
+    """A code fence longer than any backtick run inside, so the text cannot close it."""
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    fence = "`" * max(4, longest + 1)
+    return f"{fence}{lang}\n{text}\n{fence}"
+
+
+def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) -> str:
+    """The events as markdown: requests quoted, answers as written, tools as fenced blocks; a
+    sub-agent's events quoted under its call."""
+    top, nested = _by_parent(events)
+    return _markdown(top, nested, reasoning) + "\n"
+
+
+def _markdown(
+    events: Iterable[ConversationEvent],
+    nested: dict[str, list[ConversationEvent]],
+    reasoning: bool,
+) -> str:
+    parts: list[str] = []
+    for event in events:
+        match event.kind:
+            case "chat_request":
+                parts.append(f"**You**\n\n{_quote(event.content)}")
+                parts.extend(
+                    f"*Attached {a.label}*\n\n{_fenced(a.text)}" for a in event.attachments
+                )
+            case "reasoning":
+                if reasoning and event.content.strip():
+                    parts.append(f"*Reasoning*\n\n{_quote(event.content)}")
+            case "message":
+                note = " *(stopped here)*" if event.metadata.get("partial") else ""
+                parts.append(f"**Claude**\n\n{event.content}{note}")
+            case "block" if (summary := summary_title(event)) is not None:
+                parts.append(
+                    f"*{summary[0]}*" + (f"\n\n{_quote(summary[1])}" if summary[1] else "")
+                )
+            case "block":
+                kind = (event.metadata.get("raw_block") or {}).get("type", "block")
+                parts.append(f"*({kind})*")
+            case "tool_call_request":
+                arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
+                name = event.name.replace("`", "'")
+                parts.append(f"**Tool call** `{name}`\n\n{_fenced(arguments, 'json')}")
+                inner = nested.pop(event.call_id, None)
+                if inner:
+                    parts.append(
+                        f"*Sub-agent {name}:*\n\n{_quote(_markdown(inner, nested, reasoning))}"
+                    )
+            case "tool_call_response":
+                decisions = ", ".join(f"{d.action} by {d.by}" for d in event.decisions)
+                head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
+                parts.append(f"{head}\n\n{_fenced(event.content)}")
+                parts.extend(f"*{_image_note(image)}*" for image in event.images)
+                parts.extend(f"*{_DIFFERS}:*\n\n{_fenced(saved)}" for saved in _differs(event))
+                parts.extend(f"*{line}*" for line in _state(event))
+                parts.extend(
+                    f"*Proposed change:*\n\n{_fenced(diff, 'diff')}" for diff in _diff(event)
+                )
+            case "inquiry_request":
+                choices = f" ({', '.join(event.choices)})" if event.choices else ""
+                parts.append(f"**Tool asks:** {event.question}{choices}")
+            case "inquiry_response":
+                answer = "no answer (nobody could answer)" if event.answer is None else event.answer
+                parts.append(f"**Answer** ({event.by}): {answer}")
+            case "notice":
+                parts.append(f"*{event.text}*")
+            case "undo":
+                parts.append(f"*{_undone(event)}*")
+            case "error":
+                parts.append(f"**Error** ({event.error_type}): {event.message}")
+            case _:
+                assert_never(event.kind)
+    return "\n\n".join(parts)
+
+
+def to_html(events: Iterable[ConversationEvent]) -> str:
+    """The transcript as sanitized HTML shaped like the widget (its class names), expanded:
+    answers open; reasoning, and long tool arguments and results, in ``<details>``; a
+    sub-agent's events inside its call's card."""
+    top, nested = _by_parent(events)
+    body = _html_body(top, nested)
+    # one line between tags: a notebook stores a multi-line string as a list of lines, each
+    # with its own quotes and indentation (code keeps its newlines: its text is escaped)
+    return _BETWEEN_TAGS.sub("><", f'<div class="jt-root jt-saved">{body}</div>')
+
+
+def _by_parent(
+    events: Iterable[ConversationEvent],
+) -> tuple[list[ConversationEvent], dict[str, list[ConversationEvent]]]:
+    """The top-level events, and each sub-agent call's events by its call id."""
+    top: list[ConversationEvent] = []
+    nested: dict[str, list[ConversationEvent]] = {}
+    for event in events:
+        parent = getattr(event, "parent", None)
+        (nested.setdefault(parent, []) if isinstance(parent, str) else top).append(event)
+    return top, nested
+
+
+def _html_body(
+    events: Iterable[ConversationEvent],
+    nested: dict[str, list[ConversationEvent]],
+    who: str = "You",  # a sub-agent's request is its caller's task
+) -> str:
+    items: list[tuple[str, list[str]]] = []  # (class, inner HTML parts), in order
+    cards: dict[str, list[str]] = {}  # a tool call's card, filled by its later events
+
+    def card(call_id: str) -> list[str]:
+        if call_id not in cards:
+            cards[call_id] = []
+            items.append(("jt-tool", cards[call_id]))
+        return cards[call_id]
+
+    for event in events:
+        match event.kind:
+            case "chat_request":
+                attached = [
+                    _fold(f"Attached {a.label}", f"<pre>{_esc(a.text)}</pre>")
+                    + "".join(
+                        _div("jt-image-note jt-muted", _esc(_image_note(i))) for i in a.images
+                    )
+                    for a in event.attachments
+                ]
+                items.append(
+                    ("jt-request", [_div("jt-who", _esc(who)), _md(event.content), *attached])
+                )
+            case "reasoning" if event.content.strip():
+                items.append(("jt-reasoning", [_fold("Reasoned", _md(event.content))]))
+            case "message":
+                stopped = (
+                    _div("jt-partial", "stopped here") if event.metadata.get("partial") else ""
+                )
+                items.append(("jt-message", [_md(event.content), stopped]))
+            case "block" if (summary := summary_title(event)) is not None:
+                body = f"<pre>{_esc(summary[1])}</pre>" if summary[1] else ""
+                items.append(("jt-compaction jt-muted", [_fold(summary[0], body)]))
+            case "block":
+                kind = (event.metadata.get("raw_block") or {}).get("type", "provider")
+                label = "redacted reasoning" if kind == "redacted_thinking" else kind
+                items.append(("jt-opaque jt-muted", [_esc(f"({label} block)")]))
+            case "tool_call_request":
+                arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
+                name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'
+                card(event.call_id).extend(
+                    [_div("jt-tool-head", name), _pre("Arguments", arguments)]
+                )
+                inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
+                if inner:
+                    transcript = _div("jt-nested", _html_body(inner, nested, "Task"))
+                    card(event.call_id).append(_fold("Sub-agent", transcript, open_=True))
+            case "tool_call_response":
+                chips = " ".join(
+                    f'<span class="jt-chip jt-chip-{_esc(d.action)}">{_esc(_chip(d))}</span>'
+                    for d in event.decisions
+                )
+                label = "Error" if event.is_error else "Result"
+                card(event.call_id).extend(
+                    [_div("jt-decisions", chips), _pre(label, event.content)]
+                    + [_div("jt-image-note jt-muted", _esc(_image_note(i))) for i in event.images]
+                    + [_fold(_DIFFERS, f"<pre>{_esc(saved)}</pre>") for saved in _differs(event)]
+                    + [_div("jt-state jt-muted", _esc(line)) for line in _state(event)]
+                    + [
+                        _fold("Proposed change", f"<pre>{_esc(diff)}</pre>")
+                        for diff in _diff(event)
+                    ]
+                )
+            case "undo":
+                card(event.call_id).append(_div("jt-undo jt-muted", _esc(_undone(event))))
+            case "inquiry_request":
+                choices = f" ({', '.join(event.choices)})" if event.choices else ""
+                question = _esc(f"Tool asks: {event.question}{choices}")
+                card(event.call_id).append(_div("jt-inquiry-q", question))
+            case "inquiry_response":
+                answer = "no answer (nobody could answer)" if event.answer is None else event.answer
+                card(event.call_id).append(
+                    _div("jt-inquiry-a", _esc(f"Answer ({event.by}): {answer}"))
+                )
+            case "notice":
+                replayed = " jt-replayed" if is_replay_notice(event) else ""  # for testing.py
+                items.append(
+                    (f"jt-notice jt-notice-{_esc(event.level)}{replayed}", [_esc(event.text)])
+                )
+            case "error":
+                items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
+            case "reasoning":
+                pass  # nothing to show: a signature only
+            case _:
+                assert_never(event.kind)
+    return "".join(_div(cls, "".join(inner)) for cls, inner in items)
+
+
+_DIFFERS = "Replay: this result differs from the recording"
+
+
+def _differs(event: ConversationEvent) -> list[str]:
+    """A replayed call's recorded result, when the new one differs (see replay.py)."""
+    check = getattr(event, "replay", None)
+    if isinstance(check, dict) and check.get("same") is False:
+        return [str(check.get("saved", ""))]
+    return []
+
+
+def _state(event: ConversationEvent) -> list[str]:
+    """A python run's namespace changes, in one line (see tools/state_diff.py)."""
+    state = getattr(event, "state", None)
+    if not isinstance(state, dict):
+        return []
+    parts = []
+    for label in ("created", "rebound", "deleted", "changed"):
+        items = state.get(label) or []
+        names = [i.get("name", "?") if isinstance(i, dict) else str(i) for i in items]
+        if names:
+            parts.append(
+                f"{'changed in place' if label == 'changed' else label} {', '.join(names)}"
+            )
+    return [f"Kernel: {'; '.join(parts)}"] if parts else []
+
+
+def _diff(event: ConversationEvent) -> list[str]:
+    """An edit_cell proposal's line diff (see editing/tools.py)."""
+    preview = getattr(event, "preview", None)
+    if isinstance(preview, dict) and preview.get("kind") == "edit":
+        return [str(preview.get("diff", ""))]
+    return []
+
+
+def _undone(event: Undo) -> str:
+    """What an undo reverted, and plainly what it could not."""
+    text = "Undone by the user: " + (", ".join(event.done) or "nothing")
+    if event.not_undone:
+        text += "; not undone: " + "; ".join(event.not_undone)
+    return text
+
+
+def _image_note(image: ImageData) -> str:
+    """Where an image cannot be drawn (markdown, the HTML fallback: the record holds it once)."""
+    label = f" {image.label}" if image.label else ""
+    return f"[image{label}: {image.describe()}, shown by the jupyter_turns renderer]"
+
+
+# Decision details that are the chip's own words (a replay answered from its recording), as in
+# the widget (js/src/render/toolcard.js).
+_DETAIL_LABELS = frozenset({"recorded, not run"})
+
+
+def _chip(decision: Decision) -> str:
+    if decision.detail in _DETAIL_LABELS:
+        return decision.detail or ""
+    return decision.action + (" by policy" if decision.by == "policy" else "")
+
+
+def _esc(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _div(cls: str, inner: str) -> str:
+    style = _STYLES.get(cls.split()[0])
+    styled = f' style="{style}"' if style else ""
+    return f'<div class="{cls}"{styled}>{inner}</div>'
+
+
+# Inline, so the fallback reads like the widget where no stylesheet comes with it (nbconvert,
+# VS Code); colors that work on light and dark backgrounds. Sanitizers that drop styles (GitHub)
+# leave the same structure.
+_STYLES = {
+    "jt-request": "border-left:3px solid #8888;padding:2px 10px;margin:6px 0",
+    "jt-who": "font-size:85%;opacity:.7",
+    "jt-tool": "border:1px solid #8886;border-radius:6px;padding:4px 10px;margin:6px 0",
+    "jt-tool-head": "font-family:monospace",
+    "jt-notice": "opacity:.75;font-style:italic;margin:4px 0",
+    "jt-error": "color:#c33;margin:4px 0",
+    "jt-opaque": "opacity:.6;font-size:90%",
+    "jt-partial": "opacity:.6;font-style:italic",
+}
+
+
+def _md(text: str) -> str:
+    """Model, tool or user markdown: rendered without raw HTML, then cleaned."""
+    rendered = _MARKDOWN.render(text)
+    return nh3.clean(rendered, tags=_ALLOWED_TAGS, url_schemes={"http", "https", "mailto"})
+
+
+def _fold(summary: str, inner: str, *, open_: bool = False) -> str:
+    flag = " open" if open_ else ""
+    return f"<details{flag}><summary>{_esc(summary)}</summary>{inner}</details>"
+
+
+def _pre(label: str, text: str) -> str:
+    """Tool arguments or a result: open when short, like the widget's cards."""
+    short = len(text) <= _SHORT and text.count("\n") < 12
+    return _fold(f"{label} · {len(text):,} chars", f"<pre>{_esc(text)}</pre>", open_=short)

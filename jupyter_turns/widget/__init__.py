@@ -1,0 +1,1 @@
+"""The chat widget: the anywidget, its sink and prompter, drafts, the page's messages."""

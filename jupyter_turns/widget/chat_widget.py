@@ -1,0 +1,88 @@
+"""ChatWidget (anywidget): one cell's synced state, and the page's messages handed to the turn.
+
+Kernel -> page: durable state lives in synced traits (``events``, ``tools``, ``prompts``,
+``status``, ``usage``, ``settings``), which a fresh view draws at once; the live tail streams as
+custom messages (:mod:`jupyter_turns.widget.sink`). Page -> kernel: every click is a custom
+message (:mod:`jupyter_turns.widget.messages`; never a trait write: ipywidgets holds back a busy
+cell's later trait updates); comm handlers may run on a subshell thread, so each message is
+handed to the turn's loop (:func:`~jupyter_turns.loops.call_soon_on`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ..loops import call_soon_on
+from .loader import widget_source
+
+__all__ = ["ChatWidget"]
+
+
+class ChatWidget(anywidget.AnyWidget):
+    """One cell's turn: its events, live tool status, open prompts, status, usage, settings."""
+
+    events: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    tools = traitlets.Dict().tag(sync=True)
+    prompts: traitlets.List[Any] = traitlets.List().tag(sync=True)
+    status: traitlets.Dict[str, Any] = traitlets.Dict({"state": "idle", "retry": None}).tag(
+        sync=True
+    )
+    usage = traitlets.Dict().tag(sync=True)
+    settings = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, *, thread: str = "main", inline: bool = False, **kwargs: Any) -> None:
+        """``inline`` ships the whole front end in the widget (frontends without the lab
+        extension, e.g. VS Code); otherwise a loader fetches it from the extension."""
+        self._esm = widget_source(inline)
+        super().__init__(**kwargs)
+        self.thread = thread
+        self.ready = False  # a view has rendered and said so
+        self._ready_waiters: list[asyncio.Future[None]] = []
+        self._handlers: dict[str, list[Callable[[dict[str, Any]], None]]] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.on_msg(self._on_custom)
+        self.handle("ready", self._on_ready)
+
+    def __repr__(self) -> str:  # stable text/plain (no memory address) for nbval
+        return f"ChatWidget(thread={self.thread!r})"
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def handle(self, kind: str, handler: Callable[[dict[str, Any]], None]) -> None:
+        """Run ``handler(message)`` on the bound loop for each page message of ``kind``."""
+        self._handlers.setdefault(kind, []).append(handler)
+
+    async def wait_ready(self, seconds: float) -> bool:
+        """Whether a view renders (and says ready) within ``seconds``."""
+        if self.ready:
+            return True
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._ready_waiters.append(future)
+        try:
+            await asyncio.wait_for(future, seconds)
+        except TimeoutError:
+            return False
+        finally:
+            if future in self._ready_waiters:
+                self._ready_waiters.remove(future)
+        return True
+
+    def _on_ready(self, _message: dict[str, Any]) -> None:
+        self.ready = True
+        for future in self._ready_waiters:
+            if not future.done():
+                future.set_result(None)
+
+    def _on_custom(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if isinstance(content, dict) and not call_soon_on(self._loop, self._dispatch, content):
+            self._dispatch(content)  # not bound to a turn's loop (tests, a closed loop)
+
+    def _dispatch(self, content: dict[str, Any]) -> None:
+        for handler in self._handlers.get(str(content.get("type")), ()):
+            handler(content)

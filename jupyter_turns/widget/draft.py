@@ -1,0 +1,136 @@
+"""The live draft of one transcript: its unfinished blocks, sent to the page as deltas.
+
+The sink keeps one copy of each unfinished block (its chunks, and how many of them the page
+has). ``delta`` messages carry each block's text added since the last flush. When blocks become
+events (:class:`~jupyter_turns.model.sink.Appended` names their indexes), ``released`` tells the
+page which event takes over which block, so its DOM is kept and never parsed again, whatever else is
+still streaming. The top level has one :class:`Draft`; each running sub-agent has its own, whose
+messages carry ``parent`` (its call id) so the page draws them inside that call's card.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from ..model.events import ConversationEvent, MessageDelta, Part, ReasoningDelta
+from .messages import DraftPart, KernelMessage, TextKind
+
+__all__ = ["Draft"]
+
+
+@dataclass(slots=True)
+class _Block:
+    """One unfinished block: its text in chunks, the first ``sent`` of which the page has."""
+
+    kind: TextKind
+    chunks: list[str] = field(default_factory=list)
+    sent: int = 0
+
+    def unsent(self) -> str | None:
+        """The text the page has not been sent yet (now counted as sent), or None."""
+        if self.sent == len(self.chunks):
+            return None
+        text = "".join(self.chunks[self.sent :])
+        self.chunks[self.sent :] = [text]
+        self.sent = len(self.chunks)
+        return text
+
+    def text(self) -> str:
+        if self.sent > 1:  # what the page has, joined once into one chunk
+            self.chunks[: self.sent] = ["".join(self.chunks[: self.sent])]
+            self.sent = 1
+        return "".join(self.chunks)
+
+
+class Draft:
+    """Unfinished blocks by index, and the handovers to send with the next flush."""
+
+    def __init__(self, send: Callable[[KernelMessage], None]) -> None:
+        self._send = send
+        self._blocks: dict[int, _Block] = {}
+        self._released: list[tuple[int, _Block, str | None]] = []  # (index, block, event id)
+
+    def part(self, part: Part) -> bool:
+        """Add a text piece; whether it was one (a tool call shows once it is an event)."""
+        content = part.content
+        if not isinstance(content, MessageDelta | ReasoningDelta):
+            return False
+        block = self._blocks.get(part.index)
+        if block is None:
+            self._blocks[part.index] = _Block(content.kind, [content.text])
+        else:
+            block.chunks.append(content.text)
+        return True
+
+    def clear(self) -> None:
+        self._blocks = {}
+        self._released = []
+
+    def discard(self) -> None:
+        """Abort dropped the draft: forget it, and tell the page (``draft_clear``)."""
+        self.clear()
+        self._send({"type": "draft_clear"})
+
+    @property
+    def empty(self) -> bool:
+        return not self._blocks
+
+    def send(self) -> None:
+        """``delta`` with the new text of every block, then ``released`` for the blocks that
+        became events. A block at the index of one released before it (the next cycle's
+        block 0) starts a new ``delta`` after that ``released``, so the texts never mix."""
+        released, self._released = self._released, []
+        parts: list[DraftPart] = []
+        handed: dict[int, str | None] = {}
+        live = [(index, block, False, None) for index, block in self._blocks.items()]
+        for index, block, done, event in [*((i, b, True, e) for i, b, e in released), *live]:
+            if index in handed:
+                self._segment(parts, handed)
+                parts, handed = [], {}
+            text = block.unsent()
+            if text is not None:
+                parts.append((index, block.kind, text))
+            if done:
+                handed[index] = event
+        self._segment(parts, handed)
+
+    def _send_segment(self, parts: list[DraftPart], handed: dict[int, str | None]) -> None:
+        if parts:
+            self._send({"type": "delta", "parts": parts})
+        if handed:
+            self._send({"type": "released", "blocks": list(handed.items())})
+
+    def _segment(self, parts: list[DraftPart], handed: dict[int, str | None]) -> None:
+        if parts:
+            self._send({"type": "delta", "parts": parts})
+        if handed:
+            self._send({"type": "released", "blocks": list(handed.items())})
+
+    def live_drafts(self) -> list[DraftPart]:
+        """The draft blocks that no event has replaced yet, in index order (what the page
+        shows or is about to; what a crash would lose)."""
+        return [(i, self._blocks[i].kind, self._blocks[i].text()) for i in sorted(self._blocks)]
+
+    def release(self, events: Sequence[ConversationEvent], indexes: Sequence[int]) -> None:
+        """Take the released blocks out of the draft, each with the event that replaces it.
+
+        The text events, in order, replace the released blocks in index order: each takes the
+        next block of its kind and length (a block with no event, e.g. an empty one cut short,
+        is dropped). Both are copies of the same parts, so they agree; an event that finds no
+        block is drawn from its content instead.
+        """
+        blocks = [(i, self._blocks.pop(i)) for i in sorted(indexes) if i in self._blocks]
+        position = 0
+        for event in events:
+            if event.kind != "message" and event.kind != "reasoning":
+                continue
+            size = len(event.content)
+            for k in range(position, len(blocks)):
+                index, block = blocks[k]
+                if block.kind == event.kind and sum(map(len, block.chunks)) == size:
+                    self._released.extend((i, b, None) for i, b in blocks[position:k])
+                    self._released.append((index, block, event.id))
+                    position = k + 1
+                    break
+        self._released.extend((i, b, None) for i, b in blocks[position:])
