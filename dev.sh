@@ -2,8 +2,9 @@
 # The project's entry points (see README):
 #   ./dev.sh demo                set up .venv and execute the quickstart notebook offline
 #   ./dev.sh test [pytest args]  set up .venv with the test extras and run every stage of the
-#                                suite (ruff, mypy, JS lint, JS tests, pytest, nbval), even after
-#                                a failing one; one summary line per stage; non-zero if any failed
+#                                suite (ruff, mypy, import contract, JS lint, JS tests, pytest,
+#                                nbval), even after a failing one; one summary line per stage;
+#                                non-zero if any failed
 #   ./dev.sh lab                 open the example notebooks in JupyterLab
 # Needs Python >= 3.11 and Node.js (the version in js/package.json "engines") with npm.
 set -euo pipefail
@@ -104,6 +105,8 @@ mypy_count() {
         -e 's/^Found ([0-9]+ errors?) in .*\(checked ([0-9]+) source files?\)/\1 in \2 files/p' | tail -1
 }
 no_count() { cat >/dev/null; }
+# lint-imports' last line: "Contracts: 2 kept, 0 broken."
+imports_count() { sed -nE 's/^Contracts: ([0-9]+ kept, [0-9]+ broken)\./\1/p' | tail -1; }
 node_count() {
     local out tests fail
     out=$(cat)
@@ -130,6 +133,8 @@ js_tests() { (cd js && npm test --silent); }
 static_checks() {
     stage ruff ruff_count "$VENV/bin/ruff" check jupyter_turns tests scripts hatch_build.py
     stage mypy mypy_count "$VENV/bin/mypy"
+    # the layers and the Jupyter-free core ([tool.importlinter] in pyproject.toml)
+    stage imports imports_count "$VENV/bin/lint-imports"
     stage "js lint" no_count js_lint
     stage "js tests" node_count js_tests
     printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
