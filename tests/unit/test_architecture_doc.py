@@ -1,4 +1,5 @@
-"""docs/architecture.md shows the turn's state table as the code has it.
+"""docs/architecture.md shows the turn's state table as the code has it, and its layer diagram
+names every package and top-level module there is.
 
 Run ``python -m tests.unit.test_architecture_doc`` to rewrite the table after changing
 ``TRANSITIONS``.
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import jupyter_turns
 from jupyter_turns.engine.turn_state import TRANSITIONS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
@@ -29,6 +31,23 @@ def test_the_state_table_in_the_architecture_page_is_current() -> None:
     assert match.group(2) == transitions_table(), (
         "docs/architecture.md is stale: run python -m tests.unit.test_architecture_doc"
     )
+
+
+def _layer_diagram() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    section = text.split("## 2. Layers", 1)[1].split("\n## ", 1)[0]
+    return section.split("```", 2)[1]
+
+
+def test_the_layer_diagram_names_every_package_and_top_level_module() -> None:
+    package = Path(jupyter_turns.__file__).parent
+    packages = sorted(p.name for p in package.iterdir() if (p / "__init__.py").exists())
+    modules = sorted(p.name for p in package.glob("*.py"))
+    diagram = _layer_diagram()
+    missing = [f"{name}/" for name in packages if f" {name}/" not in diagram]
+    missing += [name for name in modules if name not in diagram]
+    assert missing == [], f"docs/architecture.md §2 does not list: {', '.join(missing)}"
+    assert len(modules) <= 8, f"{len(modules)} modules at the top of the package: {modules}"
 
 
 if __name__ == "__main__":
