@@ -21,7 +21,7 @@ from ..kernel_tools.builtin import BUILTINS
 from ..providers.base import Provider
 from ..providers.scripted import ScriptedProvider
 from ..reading.sources import NotebookReader
-from ..record.thread_settings import SavedSettings, UserDefaults, split_settings
+from ..record.thread_settings import SavedSettings, UserDefaults, known_builtins, split_settings
 from ..tools.registry import Tool
 
 __all__ = ["ProviderKey", "Thread", "Threads", "apply_settings", "build_provider"]
@@ -139,6 +139,7 @@ class Threads:
         thread.restored = True
         thread.provider, thread.model = defaults.provider, defaults.model
         thread.builtins = set(defaults.builtins)
+        saved.settings = known_builtins(saved.settings, BUILTINS.keys())
         settings: SavedSettings = saved.settings
         harmless, guarded = split_settings(settings.values, defaults)
         if settings.signed is None:

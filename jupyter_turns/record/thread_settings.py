@@ -14,7 +14,7 @@ the user (``%chat trust``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Set
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -31,6 +31,7 @@ __all__ = [
     "UserDefaults",
     "Verifier",
     "describe_guarded",
+    "known_builtins",
     "parse_settings",
     "split_settings",
 ]
@@ -143,18 +144,29 @@ def parse_settings(
             problems.append(f"{where}: {name} ignored ({message})")
             continue
         values[name] = getattr(checked, name)
-    if "builtins" in values:
-        from ..kernel_tools.builtin import BUILTINS
-
-        unknown = sorted(set(values["builtins"]) - set(BUILTINS))
-        if unknown:
-            problems.append(f"{where}: unknown built-in tools ignored: {', '.join(unknown)}")
-            values["builtins"] = [n for n in values["builtins"] if n in BUILTINS]
     if "mcp_servers" in values:  # kept in their saved form, as the thread holds them
         values["mcp_servers"] = {n: s.saved() for n, s in values["mcp_servers"].items()}
     if verify is not None and conversation_id is not None and verify(raw, conversation_id):
         return SavedSettings(problems=problems, signed=values)
     return SavedSettings(values, problems)
+
+
+def known_builtins(settings: SavedSettings, known: Set[str]) -> SavedSettings:
+    """``settings`` with built-in tool names outside ``known`` (the kernel's built-ins, passed
+    in by the kernel layer) dropped from every copy, each drop noted."""
+    copies = [settings.values, settings.signed or {}]
+    unknown = sorted({n for c in copies for n in c.get("builtins", ()) if n not in known})
+    if not unknown:
+        return settings
+
+    def kept(values: dict[str, Any]) -> dict[str, Any]:
+        if "builtins" not in values:
+            return values
+        return {**values, "builtins": [n for n in values["builtins"] if n in known]}
+
+    note = f"unknown built-in tools ignored: {', '.join(unknown)}"
+    signed = kept(settings.signed) if settings.signed is not None else None
+    return SavedSettings(kept(settings.values), [*settings.problems, note], signed)
 
 
 def split_settings(

@@ -19,8 +19,10 @@ from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.model.events import ChatRequest, Message
 from jupyter_turns.record.notebook import read_notebook
 from jupyter_turns.record.thread_settings import (
+    SavedSettings,
     UserDefaults,
     describe_guarded,
+    known_builtins,
     parse_settings,
     split_settings,
 )
@@ -104,9 +106,15 @@ def test_each_setting_of_the_wrong_type_is_dropped_with_a_note() -> None:
 
 
 def test_unknown_built_in_tools_are_named_and_dropped() -> None:
+    """Saved settings are parsed without knowing the kernel's tools (the record layer is below
+    them); the kernel drops the names it does not know, from every copy, and says so."""
     parsed = parse_settings({"builtins": ["python", "rm_rf"]})
-    assert parsed.values["builtins"] == ["python"]
-    assert parsed.problems == ["settings: unknown built-in tools ignored: rm_rf"]
+    assert parsed.values["builtins"] == ["python", "rm_rf"] and parsed.problems == []
+    signed = SavedSettings({"builtins": ["rm_rf"]}, [], {"builtins": ["python", "format_c"]})
+    known = known_builtins(signed, {"python"})
+    assert known.values["builtins"] == [] and known.signed == {"builtins": ["python"]}
+    assert known.problems == ["unknown built-in tools ignored: format_c, rm_rf"]
+    assert known_builtins(parsed, {"python", "rm_rf"}) is parsed
 
 
 def test_a_list_where_settings_belong_is_a_note() -> None:
