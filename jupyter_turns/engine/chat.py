@@ -31,6 +31,7 @@ from ..tools.executor import ExecutionSettings
 from ..tools.registry import RunMode, Tool, tool_map
 from .compaction import DEFAULT_COMPACT_AT, Compaction, compact_threshold
 from .retry import ResilientCycle, RetryPolicy
+from .subagent import subagent
 from .turn import TurnConfig, TurnCoordinator, TurnResult
 
 __all__ = ["Chat"]
@@ -87,6 +88,7 @@ class Chat:
             default_run=run_mode,
             cancel_grace=cancel_grace,
             clock=clock,
+            new_chat=type(self),
         )
         self.system = system
         self.model = model
@@ -205,8 +207,6 @@ class Chat:
         """A sub-agent tool running on this chat's provider: each call runs a nested turn with
         ``tools``, ``model``, ``system``, ``max_cycles`` and ``thinking`` — each this chat's own
         unless given (see :func:`jupyter_turns.engine.subagent`)."""
-        from .subagent import subagent
-
         return subagent(
             name,
             description,

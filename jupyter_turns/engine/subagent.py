@@ -113,15 +113,16 @@ def _nested_chat(
     model: str | None,
     system: str | None,
 ) -> Chat:
-    from .chat import Chat
-
+    make = nest.settings.new_chat  # the Chat class of the calling thread
+    if make is None:
+        raise SubagentError("a sub-agent runs inside a Chat's turn: no Chat to run it")
     replay = nest.settings.replay
     # a replay: the nested turn plays its own saved cycles, whatever provider it names (the
     # caller's is then the caller's recording, and its own would reach a model)
     chosen = replay.nested(call_id) if replay is not None else provider or nest.settings.provider
     if chosen is None:
         raise SubagentError("no provider: give subagent(..., provider=...)")
-    chat = Chat(
+    chat: Chat = make(
         chosen,
         tools=tools,
         prompter=nest.prompter,

@@ -68,6 +68,9 @@ class ExecutionSettings:
     provider: Any = None  # the thread's provider, for sub-agents that name none (Chat.send)
     replay: SavedCalls | None = None  # a replayed turn's saved tool calls (replay_rebuild.py)
     clock: Callable[[], float] = time.time
+    # how a sub-agent's nested chat is made: the Chat class running this thread sets itself
+    # (engine/subagent.py runs a turn of it; the tools layer does not import the engine)
+    new_chat: Callable[..., Any] | None = None
 
 
 def _recorded() -> Decision:
