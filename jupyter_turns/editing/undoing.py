@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from ..kernel.persist import record_bundle
 from ..model.events import Undo
+from ..record.format import record_bundle
 from .page import NotebookEditor, PageError
 from .undo import describe, undo_log
 
