@@ -23,7 +23,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
-from .kernel.persist import RECORD_MIME, REPLAYED
+from .record.format import RECORD_MIME, REPLAYED
 
 __all__ = ["nbval_for_chat_cells", "skip_record_comparison"]
 

@@ -17,15 +17,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..loops import call_soon_on
 from .page import NotebookEditor
 from .undo import UndoRefused
-from .undoing import undo
-
-if TYPE_CHECKING:
-    from ..kernel.session import Session
+from .undoing import UndoSession, undo
 
 __all__ = ["CONTROL_TARGET", "register_control"]
 
@@ -34,7 +31,7 @@ log = logging.getLogger(__name__)
 _tasks: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak references)
 
 
-def register_control(session: Session) -> bool:
+def register_control(session: UndoSession) -> bool:
     """Answer the page's requests in this kernel, on the loop running now (``%load_ext`` runs
     in a cell) or else the one running the comm handler (loaded at kernel start, from
     ``ipython_config.py``); False where there is no comm manager."""
@@ -65,7 +62,7 @@ def register_control(session: Session) -> bool:
     return True
 
 
-def _start(session: Session, comm: Any, data: Any) -> None:
+def _start(session: UndoSession, comm: Any, data: Any) -> None:
     if not isinstance(data, dict) or "request" not in data:
         return  # a comm_open without a request
     task = asyncio.get_running_loop().create_task(_answer(session, comm, data))
@@ -73,7 +70,7 @@ def _start(session: Session, comm: Any, data: Any) -> None:
     task.add_done_callback(_tasks.discard)
 
 
-async def _answer(session: Session, comm: Any, data: dict[str, Any]) -> None:
+async def _answer(session: UndoSession, comm: Any, data: dict[str, Any]) -> None:
     request_id = data.get("request_id")
     reply: dict[str, Any]
     if data.get("request") != "undo" or not isinstance(data.get("call_id"), str):

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from ..kernel.persist import MetadataWriter
+from ..reading.sources import PageChannel
 
 __all__ = ["CellPage", "NotebookEditor", "PageError"]
 
@@ -35,7 +35,7 @@ class CellPage(Protocol):
 class NotebookEditor:
     """The cell changes the kernel can ask of the page; each raises :class:`PageError`."""
 
-    def __init__(self, page: Callable[[], MetadataWriter | None], wait: float = WAIT) -> None:
+    def __init__(self, page: Callable[[], PageChannel | None], wait: float = WAIT) -> None:
         self._page = page  # the comm to the page, or None where no page owns the kernel
         self.wait = wait
 

@@ -10,21 +10,40 @@ still says what was undone and what was not.
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..kernel.persist import record_bundle
 from ..model.events import Undo
+from ..record.format import record_bundle
 from .page import NotebookEditor, PageError
 from .undo import describe, undo_log
 
 if TYPE_CHECKING:
-    from ..kernel.session import Session
+    from ..model.conversation import Conversation
+    from ..reading.sources import NotebookReader
 
-__all__ = ["undo"]
+__all__ = ["UndoSession", "undo"]
+
+
+class UndoSession(Protocol):
+    """What undo needs of the notebook session (the kernel's
+    :class:`~jupyter_turns.kernel.session.Session` has it): the user's namespace the steps
+    revert in, the records the cells show now, the reader whose page comm edits cells, and the
+    threads' conversations, one of which made the call undone."""
+
+    @property
+    def namespace(self) -> dict[str, Any]: ...
+
+    @property
+    def shown_records(self) -> dict[str, dict[str, Any]]: ...
+
+    @property
+    def reader(self) -> NotebookReader | None: ...
+
+    def conversations(self) -> list[Conversation]: ...
 
 
 async def undo(
-    session: Session,
+    session: UndoSession,
     editor: NotebookEditor | None,
     *,
     count: int = 1,
@@ -42,15 +61,14 @@ async def undo(
     return lines
 
 
-def _join_thread(session: Session, event: Undo) -> None:
-    for thread in session.threads.by_name.values():
-        conversation = thread.chat.conversation
+def _join_thread(session: UndoSession, event: Undo) -> None:
+    for conversation in session.conversations():
         if any(getattr(e, "call_id", None) == event.call_id for e in conversation.events):
             conversation.append(event)
             return
 
 
-async def _save_in_record(session: Session, editor: NotebookEditor | None, event: Undo) -> None:
+async def _save_in_record(session: UndoSession, editor: NotebookEditor | None, event: Undo) -> None:
     for cell_id, record in session.shown_records.items():
         if not _holds_call(record, event.call_id):
             continue

@@ -100,7 +100,7 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
         trust(session, args)
         return None
     if command == "mcp":  # awaited: the cell_hooks transformer
-        return mcp_command(session, settings, args)
+        return mcp_command(session.mcp, settings.mcp_servers, threads.current_first(), args)
     if command == "replay":
         print(replay_command(session, settings.replay, args))
         return None

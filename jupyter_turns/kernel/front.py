@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any
 from ..model.events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
 from ..model.prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
 from ..providers.endpoints import custom
+from ..record.format import turn_record
 from ..record.notebook import session_paths
 from ..widget.chat_widget import ChatWidget
 from ..widget.prompter import WidgetPrompter
 from ..widget.sink import WidgetSink
-from .persist import MetadataWriter, Recorder, turn_record
+from .persist import MetadataWriter, Recorder
 
 if TYPE_CHECKING:
     from ..engine.turn import TurnCoordinator

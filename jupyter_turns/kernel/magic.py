@@ -32,6 +32,7 @@ from . import commands
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
 from .cell_options import parse_options, parse_thinking
 from .kernel_status import busy_while_running
+from .persist import MetadataWriter
 from .replay import ReplayPlan, choose, replaying
 from .session import CellSettings, Session
 from .threads import ProviderKey, Thread, Threads, namespace_tools
@@ -335,7 +336,8 @@ def _remember_fallback(thread: Thread, provider: Any, streamed: bool) -> None:
         thread.stream = False
 
 
-def _metadata_writer() -> Any:
+def _metadata_writer() -> MetadataWriter:
+    """The kernel's one page comm, handed to the reader (and through it the editor)."""
     from .front import metadata_writer  # the widget's imports wait until a cell needs them
 
     return metadata_writer()

@@ -16,6 +16,8 @@ All written by the kernel through the messaging protocol (never the .ipynb file)
 
 nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
 compares the final record bundle (its deterministic HTML and summary) with the saved one.
+What is written (the mime, the metadata key, the record and its bundle) is the record's format,
+:mod:`jupyter_turns.record.format`; this module only writes it.
 """
 
 from __future__ import annotations
@@ -26,73 +28,18 @@ import logging
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from ..model.events import (
-    ConversationEvent,
-    conversation_record,
-    is_replay_notice,
-    new_id,
-    parent_of,
-)
-from ..record.transcript import to_html
-from ..text import plural
+from ..model.events import new_id
+from ..record.format import META_KEY, RECORD_MIME, record_bundle, summary
 
-__all__ = ["RECORD_MIME", "MetadataWriter", "Recorder", "record_bundle", "turn_record"]
+__all__ = ["COMM_TARGET", "MetadataWriter", "Recorder"]
 
-RECORD_MIME = "application/vnd.jupyter-turns+json"
-META_KEY = "jupyter_turns"
 COMM_TARGET = "jupyter_turns.metadata"
 
 log = logging.getLogger(__name__)
 _display_ids = itertools.count(1)
-
-
-def turn_record(
-    conversation_id: str,
-    thread: str,
-    events: Sequence[ConversationEvent],
-    *,
-    turn: dict[str, Any] | None = None,
-    settings: dict[str, Any] | None = None,
-    displaced: Sequence[dict[str, Any]] = (),
-) -> dict[str, Any]:
-    """The record of one cell's turn; ``displaced`` are the records of the cell's earlier runs
-    (a re-run cell replaces its outputs, and its history must not go with them)."""
-    record = conversation_record(conversation_id, events, thread=thread)
-    if turn:
-        record["turn"] = turn
-    if settings:
-        record["settings"] = settings  # the thread's, so a restore works without the extension
-    if displaced:
-        record["displaced"] = list(displaced)
-    return record
-
-
-def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
-    """The final output: the record, an expanded sanitized HTML transcript for readers without
-    the extension's renderer, and a one-line summary."""
-    from ..model.conversation import parse_events
-
-    events = parse_events(record)
-    # a replay says so; its notice saying so is not counted (nbval compares it: testing.py)
-    replayed = [e for e in events if is_replay_notice(e) and parent_of(e) is None]
-    return {
-        RECORD_MIME: record,
-        "text/html": to_html(events),
-        "text/plain": _summary(record, len(events) - len(replayed)) + REPLAYED * bool(replayed),
-    }
-
-
-REPLAYED = " · replayed"  # the end of a replayed turn's one-line summary
-
-
-def _summary(record: dict[str, Any], count: int | None = None, *, live: bool = False) -> str:
-    events = len(record.get("events") or []) if count is None else count
-    thread = record.get("thread", "main")
-    state = " · running" if live else ""
-    return f"Conversation · thread {thread} · {plural(events, 'event')}{state}"
 
 
 class MetadataWriter:
@@ -269,7 +216,7 @@ class Recorder:
             return
         record = {**build(), "live": True}
         if not self._widget:
-            self._output({RECORD_MIME: record, "text/plain": _summary(record, live=True)})
+            self._output({RECORD_MIME: record, "text/plain": summary(record, live=True)})
         self.metadata.cell(self.cell_id, record)
         if metadata:
             self.metadata.notebook(self.notebook_state())

@@ -25,6 +25,7 @@ from .threads import Thread, Threads
 from .trust import SettingsKey, secret_path
 
 if TYPE_CHECKING:
+    from ..model.conversation import Conversation
     from ..reading.sources import NotebookReader
     from .replay import SavedIndex
 
@@ -108,6 +109,10 @@ class Session:
     )
     _key: SettingsKey | None = field(default=None, repr=False)
     key_problem: str | None = None  # why this user's key could not be read or made
+
+    def conversations(self) -> list[Conversation]:
+        """Each thread's conversation (undo adds its event to the one that made the call)."""
+        return [thread.chat.conversation for thread in self.threads.by_name.values()]
 
     def settings_key(self) -> SettingsKey | None:
         """This user's key (its secret made on first use); None, with ``key_problem`` set,

@@ -119,6 +119,12 @@ class Threads:
         self.current = name
         return thread
 
+    def current_first(self) -> list[Thread]:
+        """Every thread, the current one first (``%chat mcp``: its restored server wins)."""
+        first = self.by_name.get(self.current)
+        rest = [t for t in self.by_name.values() if t is not first]
+        return [first, *rest] if first is not None else rest
+
     def fresh_name(self) -> str:
         """The name ``--new`` gives: ``main`` for a first thread, then ``thread-2``, ..."""
         if not self.by_name:

@@ -17,8 +17,8 @@ or starting a server runs on the kernel's loop, where its connection lives.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Coroutine, Mapping, Sequence
+from typing import Any
 
 from IPython.core.error import UsageError
 from pydantic import ValidationError
@@ -26,11 +26,7 @@ from pydantic import ValidationError
 from ..errors import McpServerError
 from ..text import plural
 from .config import ServerSpec, check_name, problem_text
-from .servers import require_sdk
-
-if TYPE_CHECKING:
-    from ..kernel.session import CellSettings, Session
-    from ..kernel.threads import Thread
+from .servers import McpServers, McpThread, require_sdk
 
 __all__ = ["USAGE", "mcp_command"]
 
@@ -42,22 +38,29 @@ USAGE = (
 
 
 def mcp_command(
-    session: Session, settings: CellSettings, args: list[str]
+    servers: McpServers,
+    configured: Mapping[str, Any],
+    threads: Sequence[McpThread],
+    args: list[str],
 ) -> Coroutine[Any, Any, None]:
-    """The coroutine that runs ``%chat mcp ARGS``; the words are checked first."""
+    """The coroutine that runs ``%chat mcp ARGS`` on the kernel's ``servers``, after following
+    ``configured`` (``ChatMagics.mcp_servers``); ``threads`` are the session's, the current one
+    first (a restored server's spec is the first thread's). The words are checked first."""
     if not args or args[0] not in ("list", "add", "remove", "start", "restart"):
         raise UsageError(USAGE)
     action, rest = args[0], args[1:]
     if action == "add":
         name, spec = _parse_add(rest)
-        return _add(session, settings, name, spec)
+        return _add(servers, configured, name, spec)
     if action == "list":
-        return _list(session, settings)
+        return _list(servers, configured, threads)
     if len(rest) != 1:
         raise UsageError(f"usage: %chat mcp {action} NAME")
     if action == "start":
-        return _start(session, settings, rest[0])
-    return _remove(session, settings, rest[0]) if action == "remove" else _restart(session, rest[0])
+        return _start(servers, configured, threads, rest[0])
+    if action == "remove":
+        return _remove(servers, configured, threads, rest[0])
+    return _restart(servers, rest[0])
 
 
 def _parse_add(words: list[str]) -> tuple[str, ServerSpec]:
@@ -99,13 +102,14 @@ def _parse_add(words: list[str]) -> tuple[str, ServerSpec]:
         raise UsageError(f"%chat mcp add {options.name}: {problem_text(exc)}") from None
 
 
-async def _add(session: Session, settings: CellSettings, name: str, spec: ServerSpec) -> None:
+async def _add(
+    servers: McpServers, configured: Mapping[str, Any], name: str, spec: ServerSpec
+) -> None:
     try:
         require_sdk()
     except McpServerError as exc:
         raise UsageError(str(exc)) from None
-    servers = session.mcp
-    await servers.follow(settings.mcp_servers)
+    await servers.follow(configured)
     if servers.specs.get(name) == spec:
         print(f"MCP server '{name}' is already configured like that ({spec.describe()}).")
         return
@@ -119,10 +123,11 @@ async def _add(session: Session, settings: CellSettings, name: str, spec: Server
     )
 
 
-async def _list(session: Session, settings: CellSettings) -> None:
-    servers = session.mcp
-    await servers.follow(settings.mcp_servers)
-    restored = servers.restored(_threads(session))
+async def _list(
+    servers: McpServers, configured: Mapping[str, Any], threads: Sequence[McpThread]
+) -> None:
+    await servers.follow(configured)
+    restored = servers.restored(threads)
     if not servers.specs and not restored:
         print("No MCP servers: %chat mcp add NAME -- COMMAND [ARGS...] or %chat mcp add NAME URL")
         return
@@ -135,11 +140,12 @@ async def _list(session: Session, settings: CellSettings) -> None:
         print(f"{name}: {spec.describe()} · restored, not started: %chat mcp start {name}")
 
 
-async def _start(session: Session, settings: CellSettings, name: str) -> None:
+async def _start(
+    servers: McpServers, configured: Mapping[str, Any], threads: Sequence[McpThread], name: str
+) -> None:
     """Start a server now: a restored one is configured first (the user's confirmation)."""
-    servers = session.mcp
-    await servers.follow(settings.mcp_servers)
-    spec = servers.specs.get(name) or servers.restored(_threads(session)).get(name)
+    await servers.follow(configured)
+    spec = servers.specs.get(name) or servers.restored(threads).get(name)
     if spec is None:
         raise UsageError(f"no MCP server named {name!r}; see %chat mcp list")
     if spec.incomplete:
@@ -165,27 +171,19 @@ async def _start(session: Session, settings: CellSettings, name: str) -> None:
     )
 
 
-def _threads(session: Session) -> list[Thread]:
-    """The session's threads, the current one first."""
-    threads = session.threads
-    first = threads.by_name.get(threads.current)
-    rest = [t for t in threads.by_name.values() if t is not first]
-    return [first, *rest] if first is not None else rest
-
-
-async def _remove(session: Session, settings: CellSettings, name: str) -> None:
-    servers = session.mcp
-    await servers.follow(settings.mcp_servers)
+async def _remove(
+    servers: McpServers, configured: Mapping[str, Any], threads: Sequence[McpThread], name: str
+) -> None:
+    await servers.follow(configured)
     if name not in servers.specs:
         raise UsageError(f"no MCP server named {name!r}; see %chat mcp list")
     closed = await servers.remove(name)
-    for thread in session.threads.by_name.values():  # or the next turn would configure it again
+    for thread in threads:  # or the next turn would configure it again
         thread.mcp_servers.pop(name, None)
     print(f"Removed MCP server '{name}'{' (closed)' if closed else ''}.")
 
 
-async def _restart(session: Session, name: str) -> None:
-    servers = session.mcp
+async def _restart(servers: McpServers, name: str) -> None:
     connection = servers.connection(name)
     if connection is None:
         raise UsageError(f"no MCP server named {name!r}; see %chat mcp list")

@@ -17,17 +17,17 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import McpServerError
 from .config import ServerSpec, parse_servers
 
 if TYPE_CHECKING:
-    from ..kernel.threads import Thread
+    from ..engine.chat import Chat
     from ..tools.registry import Tool
     from .connection import Connection
 
-__all__ = ["INSTALL", "McpServers", "require_sdk"]
+__all__ = ["INSTALL", "McpServers", "McpThread", "require_sdk"]
 
 INSTALL = "pip install 'jupyter_turns[mcp]'"
 
@@ -43,6 +43,23 @@ def require_sdk() -> None:
             f"MCP servers need the mcp package, which is not installed here ({exc.name}): "
             f"{INSTALL}, then restart the kernel"
         ) from None
+
+
+class McpThread(Protocol):
+    """What the servers need of a thread (the kernel's :class:`~jupyter_turns.kernel.threads.
+    Thread` has it): its name for notices, the servers it holds (saved with its settings, so
+    rewritten here), what an unsigned copy asked for, and its chat to give the tools to."""
+
+    mcp_servers: dict[str, dict[str, Any]]
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def withheld(self) -> dict[str, Any]: ...
+
+    @property
+    def chat(self) -> Chat: ...
 
 
 class McpServers:
@@ -104,7 +121,7 @@ class McpServers:
 
     # ------------------------------------------------------------------ a turn
 
-    async def prepare(self, thread: Thread, configured: Mapping[str, Any]) -> list[str]:
+    async def prepare(self, thread: McpThread, configured: Mapping[str, Any]) -> list[str]:
         """Before a turn: give ``thread`` every configured server's tools; the notices to show.
 
         The thread's own saved servers that this kernel lacks (restored from a notebook) are
@@ -143,7 +160,7 @@ class McpServers:
         thread.mcp_servers = {**waiting, **offered}
         return [*notes, *problems]
 
-    def restored(self, threads: Iterable[Thread]) -> dict[str, ServerSpec]:
+    def restored(self, threads: Iterable[McpThread]) -> dict[str, ServerSpec]:
         """The servers restored threads hold that this kernel has not configured (the first
         thread's spec of a name wins): what ``%chat mcp start`` may start."""
         found: dict[str, ServerSpec] = {}

@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..kernel.persist import RECORD_MIME
 from ..model.content import MAX_IMAGES, ImageData
+from ..record.format import RECORD_MIME
 from .images import base64_size, image_from_base64
 
 __all__ = ["CellView", "NotebookView", "cell_text", "outline", "output_summary"]

@@ -21,7 +21,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..kernel.persist import RECORD_MIME
+from ..record.format import RECORD_MIME
 from .cells import CellView, NotebookView
 
 __all__ = ["KernelHistory"]

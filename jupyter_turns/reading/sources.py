@@ -19,18 +19,28 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from ..kernel.persist import MetadataWriter
 from ..record.notebook import find_notebook
 from .cells import CellView, NotebookView
 from .history import KernelHistory
 
-__all__ = ["NotebookReader", "cells_from_json"]
+__all__ = ["NotebookReader", "PageChannel", "cells_from_json"]
 
 LIVE_TIMEOUT = 5.0  # seconds the page gets to answer (both cores may be busy)
 LIVE_RETRY = 60.0  # seconds before a page that did not answer is asked again
 MAX_FILE_BYTES = 200_000_000
+
+
+class PageChannel(Protocol):
+    """The channel to the page that owns this kernel (JupyterLab, Notebook 7): the kernel
+    layer's comm (:class:`jupyter_turns.kernel.persist.MetadataWriter`), passed in by the
+    session, so reading and editing the notebook need nothing of the kernel glue."""
+
+    async def ask(self, request: dict[str, Any], wait: float) -> dict[str, Any] | None:
+        """The page's reply to ``request``, or ``None`` when nothing answers within ``wait``
+        seconds."""
+        ...
 
 
 class NotebookReader:
@@ -40,7 +50,7 @@ class NotebookReader:
         self,
         namespace: dict[str, Any],
         *,
-        metadata: Callable[[], MetadataWriter] | None = None,
+        metadata: Callable[[], PageChannel] | None = None,
         history: KernelHistory | None = None,
         cell_id: Callable[[], str | None] = lambda: None,
         hidden: Callable[[], set[str]] = set,
@@ -59,7 +69,7 @@ class NotebookReader:
         # text is still what the model read
         self.seen: dict[str, str] = {}
 
-    def page(self) -> MetadataWriter | None:
+    def page(self) -> PageChannel | None:
         """The comm to the page (JupyterLab, Notebook 7), where one owns this kernel; None
         elsewhere (nbclient, a console, VS Code: no extension answers there)."""
         if self._metadata is None or not _lab_session(self.namespace):

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConversationError
-from ..kernel.persist import META_KEY, turn_record
 from ..model.conversation import Conversation
 from ..model.events import ChatRequest, parent_of
+from .format import META_KEY, turn_record
 from .saved_turns import SavedTurn, first_line, saved_turns, valid_thread_name
 from .thread_settings import SavedSettings, Verifier, parse_settings
 from .transcript import to_markdown

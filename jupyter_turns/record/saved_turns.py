@@ -15,9 +15,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ..errors import SchemaError
-from ..kernel.persist import META_KEY, RECORD_MIME
 from ..model.conversation import parse_events
 from ..model.events import ConversationEvent, conversation_record
+from .format import META_KEY, RECORD_MIME
 from .thread_settings import SavedSettings, Verifier, parse_settings
 
 __all__ = ["SavedTurn", "first_line", "saved_turns", "valid_thread_name"]

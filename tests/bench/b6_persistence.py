@@ -31,9 +31,10 @@ import nbformat
 from jupyter_turns import Chat, PolicyPrompter, tool
 from jupyter_turns.engine.turn import TurnCoordinator
 from jupyter_turns.kernel.front import CellFront
-from jupyter_turns.kernel.persist import RECORD_MIME, MetadataWriter, Recorder, record_bundle
+from jupyter_turns.kernel.persist import MetadataWriter, Recorder
 from jupyter_turns.kernel.threads import Thread
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
+from jupyter_turns.record.format import RECORD_MIME, record_bundle
 from jupyter_turns.widget.chat_widget import ChatWidget
 from jupyter_turns.widget.sink import WidgetSink
 

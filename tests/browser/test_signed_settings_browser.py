@@ -13,8 +13,8 @@ from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell
 from playwright.sync_api import expect
 
-from jupyter_turns.kernel.persist import turn_record
 from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.record.format import turn_record
 
 from .chat import LOAD, SETUP, chat_cell, print_cell, run_setup, start_chat
 from .lab import Lab

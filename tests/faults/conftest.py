@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jupyter_turns.engine.turn import TurnCoordinator
-from jupyter_turns.kernel.persist import turn_record
 from jupyter_turns.model.events import MessageDelta, Part, ReasoningDelta
 from jupyter_turns.model.sink import Appended, Discarded, Update
+from jupyter_turns.record.format import turn_record
 
 
 @dataclass

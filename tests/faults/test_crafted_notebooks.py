@@ -25,11 +25,11 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from jupyter_turns.kernel import commands
 from jupyter_turns.kernel.magic import ChatMagics
-from jupyter_turns.kernel.persist import RECORD_MIME, turn_record
 from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.kernel_tools.builtin import DEFAULT
 from jupyter_turns.model.conversation import parse_events
 from jupyter_turns.model.events import ChatRequest, Message, ToolCallRequest, ToolCallResponse
+from jupyter_turns.record.format import RECORD_MIME, turn_record
 from jupyter_turns.record.notebook import read_notebook
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

@@ -15,8 +15,8 @@ from typing import Any
 import nbformat
 import pytest
 
-from jupyter_turns.kernel.persist import RECORD_MIME
 from jupyter_turns.kernel.trust import SettingsKey
+from jupyter_turns.record.format import RECORD_MIME
 from tests.support.mcp_server import SCRIPT
 from tests.support.notebook_code import SETUP
 

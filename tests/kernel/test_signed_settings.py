@@ -22,9 +22,9 @@ import pytest
 from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook
 
-from jupyter_turns.kernel.persist import turn_record
 from jupyter_turns.model.events import ChatRequest, Message
 from jupyter_turns.providers.anthropic import DEFAULT_MODEL
+from jupyter_turns.record.format import turn_record
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import Text, ToolUse, sse_message, sse_text_response
 

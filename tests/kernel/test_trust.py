@@ -14,9 +14,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from jupyter_turns.kernel.persist import RECORD_MIME, turn_record
 from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.record.format import RECORD_MIME, turn_record
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import Text, ToolUse, sse_message, sse_text_response
 

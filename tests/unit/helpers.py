@@ -88,7 +88,7 @@ def page_widget(**kwargs: Any) -> tuple[ChatWidget, PageComm]:
 
 def write_notebook(path: Path, *cells: tuple[str | None, dict[str, Any]]) -> Path:
     """A notebook file whose code cells (cell id, saved record) hold chat records as outputs."""
-    from jupyter_turns.kernel.persist import RECORD_MIME
+    from jupyter_turns.record.format import RECORD_MIME
 
     written = []
     for cell_id, record in cells:
@@ -102,7 +102,7 @@ def write_notebook(path: Path, *cells: tuple[str | None, dict[str, Any]]) -> Pat
 def record_of(turn: TurnResult, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record a chat cell saves for ``turn`` (front.CellFront._record's ``turn`` summary,
     unless ``summary`` stands in for an older record's)."""
-    from jupyter_turns.kernel.persist import turn_record
+    from jupyter_turns.record.format import turn_record
 
     if summary is None:
         summary = {

@@ -12,7 +12,7 @@ import nbformat
 import nh3
 from nbconvert import HTMLExporter
 
-from jupyter_turns.kernel.persist import RECORD_MIME, record_bundle
+from jupyter_turns.record.format import RECORD_MIME, record_bundle
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "record_all_kinds.json"
 ANSWER = "Paris has about <strong>2.1 million</strong> people."

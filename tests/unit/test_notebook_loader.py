@@ -8,8 +8,8 @@ from typing import Any
 import nbformat
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from jupyter_turns.kernel.persist import RECORD_MIME, turn_record
 from jupyter_turns.model.events import ChatRequest, Message, ToolCallRequest
+from jupyter_turns.record.format import RECORD_MIME, turn_record
 from jupyter_turns.record.notebook import load_threads, read_notebook
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"

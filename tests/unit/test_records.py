@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from jupyter_turns.kernel.persist import RECORD_MIME, MetadataWriter, Recorder, turn_record
+from jupyter_turns.kernel.persist import MetadataWriter, Recorder
 from jupyter_turns.model import conversation, events
 from jupyter_turns.model.conversation import Conversation, parse_events
 from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.record.format import RECORD_MIME, turn_record
 
 
 class _Page:

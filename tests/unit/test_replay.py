@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, Tool, TurnResult, Usage, subagent, tool
-from jupyter_turns.kernel.persist import record_bundle
 from jupyter_turns.kernel.replay import ENV, SavedIndex, find_saved, plan, replay_mode, replaying
 from jupyter_turns.model.conversation import parse_events
 from jupyter_turns.model.events import Finished, Flush, Part, ToolCall, is_replay_notice, parent_of
 from jupyter_turns.model.prompter import Approval, ApprovalRequest
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, reasoning, tool_call
+from jupyter_turns.record.format import record_bundle
 from jupyter_turns.record.replay_rebuild import cycles_of
 from jupyter_turns.testing import REPLAY_PATTERNS
 

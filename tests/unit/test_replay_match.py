@@ -11,9 +11,9 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_turns import Chat, TurnResult
-from jupyter_turns.kernel.persist import RECORD_MIME
 from jupyter_turns.kernel.replay import SavedIndex, choose, find_saved, replay_command
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message
+from jupyter_turns.record.format import RECORD_MIME
 
 from .helpers import record_of, write_notebook
 

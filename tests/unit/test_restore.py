@@ -13,10 +13,10 @@ from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from jupyter_turns.engine.chat import Chat
-from jupyter_turns.kernel.persist import RECORD_MIME, turn_record
 from jupyter_turns.kernel.threads import Threads
 from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.record.format import RECORD_MIME, turn_record
 from jupyter_turns.record.notebook import read_notebook
 from jupyter_turns.record.thread_settings import (
     SavedSettings,
