@@ -16,7 +16,7 @@ from ..editing.page import NotebookEditor
 from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
 from ..mcp.commands import mcp_command
-from ..mcp.config import ServerSpec
+from ..record.mcp_spec import ServerSpec
 from ..record.notebook import find_notebook, read_notebook
 from ..record.thread_settings import describe_guarded
 from ..record.transcript import to_html, to_markdown

@@ -18,7 +18,7 @@ See docs/architecture.md §14.
 
 from __future__ import annotations
 
-from .config import ServerSpec
+from ..record.mcp_spec import ServerSpec
 from .servers import McpServers, require_sdk
 
 __all__ = ["McpServers", "ServerSpec", "require_sdk"]

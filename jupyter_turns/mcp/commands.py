@@ -24,8 +24,8 @@ from IPython.core.error import UsageError
 from pydantic import ValidationError
 
 from ..errors import McpServerError
+from ..record.mcp_spec import ServerSpec, check_name, problem_text
 from ..text import plural
-from .config import ServerSpec, check_name, problem_text
 from .servers import McpServers, McpThread, require_sdk
 
 __all__ = ["USAGE", "mcp_command"]

@@ -36,7 +36,7 @@ from mcp.types import Tool as McpToolInfo
 from mcp_types import CONNECTION_CLOSED
 
 from ..errors import McpServerError
-from .config import ServerSpec
+from ..record.mcp_spec import ServerSpec
 
 __all__ = ["CLOSE_TIMEOUT", "START_TIMEOUT", "Connection", "ServerState"]
 

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import McpServerError
-from .config import ServerSpec, parse_servers
+from ..record.mcp_spec import ServerSpec, parse_servers
 
 if TYPE_CHECKING:
     from ..engine.chat import Chat

@@ -17,7 +17,7 @@ from typing import Any
 from traitlets import Dict, TraitError, validate
 from traitlets.config import Configurable
 
-from .config import parse_servers
+from ..record.mcp_spec import parse_servers
 
 __all__ = ["McpSettings"]
 

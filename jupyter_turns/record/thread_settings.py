@@ -20,8 +20,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
-from ..mcp.config import ServerName, ServerSpec
 from ..text import plural
+from .mcp_spec import ServerName, ServerSpec
 
 __all__ = [
     "DISPLAY_PATTERN",
