@@ -4,8 +4,11 @@ where replay reads from (``%chat replay --from FILE``: :func:`.replay.replay_com
 
 from __future__ import annotations
 
+import functools
 import shlex
 import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,96 +32,143 @@ from .threads import Thread, apply_settings
 if TYPE_CHECKING:
     from .session import CellSettings, Session
 
-__all__ = ["restore", "run", "trust"]
+__all__ = ["COMMANDS", "restore", "run", "trust"]
+
+
+@dataclass(frozen=True)
+class _Call:
+    """What every ``%chat`` command is given: the session, the cell's settings, its words."""
+
+    session: Session
+    settings: CellSettings
+    args: list[str]
+    help_text: str | None
 
 
 def run(session: Session, settings: CellSettings, line: str, *, help_text: str | None) -> Any:
-    """One ``%chat`` command; ``help_text`` is what ``%chat help`` prints."""
+    """One ``%chat`` command; ``help_text`` is what ``%chat help`` prints. What it returns is
+    the cell's value (``%chat export``'s text) or a coroutine the cell_hooks transformer
+    awaits (``%chat undo``, ``%chat mcp``)."""
     words = shlex.split(line)
     command, args = (words[0], words[1:]) if words else ("help", [])
-    threads = session.threads
-    if command in ("help", "?"):
-        print(help_text)
+    handler = COMMANDS.get(command)
+    if handler is None:
+        raise UsageError(f"unknown %chat command {command!r}; see %chat?")
+    return handler(_Call(session, settings, args, help_text))
+
+
+def _help(call: _Call) -> None:
+    print(call.help_text)
+
+
+def _long_thread(call: _Call, command: str) -> None:
+    long_threads.run(call.session, call.settings, command, call.args)
+
+
+def _threads(call: _Call) -> None:
+    threads = call.session.threads
+    if not threads.by_name:
+        print("No threads yet: run a %%chat cell.")
+    for name, thread in threads.by_name.items():
+        mark = "*" if name == threads.current else " "
+        events = plural(len(thread.chat.conversation), "event")
+        line = f"{mark} {name}: {events}, {thread.provider} {thread.model or ''}".rstrip()
+        context = long_threads.context_line(thread)
+        print(f"{line}, {context}" if context else line)
+
+
+def _new(call: _Call) -> None:
+    thread = call.session.threads.get(call.args[0] if call.args else None, new=True)
+    print(f"New thread {thread.name!r} is current.")
+
+
+def _use(call: _Call) -> None:
+    _need(call.args, "%chat use NAME")
+    call.session.threads.get(call.args[0])
+    print(f"Thread {call.args[0]!r} is current.")
+
+
+def _history(call: _Call) -> None:
+    threads = call.session.threads
+    shown = threads.by_name.get(call.args[0] if call.args else threads.current)
+    if shown is None:
+        raise UsageError("no such thread; see %chat threads")
+    history = shown.chat.conversation.events
+    display({"text/html": to_html(history), "text/plain": to_markdown(history)}, raw=True)
+
+
+def _settings(call: _Call) -> None:
+    threads = call.session.threads
+    for name, value in sorted(vars(call.settings).items()):
+        print(f"ChatMagics.{name} = {value!r}")
+    if threads.current in threads.by_name:
+        print(f"thread {threads.current!r}: {threads.by_name[threads.current].settings()}")
+
+
+def _permission(call: _Call, command: str) -> None:
+    _need(call.args, f"%chat {command} TOOL")
+    threads = call.session.threads
+    allowed = threads.get().chat.allowed_tools
+    if command == "allow":
+        allowed.add(call.args[0])
+    else:
+        allowed.discard(call.args[0])
+    print(f"Always allowed in {threads.current!r}: {sorted(allowed) or 'nothing'}")
+
+
+def _undo_command(call: _Call) -> Any:
+    count = call.args[0] if call.args else "1"
+    if not count.isdigit():
+        raise UsageError(
+            "usage: %chat undo [N] (the newest N steps: python runs, inserted or edited cells)"
+        )
+    return _undo(call.session, int(count))  # awaited: the cell_hooks transformer
+
+
+def _mcp(call: _Call) -> Any:  # awaited: the cell_hooks transformer
+    threads = call.session.threads.current_first()
+    return mcp_command(call.session.mcp, call.settings.mcp_servers, threads, call.args)
+
+
+def _restore(call: _Call) -> None:
+    restore(call.session, call.settings, call.args[0] if call.args else None, verbose=True)
+
+
+def _export(call: _Call) -> str | None:
+    threads, args = call.session.threads, call.args
+    name = args[0] if args else threads.current
+    exported = threads.by_name.get(name)
+    if exported is None:
+        raise UsageError(f"no thread {name!r}")
+    text = to_markdown(exported.chat.conversation.events)
+    if len(args) > 1:
+        Path(args[1]).write_text(text, encoding="utf-8")
+        print(f"Wrote {args[1]}")
         return None
-    if command == "key":
-        return keys.key_command(args)
-    if command == "endpoint":
-        return endpoint_command(args)
-    if command in long_threads.COMMANDS:
-        long_threads.run(session, settings, command, args)
-        return None
-    if command == "threads":
-        if not threads.by_name:
-            print("No threads yet: run a %%chat cell.")
-        for name, thread in threads.by_name.items():
-            mark = "*" if name == threads.current else " "
-            events = plural(len(thread.chat.conversation), "event")
-            model = thread.model or ""
-            line = f"{mark} {name}: {events}, {thread.provider} {model}".rstrip()
-            context = long_threads.context_line(thread)
-            print(f"{line}, {context}" if context else line)
-        return None
-    if command == "new":
-        thread = threads.get(args[0] if args else None, new=True)
-        print(f"New thread {thread.name!r} is current.")
-        return None
-    if command == "use":
-        _need(args, "%chat use NAME")
-        threads.get(args[0])
-        print(f"Thread {args[0]!r} is current.")
-        return None
-    if command == "history":
-        shown = threads.by_name.get(args[0] if args else threads.current)
-        if shown is None:
-            raise UsageError("no such thread; see %chat threads")
-        history = shown.chat.conversation.events
-        display({"text/html": to_html(history), "text/plain": to_markdown(history)}, raw=True)
-        return None
-    if command == "settings":
-        for name, value in sorted(vars(settings).items()):
-            print(f"ChatMagics.{name} = {value!r}")
-        if threads.current in threads.by_name:
-            print(f"thread {threads.current!r}: {threads.by_name[threads.current].settings()}")
-        return None
-    if command in ("allow", "revoke"):
-        _need(args, f"%chat {command} TOOL")
-        allowed = threads.get().chat.allowed_tools
-        if command == "allow":
-            allowed.add(args[0])
-        else:
-            allowed.discard(args[0])
-        print(f"Always allowed in {threads.current!r}: {sorted(allowed) or 'nothing'}")
-        return None
-    if command == "undo":
-        count = args[0] if args else "1"
-        if not count.isdigit():
-            raise UsageError(
-                "usage: %chat undo [N] (the newest N steps: python runs, inserted or edited cells)"
-            )
-        return _undo(session, int(count))  # awaited: the cell_hooks transformer
-    if command == "trust":
-        trust(session, args)
-        return None
-    if command == "mcp":  # awaited: the cell_hooks transformer
-        return mcp_command(session.mcp, settings.mcp_servers, threads.current_first(), args)
-    if command == "replay":
-        print(replay_command(session, settings.replay, args))
-        return None
-    if command == "restore":
-        restore(session, settings, args[0] if args else None, verbose=True)
-        return None
-    if command == "export":
-        name = args[0] if args else threads.current
-        exported = threads.by_name.get(name)
-        if exported is None:
-            raise UsageError(f"no thread {name!r}")
-        text = to_markdown(exported.chat.conversation.events)
-        if len(args) > 1:
-            Path(args[1]).write_text(text, encoding="utf-8")
-            print(f"Wrote {args[1]}")
-            return None
-        return text
-    raise UsageError(f"unknown %chat command {command!r}; see %chat?")
+    return text
+
+
+# Each %chat command and what runs it (the help text in magic.py lists them for the user).
+COMMANDS: dict[str, Callable[[_Call], Any]] = {
+    "help": _help,
+    "?": _help,
+    "key": lambda call: keys.key_command(call.args),
+    "endpoint": lambda call: endpoint_command(call.args),
+    **{name: functools.partial(_long_thread, command=name) for name in long_threads.COMMANDS},
+    "threads": _threads,
+    "new": _new,
+    "use": _use,
+    "history": _history,
+    "settings": _settings,
+    "allow": functools.partial(_permission, command="allow"),
+    "revoke": functools.partial(_permission, command="revoke"),
+    "undo": _undo_command,
+    "trust": lambda call: trust(call.session, call.args),
+    "mcp": _mcp,
+    "replay": lambda call: print(replay_command(call.session, call.settings.replay, call.args)),
+    "restore": _restore,
+    "export": _export,
+}
 
 
 async def _undo(session: Session, count: int) -> None:

@@ -185,8 +185,11 @@ def shell() -> InteractiveShell:
     return InteractiveShell.instance()
 
 
-def check_restore(shell: InteractiveShell, path: Path) -> None:
-    """Restore through the magic; then every promise holds."""
+def check_restore(shell: InteractiveShell, path: Path, *, joinable: bool = False) -> None:
+    """Restore through the magic; then every promise holds. ``joinable``: the damage names the
+    safe thread's conversation id, so the crafted turn may join that conversation (restore
+    groups turns by it): the safe thread then keeps every event of its own, in order, with the
+    crafted turn's beside them, and still grants nothing the user did not sign."""
     magics = ChatMagics(shell)
     results = shell.user_ns["results"] = [1, 2, 3]
     try:
@@ -197,7 +200,12 @@ def check_restore(shell: InteractiveShell, path: Path) -> None:
             if t.chat.conversation.conversation_id == "conv-safe"
         ]
         assert len(safe) == 1, "the untouched thread was lost"
-        assert [e.model_dump(mode="json") for e in safe[0].chat.conversation.events] == SAFE
+        restored = [e.model_dump(mode="json") for e in safe[0].chat.conversation.events]
+        if joinable:
+            own = {event["id"] for event in SAFE}
+            assert [e for e in restored if e["id"] in own] == SAFE
+        else:
+            assert restored == SAFE
         assert safe[0].chat.allowed_tools <= {"f"}  # the user's own, signed
         for thread in list(magics.session.threads.by_name.values()):
             chat = thread.chat
@@ -241,7 +249,21 @@ def test_junk_anywhere_in_a_threads_stores(
             continue  # an earlier change removed this place
     path = tmp_path / "crafted.ipynb"
     path.write_text(json.dumps(notebook))
-    check_restore(shell, path)
+    check_restore(shell, path, joinable="conv-safe" in json.dumps(damage, default=str))
+
+
+def test_a_crafted_turn_that_names_the_safe_conversation_joins_it_and_grants_nothing(
+    shell: InteractiveShell, tmp_path: Path
+) -> None:
+    """Found by the fuzz: the target turn's record (or its cell metadata) given the safe
+    thread's conversation id is restored into that conversation — the file says so — beside
+    the safe thread's own events, which all stay, and the signed settings still hold."""
+    for place in [p for p in PLACES if p and p[-1] == "conversation_id"]:
+        notebook = base_notebook()
+        _set(notebook, place, "conv-safe")
+        path = tmp_path / "joined.ipynb"
+        path.write_text(json.dumps(notebook))
+        check_restore(shell, path, joinable=True)
 
 
 NAMED: dict[str, tuple[tuple[Any, ...], Any]] = {

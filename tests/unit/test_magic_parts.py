@@ -39,3 +39,30 @@ def test_an_old_ipykernel_gets_a_clear_error(monkeypatch: pytest.MonkeyPatch) ->
         __import__("sys").modules, "ipykernel", types.SimpleNamespace(__version__="7.4.0")
     )
     _check_ipykernel()
+
+
+def test_every_chat_command_in_the_help_has_a_handler_and_no_handler_is_undocumented() -> None:
+    """``%chat`` dispatches by a table; the help the user reads names exactly its commands."""
+    import re
+
+    from jupyter_turns.kernel.commands import COMMANDS
+    from jupyter_turns.kernel.magic import ChatMagics
+
+    help_text = ChatMagics.chat.__doc__ or ""
+    listed = help_text.split("%chat threads", 1)[1].split("Options stick", 1)[0]
+    named: set[str] = set()
+    for line in ("%chat threads" + listed).splitlines():
+        if "%chat mcp" in line:  # its words are the subcommands of %chat mcp
+            named.add("mcp")
+        else:
+            named.update(re.findall(r"(?:%chat |\| )([a-z]+)", line))
+    assert named == set(COMMANDS) - {"help", "?"}
+
+
+def test_an_unknown_chat_command_says_where_to_look() -> None:
+    from IPython.core.error import UsageError
+
+    from jupyter_turns.kernel.commands import run
+
+    with pytest.raises(UsageError, match=r"unknown %chat command 'frobnicate'; see %chat\?"):
+        run(None, None, "frobnicate now", help_text=None)  # type: ignore[arg-type]
