@@ -20,7 +20,7 @@ from typing import Any, Literal
 
 from ..kernel.persist import RECORD_MIME
 from ..model.content import MAX_IMAGES, ImageData
-from .images import base64_size, image_from_base64
+from ..model.images import base64_size, image_from_base64
 
 __all__ = ["CellView", "NotebookView", "cell_text", "outline", "output_summary"]
 
