@@ -25,9 +25,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..model.events import Block, ConversationEvent, Notice
+from ..model.events import Block, ConversationEvent, Notice, compaction_note
 from ..text import plural
-from .window import compaction_block, compaction_note, to_send
+from .window import compaction_block, to_send
 
 __all__ = [
     "DEFAULT_COMPACT_AT",

@@ -26,6 +26,7 @@ from ..model.events import (
 )
 from ..model.sink import Discarded, Sink
 from .builder import EventBuilder
+from .compaction import unavailable_notice
 from .turn_state import Broken, CycleEnd, Done, Failed
 
 __all__ = ["CycleReader", "IndexMap"]
@@ -86,6 +87,9 @@ class CycleReader:
             self._append(*self.builder.drain(), released=released)
             for notice in finished.details.get("notices") or ():  # e.g. "does not stream"
                 self._append(Notice(level="warning", text=str(notice)))
+            refused = finished.details.get("compaction_refused")  # the provider's reason
+            if refused is not None:
+                self._append(unavailable_notice(str(refused)))
             unknown = finished.details.get("unknown_events")
             if unknown:
                 types = ", ".join(sorted({str(_type_of(e)) for e in unknown}))

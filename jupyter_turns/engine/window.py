@@ -20,11 +20,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.events import Block, ConversationEvent, Notice, Usage, parent_of
+from ..model.events import ConversationEvent, Notice, Usage, compaction_note, parent_of
 
 __all__ = [
     "compaction_block",
-    "compaction_note",
     "context_tokens",
     "exchanges",
     "forget_marker",
@@ -85,12 +84,6 @@ def compaction_block(event: ConversationEvent) -> dict[str, Any] | None:
     if isinstance(raw, dict) and raw.get("type") == "compaction" and raw.get("content"):
         return raw
     return None
-
-
-def compaction_note(event: ConversationEvent) -> dict[str, Any]:
-    """A compaction block's ``metadata.compaction`` (how it came about, sizes); else ``{}``."""
-    note = event.metadata.get("compaction") if isinstance(event, Block) else None
-    return note if isinstance(note, dict) else {}
 
 
 def _forgotten(events: Sequence[ConversationEvent]) -> int:

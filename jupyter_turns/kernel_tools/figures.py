@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model.content import MAX_IMAGES, ImageData
-from ..reading.images import image_from_base64, image_from_bytes, image_of
+from ..model.images import image_from_base64, image_from_bytes, image_of
 
 __all__ = ["produced_images"]
 

@@ -19,7 +19,7 @@ from anthropic.lib.tools.mcp import UnsupportedMCPValueError, mcp_content
 from mcp.types import CallToolResult, ContentBlock, EmbeddedResource, ResourceLink
 
 from ..model.content import ImageData
-from ..reading.images import image_from_base64
+from ..model.images import image_from_base64
 from ..tools.results import ToolFailed, ToolResult
 
 __all__ = ["progress_line", "tool_result"]

@@ -62,6 +62,7 @@ __all__ = [
     "ToolCallResponse",
     "Undo",
     "Usage",
+    "compaction_note",
     "conversation_record",
     "event_adapter",
     "is_replay_notice",
@@ -237,6 +238,12 @@ API_KINDS = frozenset(
 )
 
 event_adapter: TypeAdapter[ConversationEvent] = TypeAdapter(ConversationEvent)
+
+
+def compaction_note(event: ConversationEvent) -> dict[str, Any]:
+    """A compaction block's ``metadata.compaction`` (how it came about, sizes); else ``{}``."""
+    note = event.metadata.get("compaction") if isinstance(event, Block) else None
+    return note if isinstance(note, dict) else {}
 
 
 def parent_of(event: ConversationEvent) -> str | None:

@@ -10,17 +10,15 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, TextIO, TypeAlias
+from typing import Literal, Protocol, TextIO, TypeAlias
 
 from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta, Usage
-
-if TYPE_CHECKING:
-    from ..tools.output import OutputSnapshot
 
 __all__ = [
     "Appended",
     "Discarded",
     "NullSink",
+    "OutputSnapshot",
     "PrintSink",
     "RecordingSink",
     "RetryCleared",
@@ -73,6 +71,40 @@ class RetryCleared:
 ToolState: TypeAlias = Literal[
     "waiting", "running", "done", "error", "cancelled", "skipped", "timeout"
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class OutputSnapshot:
+    """A tool's output so far: ``total`` lines, of which ``head`` and ``tail`` are kept."""
+
+    total: int = 0
+    head: tuple[str, ...] = ()
+    tail: tuple[str, ...] = ()  # the last lines: the first of them is line ``tail_start``
+
+    @property
+    def tail_start(self) -> int:
+        return self.total - len(self.tail)
+
+    @property
+    def cut(self) -> int:
+        """Lines between the head and the tail that are not kept."""
+        return self.total - len(self.head) - len(self.tail)
+
+    def runs_from(self, first: int) -> list[tuple[int, list[str]]]:
+        """The kept lines numbered ``first`` or later, as runs ``(start, lines)`` of
+        consecutive lines (at most two: the rest of the head, the tail)."""
+        runs: list[tuple[int, list[str]]] = []
+        if first < len(self.head):
+            runs.append((first, list(self.head[first:])))
+        start = max(first, self.tail_start, len(self.head))
+        if start < self.total:
+            runs.append((start, list(self.tail[start - self.tail_start :])))
+        return runs
+
+    def lines(self) -> list[str]:
+        """What to show: the head, a line saying how many were left out, the tail."""
+        middle = [f"… {self.cut:,} more lines not shown …"] if self.cut else []
+        return [*self.head, *middle, *self.tail]
 
 
 @dataclass(frozen=True, slots=True)

@@ -117,7 +117,9 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Finished:
-    """The response ended. ``details`` carries e.g. a refusal's ``stop_details``."""
+    """The response ended. ``details`` carries e.g. a refusal's ``stop_details``, the
+    provider's ``notices`` (texts shown as warnings) and ``compaction_refused`` (why the endpoint
+    refused the compact edit: the engine words the notice)."""
 
     reason: FinishReason
     usage: Usage | None = None

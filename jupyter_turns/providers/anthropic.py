@@ -15,7 +15,6 @@ answer stopped.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import AsyncIterator
 from typing import Any
@@ -23,15 +22,13 @@ from typing import Any
 import anthropic
 import httpx2
 
-from ..engine.compaction import unavailable_notice
-from ..engine.window import compaction_note
 from ..errors import ProviderConfigError, ProviderError
 from ..kernel.keys import api_key, refusal
 from ..model.conversation import anthropic_messages
-from ..model.events import Finished, StreamEvent, Usage
+from ..model.events import Finished, StreamEvent, Usage, compaction_note
 from ..redaction import remember
 from .anthropic_errors import classify
-from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response
+from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response, with_pending
 from .anthropic_stream import StreamAdapter
 from .base import Request
 from .endpoints import current
@@ -72,7 +69,9 @@ class AnthropicProvider:
         self.streaming = True  # False: plain request/response (--stream off, or a proxy)
         self.compaction = True  # False: the endpoint refused the compact edit
         self._counts = True  # False: the token counter is not available here
-        self._notices: list[str] = []  # for the next plain answer (see anthropic_message)
+        # details for the next answer's Finished: notices, a refused compaction (cleared once
+        # sent, so a retried request loses none)
+        self._pending: dict[str, Any] = {}
         self._timeout = timeout
         # the environment's key and the endpoint the client was built with (None: a key or a
         # client given by the caller, used as given)
@@ -145,21 +144,18 @@ class AnthropicProvider:
                 if response is not None:
                     await response.close()
                 self.streaming = False  # the thread's provider remembers it
-                self._notices.append(NOT_STREAMING)
+                self._pending.setdefault("notices", []).append(NOT_STREAMING)
         if not self.streaming:  # the notice waits for the first plain answer (a retry's too)
             create = functools.partial(self._call, client)
-            async for item in whole_response(create, params, self._notices, note):
+            async for item in whole_response(create, params, self._pending, note):
                 yield item
             return
         adapter = StreamAdapter(note)
         try:
             async for event in response:
                 for item in adapter.feed(event):
-                    if isinstance(item, Finished) and self._notices:
-                        item = dataclasses.replace(
-                            item, details={**item.details, "notices": [*self._notices]}
-                        )
-                        self._notices.clear()
+                    if isinstance(item, Finished) and self._pending:
+                        item = with_pending(item, self._pending)
                     yield item
         finally:
             await response.close()
@@ -189,7 +185,8 @@ class AnthropicProvider:
     async def _call(self, client: anthropic.AsyncAnthropic, **params: Any) -> Any:
         """One request, through the beta endpoint when it names betas. A request with the
         compact edit that the endpoint refuses is sent again without it, once, and the thread
-        goes on uncompacted with a notice (the model or endpoint does not offer compaction)."""
+        goes on uncompacted; the answer's ``compaction_refused`` detail says why (the engine
+        words the notice: the model or endpoint does not offer compaction)."""
         create = client.beta.messages.create if "betas" in params else client.messages.create
         try:
             return await create(**params)
@@ -199,8 +196,7 @@ class AnthropicProvider:
             self.compaction = False
             params.pop("context_management")
             _drop_beta(params, COMPACT_EDIT_BETA)
-            detail = str(classify(exc).message)
-            self._notices.append(unavailable_notice(detail).text)
+            self._pending["compaction_refused"] = str(classify(exc).message)
             return await self._call(client, **params)
 
     async def count_tokens(self, request: Request) -> int | None:

@@ -10,7 +10,7 @@ import anthropic
 import httpx2
 
 from ..errors import ProviderError
-from ..kernel.keys import ENV_KEY
+from ..redaction import ENV_KEY
 
 __all__ = ["classify"]
 

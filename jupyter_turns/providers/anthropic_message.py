@@ -19,7 +19,7 @@ from typing import Any
 from ..model.events import Finished, StreamEvent
 from .anthropic_stream import StreamAdapter, as_dict
 
-__all__ = ["NOT_STREAMING", "is_event_stream", "message_events", "whole_response"]
+__all__ = ["NOT_STREAMING", "is_event_stream", "message_events", "whole_response", "with_pending"]
 
 NOT_STREAMING = "This endpoint does not stream; continuing without streaming."
 
@@ -45,21 +45,28 @@ async def is_event_stream(response: Any) -> bool:
 async def whole_response(
     create: Callable[..., Awaitable[Any]],
     params: dict[str, Any],
-    notices: list[str],
+    pending: dict[str, Any],
     compaction: dict[str, Any] | None = None,
 ) -> AsyncIterator[StreamEvent]:
     """One non-streaming request, its message replayed as stream events (nothing is shown
-    before the whole answer is in: Stop cancels the request). ``notices`` go on the answer's
-    ``Finished`` and are cleared only then, so a request that fails and is retried loses none.
-    ``compaction`` is the metadata of a compaction block the answer may hold."""
+    before the whole answer is in: Stop cancels the request). ``pending`` details (the
+    provider's notices...) go on the answer's ``Finished`` and are cleared only then, so a
+    request that fails and is retried loses none. ``compaction`` is the metadata of a
+    compaction block the answer may hold."""
     message = as_dict(await create(**{**params, "stream": False}))
     adapter = StreamAdapter(compaction)
     for event in message_events(message):
         for item in adapter.feed(event):
-            if notices and isinstance(item, Finished):
-                item = dataclasses.replace(item, details={**item.details, "notices": [*notices]})
-                notices.clear()
+            if pending and isinstance(item, Finished):
+                item = with_pending(item, pending)
             yield item
+
+
+def with_pending(finished: Finished, pending: dict[str, Any]) -> Finished:
+    """``finished`` with the details the provider held for the next answer, which it forgets."""
+    details = {**finished.details, **pending}
+    pending.clear()
+    return dataclasses.replace(finished, details=details)
 
 
 # what a block's start event leaves out: its deltas carry it

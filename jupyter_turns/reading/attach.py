@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.content import Attachment
-from .images import image_of
+from ..model.images import image_of
 from .variables import one_line, summarize
 
 __all__ = ["Attached", "attach"]

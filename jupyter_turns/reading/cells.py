@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..model.content import MAX_IMAGES, ImageData
+from ..model.images import base64_size, image_from_base64
 from ..record.format import RECORD_MIME
-from .images import base64_size, image_from_base64
 
 __all__ = ["CellView", "NotebookView", "cell_text", "outline", "output_summary"]
 

@@ -90,7 +90,8 @@ def _differences(events: Sequence[ConversationEvent]) -> list[str]:
 class SavedCalls:
     """What a replayed turn's tools get from the recording (``ExecutionSettings.replay``): the
     saved results by call id (nested calls' too: call ids are unique) and the saved events, from
-    which a sub-agent's nested turn replays its own cycles."""
+    which a sub-agent's nested turn replays its own cycles. It is the executor's
+    :class:`~jupyter_turns.tools.executor.SavedResults` (the tools layer declares what it uses)."""
 
     events: Sequence[ConversationEvent]
     pace: float = 0.0

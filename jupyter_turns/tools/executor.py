@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol
 
 from ..model.events import (
     ConversationEvent,
@@ -34,6 +34,7 @@ from ..model.events import (
 from ..model.interrupt import CancelToken
 from ..model.prompter import InquiryPrompt, Prompter
 from ..model.sink import NullSink, Sink, ToolState, ToolUpdate
+from ..providers.base import Provider
 from ..redaction import redact, redact_data
 from .capture import LiveOutput, capturing
 from .context import Nest, ToolContext
@@ -49,12 +50,34 @@ from .results import (
     result_content,
 )
 
-if TYPE_CHECKING:
-    from ..record.replay_rebuild import SavedCalls
-
-__all__ = ["ExecutionSettings", "ToolExecutor"]
+__all__ = ["ExecutionSettings", "SavedResults", "ToolExecutor"]
 
 RECORDED = "recorded, not run"  # --replay-tools saved: the detail of the call's decision
+
+
+class SavedResults(Protocol):
+    """A replayed turn's saved tool calls, as its tools use them. Declared here so the executor
+    does not depend on the replay that builds them (``record.replay_rebuild.SavedCalls`` is
+    the one implementation)."""
+
+    @property
+    def responses(self) -> Mapping[str, ToolCallResponse]:
+        """The saved response of each call, nested calls' too, by call id (ids are unique)."""
+        ...
+
+    @property
+    def saved_only(self) -> bool:
+        """``--replay-tools saved``: answer with the saved results, run nothing."""
+        ...
+
+    def nested_events(self, call_id: str) -> Sequence[ConversationEvent]:
+        """Sub-agent call ``call_id``'s saved nested turn, as it ran."""
+        ...
+
+    def nested(self, call_id: str) -> Provider:
+        """A provider that plays sub-agent call ``call_id``'s saved nested turn (its own
+        sub-agent calls see these same saved results)."""
+        ...
 
 
 @dataclass
@@ -66,7 +89,7 @@ class ExecutionSettings:
     max_result_chars: int = 100_000
     cancel_grace: float = 2.0  # seconds a cancelled tool gets to finish before it is abandoned
     provider: Any = None  # the thread's provider, for sub-agents that name none (Chat.send)
-    replay: SavedCalls | None = None  # a replayed turn's saved tool calls (replay_rebuild.py)
+    replay: SavedResults | None = None  # a replayed turn's saved tool calls
     clock: Callable[[], float] = time.time
     # how a sub-agent's nested chat is made: the Chat class running this thread sets itself
     # (engine/subagent.py runs a turn of it; the tools layer does not import the engine)

@@ -5,7 +5,8 @@ lines are kept, each cut to ``line_chars`` characters with a note of what was cu
 between are only counted. So a tool that prints 10 MB, or 100,000 lines, costs at most about
 ``(head + tail) * line_chars`` characters wherever its output is shown or saved. Writes may come
 from any thread (a plain tool runs in a worker thread); :meth:`ToolOutput.snapshot` is the
-immutable state that sinks receive.
+immutable state that sinks receive (:class:`~jupyter_turns.model.sink.OutputSnapshot`, in the
+model beside the update that carries it).
 
 What it shows has its secrets withheld (:mod:`jupyter_turns.redaction`): the tool card is on
 screen and the widget's state may be saved with the notebook. A line is redacted once, when it
@@ -17,49 +18,15 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from dataclasses import dataclass
 
+from ..model.sink import OutputSnapshot
 from ..redaction import KeyBlocks, redact
 
-__all__ = ["OutputSnapshot", "ToolOutput"]
+__all__ = ["ToolOutput"]
 
 HEAD_LINES = 10
 TAIL_LINES = 40
 LINE_CHARS = 1_000
-
-
-@dataclass(frozen=True, slots=True)
-class OutputSnapshot:
-    """A tool's output so far: ``total`` lines, of which ``head`` and ``tail`` are kept."""
-
-    total: int = 0
-    head: tuple[str, ...] = ()
-    tail: tuple[str, ...] = ()  # the last lines: the first of them is line ``tail_start``
-
-    @property
-    def tail_start(self) -> int:
-        return self.total - len(self.tail)
-
-    @property
-    def cut(self) -> int:
-        """Lines between the head and the tail that are not kept."""
-        return self.total - len(self.head) - len(self.tail)
-
-    def runs_from(self, first: int) -> list[tuple[int, list[str]]]:
-        """The kept lines numbered ``first`` or later, as runs ``(start, lines)`` of
-        consecutive lines (at most two: the rest of the head, the tail)."""
-        runs: list[tuple[int, list[str]]] = []
-        if first < len(self.head):
-            runs.append((first, list(self.head[first:])))
-        start = max(first, self.tail_start, len(self.head))
-        if start < self.total:
-            runs.append((start, list(self.tail[start - self.tail_start :])))
-        return runs
-
-    def lines(self) -> list[str]:
-        """What to show: the head, a line saying how many were left out, the tail."""
-        middle = [f"… {self.cut:,} more lines not shown …"] if self.cut else []
-        return [*self.head, *middle, *self.tail]
 
 
 class _Line:

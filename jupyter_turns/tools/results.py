@@ -20,6 +20,7 @@ from pydantic import BaseModel
 
 from ..model.content import MAX_IMAGES, ImageData
 from ..model.events import ToolStatus
+from ..model.images import image_of
 
 __all__ = [
     "NotRun",
@@ -77,8 +78,6 @@ class ToolFailed(Exception):
 
 def result_content(value: Any, max_chars: int) -> tuple[str, list[ImageData]]:
     """A return value as the text and images the model gets."""
-    from ..reading.images import image_of
-
     if isinstance(value, ToolResult):
         images: list[ImageData] = []
         for number, item in enumerate(value.images, 1):

@@ -24,6 +24,7 @@ from ..model.events import ConversationEvent, Part
 from ..model.sink import (
     Appended,
     Discarded,
+    OutputSnapshot,
     RetryCleared,
     Retrying,
     StateChanged,
@@ -32,7 +33,6 @@ from ..model.sink import (
     Update,
     UsageUpdate,
 )
-from ..tools.output import OutputSnapshot
 from .draft import Draft
 from .messages import DraftPart, KernelMessage, ProgressUpdate
 

@@ -13,7 +13,7 @@ from IPython.display import Image as IPythonImage
 from PIL import Image
 
 from jupyter_turns.model.content import MAX_IMAGES, ImageData
-from jupyter_turns.reading.images import (
+from jupyter_turns.model.images import (
     MAX_SIDE,
     image_from_base64,
     image_from_bytes,

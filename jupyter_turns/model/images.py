@@ -9,6 +9,11 @@ is small enough is passed on byte for byte, without decoding it.
 :func:`image_of` turns a notebook value into an image (a matplotlib figure, a PIL image, an
 ``IPython.display.Image``, image bytes, anything with ``_repr_png_``/``_repr_jpeg_``). It reads
 values the user made, so it never raises: a broken object is simply not an image.
+
+It sits in the model beside :class:`ImageData` because every layer above makes images: a tool's
+return value (:mod:`jupyter_turns.tools.results`), an MCP result, the ``python`` tool's
+figures, and what the notebook reader and ``@name`` attachments see. Nothing here reads IPython:
+its ``Image`` class is recognised only if the user already imported it.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from ..model.content import MAX_IMAGES, ImageData
+from .content import MAX_IMAGES, ImageData
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
