@@ -3,7 +3,7 @@
  * saved conversation records (record.js) and keeps a chat cell whose turn never finished
  * readable (turns.js).
  *
- * Kernel code cannot set metadata through the messaging protocol (docs/architecture.md §8). For every
+ * Kernel code cannot set metadata through the messaging protocol (docs/architecture.md, "Facts the design depends on"). For every
  * notebook, this plugin registers the comm target `jupyter_turns.metadata` on the notebook's
  * kernel connection (again whenever the kernel changes). The kernel opens a comm on it and sends
  *

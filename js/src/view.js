@@ -1,7 +1,7 @@
 /**
  * ChatView: one rendered view of a ChatWidget model. Listens to the synced traits and the
  * draft messages, batches everything into one flush per animation frame, and sends every
- * user action with `model.send` (never `model.set`, see docs/architecture.md §8).
+ * user action with `model.send` (never `model.set`, see docs/architecture.md, "Facts the design depends on").
  */
 import { h } from "./dom.js";
 import { Draft } from "./draft.js";

@@ -1,11 +1,11 @@
 """Changing the notebook's cells through the page: the kernel asks, the bundled extension does.
 
-Kernel code cannot change cells (the frontend owns the notebook, docs/architecture.md §8); the
-JupyterLab / Notebook 7 extension answers requests on the ``jupyter_turns.metadata`` comm
-(``js/labextension/edit.js``). Every change that replaces text names the text it expects to
-replace, and the page refuses when the cell holds something else: an edit never overwrites what
-the user typed meanwhile. Replies arrive while a ``%%chat`` cell runs (ipykernel handles comm
-messages concurrently with an awaited cell) and while the kernel is idle.
+Kernel code cannot change cells (the frontend owns the notebook: docs/architecture.md, "Facts the
+design depends on"); the JupyterLab / Notebook 7 extension answers requests on the
+``jupyter_turns.metadata`` comm (``js/labextension/edit.js``). Every change that replaces text names
+the text it expects to replace, and the page refuses when the cell holds something else: an edit
+never overwrites what the user typed meanwhile. Replies arrive while a ``%%chat`` cell runs
+(ipykernel handles comm messages concurrently with an awaited cell) and while the kernel is idle.
 """
 
 from __future__ import annotations

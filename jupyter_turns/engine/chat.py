@@ -44,11 +44,11 @@ class Chat:
     decides), ``unattended`` (run without asking), ``deny`` (never run). ``on_boundary`` is
     called with the running TurnCoordinator at every cycle boundary (persistence hooks here).
 
-    Long threads and cost (docs/architecture.md §14): ``budget_usd`` pauses a turn before a
-    request that would spend past it (``session_budget_usd`` does the same over ``ledger``, the
-    session's spending, which each turn adds to); ``compact_at`` (a share of the model's
-    window, or tokens; 0: off) lets the server compact the thread near it; :meth:`compact`
-    and :meth:`forget` change what the next request sends.
+    Long threads and cost (docs/architecture.md, "Long threads"): ``budget_usd`` pauses a turn
+    before a request that would spend past it (``session_budget_usd`` does the same over ``ledger``,
+    the session's spending, which each turn adds to); ``compact_at`` (a share of the model's window,
+    or tokens; 0: off) lets the server compact the thread near it; :meth:`compact` and
+    :meth:`forget` change what the next request sends.
     """
 
     def __init__(

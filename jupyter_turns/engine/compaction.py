@@ -1,6 +1,6 @@
 """When a thread is compacted, and how each request asks for it (server-side compaction, a beta).
 
-Two ways, both the Messages API's own summarization (docs/architecture.md §14):
+Two ways, both the Messages API's own summarization (docs/architecture.md, "Long threads"):
 
 - **Near the threshold** (``ChatMagics.compact_at``): once the context in use is half way
   there, every request carries the compact edit

@@ -11,8 +11,8 @@ A thread keeps every event (the notebook shows them all), but a request need not
   no-op and is sent on like any other block.
 
 The gauge is the context in use after the last response (its input, cached or not, and its
-output: the next request starts from there) against the model's window (see docs/architecture.md
-§14).
+output: the next request starts from there) against the model's window (see docs/architecture.md,
+"Long threads").
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 ``compact`` and ``forget`` change what the thread's *next* request sends (the summary request
 goes first in that turn, the forget notice joins the thread with it), so what they did is saved
-in that turn's record and restored with the thread (docs/architecture.md §14).
+in that turn's record and restored with the thread (docs/architecture.md, "Long threads").
 """
 
 from __future__ import annotations

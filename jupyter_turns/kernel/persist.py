@@ -75,7 +75,8 @@ class MetadataWriter:
         """Send ``request`` with a fresh ``request_id``; the extension's reply, or ``None`` when
         nothing answers within ``wait`` seconds (no extension, no page, a closed notebook).
         The reply arrives while the ``%%chat`` cell is still running: ipykernel handles comm
-        messages concurrently with an awaited cell (docs/architecture.md §8)."""
+        messages concurrently with an awaited cell (docs/architecture.md, "Facts the design
+        depends on")."""
         loop = asyncio.get_running_loop()
         request_id = new_id()
         future: asyncio.Future[Any] = loop.create_future()

@@ -13,7 +13,7 @@
 
 Only ``connection.py``, ``tools.py`` and ``results.py`` import the ``mcp`` SDK (an optional
 extra: ``pip install 'jupyter_turns[mcp]'``); they are loaded when a server is first used.
-See docs/architecture.md §14.
+See docs/architecture.md, "MCP servers as tools".
 """
 
 from __future__ import annotations

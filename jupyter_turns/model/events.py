@@ -2,7 +2,7 @@
 
 The EventBuilder turns the flushed blocks of a provider's stream (:mod:`.stream_events`, whose
 names this module re-exports) into conversation events: frozen pydantic models with a ``kind``
-literal; their JSON form is the persisted schema (see docs/architecture.md §5).
+literal; their JSON form is the persisted schema (see docs/architecture.md, "The saved schema").
 
 Version 2 added the ``undo`` event and, on tool responses, ``preview``, ``cell`` and
 ``outputs``, all optional: a version 1 record is a valid version 2 record, so the migration

@@ -6,13 +6,13 @@ block and sent back), an unknown event is remembered on ``Finished.details``. To
 buffered and parsed once, at the block's end. Usage in ``message_delta`` is cumulative: it
 overwrites, never adds.
 
-A ``compaction`` block (server-side compaction, docs/architecture.md §14) is kept as an opaque
-block whose raw JSON is what the server sent: its ``compaction_delta`` sets ``content`` and
+A ``compaction`` block (server-side compaction, docs/architecture.md, "Long threads") is kept as an
+opaque block whose raw JSON is what the server sent: its ``compaction_delta`` sets ``content`` and
 ``encrypted_content`` (as the SDK's own accumulator does), a ``signature_delta`` adds to its
-signature, ``tool_changes`` stay as they came. Its event's ``metadata.compaction`` says how it
-came about and the sizes before and after. The tokens of the compaction iteration itself
-(``usage.iterations``) are billed but are not in the top-level usage: they are added to the
-cycle's usage, while ``Finished.details["context_tokens"]`` is the context in use after it.
+signature, ``tool_changes`` stay as they came. Its event's ``metadata.compaction`` says how it came
+about and the sizes before and after. The tokens of the compaction iteration itself
+(``usage.iterations``) are billed but are not in the top-level usage: they are added to the cycle's
+usage, while ``Finished.details["context_tokens"]`` is the context in use after it.
 """
 
 from __future__ import annotations

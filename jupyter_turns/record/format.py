@@ -1,5 +1,5 @@
 """The saved record's format: its mime type, its metadata key, a turn's record and its final
-output bundle (docs/architecture.md §5 "The saved schema", §6 "Where a conversation is saved").
+output bundle (docs/architecture.md, "The saved schema" and "Where a conversation is saved").
 
 Pure data, no Jupyter: the kernel writes it (:mod:`jupyter_turns.kernel.persist`), and the
 readers of a saved notebook, the page's cells and undo read or rewrite it.

@@ -95,12 +95,6 @@ class Draft:
                 handed[index] = event
         self._segment(parts, handed)
 
-    def _send_segment(self, parts: list[DraftPart], handed: dict[int, str | None]) -> None:
-        if parts:
-            self._send({"type": "delta", "parts": parts})
-        if handed:
-            self._send({"type": "released", "blocks": list(handed.items())})
-
     def _segment(self, parts: list[DraftPart], handed: dict[int, str | None]) -> None:
         if parts:
             self._send({"type": "delta", "parts": parts})

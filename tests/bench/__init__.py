@@ -1,4 +1,5 @@
-"""Benchmarks B1-B9 (docs/architecture.md §9): ratios measured in the same run, never asserted.
+"""Benchmarks B1-B9 (docs/architecture.md, "Benchmark definitions"): ratios measured in the same
+run, never asserted.
 
 Run everything from the repo root with the venv active:
 

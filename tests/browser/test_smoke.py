@@ -17,10 +17,10 @@ pytestmark = pytest.mark.browser
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
-# A trivial anywidget: the page sends each click as a custom message (docs/architecture.md §8: never
-# model.set + save_changes from the page); the kernel counts it in a synced trait, which the
-# view shows — one full page -> kernel -> page round trip. Comm handlers may run on a subshell
-# thread, so the handler hands the change to the kernel's loop.
+# A trivial anywidget: the page sends each click as a custom message (docs/architecture.md, "Facts
+# the design depends on": never model.set + save_changes from the page); the kernel counts it in a
+# synced trait, which the view shows — one full page -> kernel -> page round trip. Comm handlers may
+# run on a subshell thread, so the handler hands the change to the kernel's loop.
 CLICKER = '''\
 import asyncio
 

@@ -13,12 +13,12 @@ following the documented rules:
 - a prefix shorter than the model's minimum cacheable length is neither written nor read;
 - an entry lives 5 minutes from its last write or read (the injectable ``clock``).
 
-Approximations (documented in docs/architecture.md §9, B7): a block's tokens are its canonical
-JSON without ``cache_control`` over 4 characters, rounded up, so counts are consistent, not the
-real tokenizer's; a cache key is the model plus the canonical JSON of the blocks of the prefix;
-only the 5-minute lifetime is simulated; the per-message framing tokens are left out; the
-minimum lengths are those of the public docs: 4096 tokens for Opus 4.5+ and Haiku 4.5+, 2048
-for older Haiku, 1024 for the other Sonnet and Opus models.
+Approximations (documented in docs/architecture.md, "Benchmark definitions", B7): a block's tokens
+are its canonical JSON without ``cache_control`` over 4 characters, rounded up, so counts are
+consistent, not the real tokenizer's; a cache key is the model plus the canonical JSON of the blocks
+of the prefix; only the 5-minute lifetime is simulated; the per-message framing tokens are left out;
+the minimum lengths are those of the public docs: 4096 tokens for Opus 4.5+ and Haiku 4.5+, 2048 for
+older Haiku, 1024 for the other Sonnet and Opus models.
 """
 
 from __future__ import annotations
