@@ -42,6 +42,7 @@ __all__ = [
     "KeyBlocks",
     "Redacted",
     "label",
+    "masked",
     "redact",
     "redact_data",
     "remember",
@@ -58,6 +59,14 @@ def label(kind: str) -> str:
 
 
 REDACTED = label("API key")  # the key in use, or one handed to a provider
+
+
+def masked(key: str) -> str:
+    """A form of ``key`` that identifies it without revealing it: ``sk-ant-…wXyZ``."""
+    prefix = "sk-ant-" if key.startswith("sk-ant-") else ""
+    tail = key[-4:] if len(key) >= 20 else ""
+    return f"{prefix}…{tail}"
+
 
 # Token shapes: label -> regex, tried in this order at each position. A shape recognised by
 # its context (an AWS secret key is 40 base64 characters, like much else: it is recognised

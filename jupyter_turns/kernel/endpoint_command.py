@@ -4,7 +4,7 @@
 there, and what a ``.env`` file names without it being applied. ``%chat endpoint URL`` (or
 ``default``) chooses one; ``%chat endpoint --from-dotenv`` applies the endpoint values of the
 first ``.env`` file that names any, after the user has read them. Either way the key in use
-stays bound to the endpoint it was given for (:func:`jupyter_turns.kernel.keys.change_endpoint`).
+stays bound to the endpoint it was given for (:func:`jupyter_turns.providers.endpoints.apply`).
 """
 
 from __future__ import annotations
@@ -15,16 +15,9 @@ from urllib.parse import urlsplit
 from IPython.core.error import UsageError
 
 from ..providers import endpoints
-from ..providers.endpoints import BASE_URL, DEFAULT_ENDPOINT, shown
-from .keys import (
-    ENV_KEY,
-    change_endpoint,
-    dotenv_dirs,
-    endpoint_lines,
-    masked,
-    read_dotenvs,
-    refusal,
-)
+from ..providers.endpoints import BASE_URL, DEFAULT_ENDPOINT, refusal, shown
+from ..redaction import ENV_KEY, masked
+from .keys import dotenv_dirs, endpoint_lines, read_dotenvs
 
 __all__ = ["ENDPOINT_USAGE", "endpoint_command"]
 
@@ -45,7 +38,7 @@ def endpoint_command(args: list[str]) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"not an http(s) URL: {shown(url)!r}. {ENDPOINT_USAGE}")
-        change_endpoint({BASE_URL: url}, "chosen with %chat endpoint")
+        endpoints.apply({BASE_URL: url}, "chosen with %chat endpoint")
         _say_where()
     else:
         raise UsageError(ENDPOINT_USAGE)
@@ -80,5 +73,5 @@ def _from_dotenv() -> None:
         print(f"No .env file names an endpoint (looked at {looked}); nothing changed.")
         return
     print(f"Applying from {file.path}: " + "; ".join(endpoint_lines(file.endpoint)))
-    change_endpoint(file.endpoint, f"from {file.path}", source=file.path)
+    endpoints.apply(file.endpoint, f"from {file.path}", source=str(file.path))
     _say_where()

@@ -1,7 +1,9 @@
-"""API keys: where the Anthropic key comes from, where it may go, ``%chat key`` and ``%chat
-endpoint``.
+"""API keys in the kernel: where the Anthropic key comes from, ``.env`` files, ``%chat key``.
 
-The key is never written into the notebook. :func:`api_key` finds it, in this order:
+The key is never written into the notebook. :func:`api_key` finds it, in this order (the kernel
+passes it to every provider it builds as the provider's key source,
+:func:`jupyter_turns.kernel.threads.build_provider`; a provider built in plain Python reads only
+the environment):
 
 1. the process environment (``ANTHROPIC_API_KEY`` set before Jupyter started, or by ``%chat
    key``, which asks for it with a hidden prompt and sets it in this kernel's environment);
@@ -16,9 +18,11 @@ is not applied, only shown (a token masked), with the command that applies it: `
 key the user types to their own server.
 
 A key is sent only to the endpoint it was given for: one entered with ``%chat key`` or read
-from a ``.env`` is bound to the endpoint in use at that moment, and a key already in the
-environment to the endpoint in use when ``%chat endpoint`` changes it. :func:`refusal` says why
-a key must not go to another endpoint; the provider then sends nothing.
+from a ``.env`` is bound (:func:`jupyter_turns.providers.endpoints.bind`) to the endpoint in use
+at that moment, and a key already in the environment to the endpoint in use when ``%chat
+endpoint`` changes it. The binding lives below the kernel, in
+:mod:`jupyter_turns.providers.endpoints`, so that the provider checks it for every request
+whatever its key source; the provider then sends nothing to another endpoint.
 
 :mod:`jupyter_turns.redaction` withholds the key in use (read from the environment at each
 call) and every key handed out here (:func:`~jupyter_turns.redaction.remember`) from whatever
@@ -35,51 +39,45 @@ from pathlib import Path
 from typing import Any
 
 from ..providers import endpoints
-from ..providers.endpoints import BASE_URL, DEFAULT_ENDPOINT, ENDPOINT_VARIABLES, shown
-from ..redaction import ENV_KEY, remember
+from ..providers.endpoints import (
+    BASE_URL,
+    DEFAULT_ENDPOINT,
+    ENDPOINT_VARIABLES,
+    environment_key,
+    shown,
+)
+from ..redaction import ENV_KEY, masked
 
 __all__ = [
     "ENV_KEY",
     "KEY_VARIABLES",
     "DotenvFile",
-    "Given",
     "api_key",
-    "change_endpoint",
     "dotenv_dirs",
     "endpoint_lines",
     "key_command",
     "load_dotenv",
-    "masked",
     "parse_dotenv",
     "read_dotenvs",
-    "refusal",
 ]
 
 KEY_VARIABLES = (ENV_KEY,)  # all a .env file may set; another provider adds its key here
-
-
-def masked(key: str) -> str:
-    """A form of ``key`` that identifies it without revealing it: ``sk-ant-…wXyZ``."""
-    prefix = "sk-ant-" if key.startswith("sk-ant-") else ""
-    tail = key[-4:] if len(key) >= 20 else ""
-    return f"{prefix}…{tail}"
 
 
 # ---------------------------------------------------------------------------- finding the key
 
 
 def api_key(namespace: dict[str, Any] | None = None) -> str | None:
-    """The key to use: the environment's, else one read from a ``.env`` file into it.
+    """The key to use: the environment's, else one read from a ``.env`` file into it (and
+    bound to the endpoint in use). The kernel's key source for the providers it builds.
 
     A key handed out is withheld from text for the rest of the session, even after the
     environment changes (``%chat key``).
     """
-    key = os.environ.get(ENV_KEY) or None
+    key = environment_key()
     if key is None:
         load_dotenv(dotenv_dirs(namespace))
-        key = os.environ.get(ENV_KEY) or None
-    if key is not None:
-        remember(key)
+        key = environment_key()
     return key
 
 
@@ -160,7 +158,7 @@ def load_dotenv(directories: Iterable[Path], *, announce: bool = True) -> Path |
     taken = {k: v for k, v in source.keys.items() if not os.environ.get(k)}
     os.environ.update(taken)
     for value in taken.values():
-        _given[value] = Given(endpoints.current(), str(source.path))
+        endpoints.bind(value, str(source.path))
     if announce and taken:
         names = ", ".join(f"{name} ({masked(value)})" for name, value in sorted(taken.items()))
         print(f"jupyter_turns: read {names} from {source.path}{_for_endpoint()}")
@@ -244,46 +242,6 @@ def _for_endpoint() -> str:
     return f"; it will be sent to {url} (not the default {DEFAULT_ENDPOINT})" if url else ""
 
 
-# ---------------------------------------------------------------------------- keys and endpoints
-
-
-@dataclass(frozen=True)
-class Given:
-    """The endpoint a key was given for, and how it was given."""
-
-    endpoint: str
-    source: str  # "%chat key", a .env file's path, or "the environment"
-
-
-_given: dict[str, Given] = {}  # key -> where it may be sent; a key not here is not bound yet
-
-
-def refusal(key: str, endpoint: str) -> str | None:
-    """Why ``key`` must not be sent to ``endpoint`` (it was given for another), or None."""
-    given = _given.get(key)
-    if given is None or endpoints.same(given.endpoint, endpoint):
-        return None
-    return (
-        f"Not sent: the API key in use ({masked(key)}, from {given.source}) was given for "
-        f"{shown(given.endpoint)}, and requests now go to {shown(endpoint)}. A key never follows "
-        f"a change of endpoint. Run %chat key to give a key for {shown(endpoint)}, or "
-        f"%chat endpoint {shown(given.endpoint)} to go back."
-    )
-
-
-def change_endpoint(values: dict[str, str], who: str, source: Path | None = None) -> None:
-    """Set endpoint variables (``who`` chose them); the key in use stays bound to the endpoint
-    it was given for, unless it came from ``source``: the .env file the values come from."""
-    before = endpoints.current()
-    key = os.environ.get(ENV_KEY)
-    if key and key not in _given:
-        _given[key] = Given(before, "the environment")
-    endpoints.apply(values, who)
-    after = endpoints.current()
-    if key and source is not None and _given[key].source == str(source):
-        _given[key] = Given(after, str(source))
-
-
 # ---------------------------------------------------------------------------- %chat key
 
 
@@ -312,7 +270,7 @@ def key_command(args: list[str]) -> None:
         print("No key entered; nothing changed.")
         return
     os.environ[ENV_KEY] = key
-    _given[key] = Given(endpoints.current(), "%chat key")
+    endpoints.bind(key, "%chat key")
     note = "" if key.startswith("sk-ant-") else " (Anthropic keys usually start with sk-ant-)"
     print(
         f"{ENV_KEY} set for this kernel: {masked(key)}{note}{_for_endpoint()}. It is not saved "

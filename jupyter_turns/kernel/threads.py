@@ -23,6 +23,7 @@ from ..providers.scripted import ScriptedProvider
 from ..reading.sources import NotebookReader
 from ..record.thread_settings import SavedSettings, UserDefaults, known_builtins, split_settings
 from ..tools.registry import Tool
+from .keys import api_key
 
 __all__ = ["ProviderKey", "Thread", "Threads", "apply_settings", "build_provider"]
 
@@ -84,13 +85,14 @@ class Thread:
 
 def build_provider(kind: str, model: str | None) -> Provider:
     """A new provider of ``kind``: Anthropic's for ``model``, or the offline scripted echo
-    (a cell's ``--script VAR`` is resolved by :meth:`Threads.provider_for`)."""
+    (a cell's ``--script VAR`` is resolved by :meth:`Threads.provider_for`). The kernel gives
+    Anthropic's its key source: the environment, else a ``.env`` next to the notebook."""
     if kind == "scripted":
         return ScriptedProvider()
     if kind == "anthropic":
         from ..providers.anthropic import AnthropicProvider
 
-        return AnthropicProvider(model)
+        return AnthropicProvider(model, key_source=api_key)
     raise ProviderConfigError(f"unknown provider {kind!r}: use anthropic or scripted")
 
 

@@ -1,29 +1,31 @@
 """AnthropicProvider: the Claude Messages API through the official SDK, streamed raw.
 
-Reads ``ANTHROPIC_API_KEY`` (found by :func:`jupyter_turns.kernel.keys.api_key`: the environment or
-a ``.env`` file; a key changed later, e.g. by ``%chat key``, is picked up by the next request) and
-sends to the endpoint in use (:func:`jupyter_turns.providers.endpoints.current`:
-``ANTHROPIC_BASE_URL`` of the environment, never of a ``.env``), read again for each request. A key
-is never sent to an endpoint other than the one it was given for
-(:func:`jupyter_turns.kernel.keys.refusal`): the request is not made and a ProviderConfigError says
-to run ``%chat key``. The client has ``max_retries=0``: ResilientCycle retries, with the server's
-``retry-after`` capped. :meth:`AnthropicProvider.classify` is the one place SDK and ``httpx2``
-exceptions become ProviderErrors. A continuation is requested by assistant prefill where the model
-accepts it, otherwise (or after a 400 that mentions prefill) by a user message quoting where the
-answer stopped.
+Asks its key source for the key before each request: by default the environment's
+``ANTHROPIC_API_KEY`` (:func:`jupyter_turns.providers.endpoints.environment_key`); the kernel
+passes its own, which also reads a ``.env`` file next to the notebook
+(:func:`jupyter_turns.kernel.keys.api_key`). A key changed later, e.g. by ``%chat key``, is
+picked up by the next request. It sends to the endpoint in use
+(:func:`jupyter_turns.providers.endpoints.current`: ``ANTHROPIC_BASE_URL`` of the environment,
+never of a ``.env``), read again for each request. Whatever the key source, a key is never sent
+to an endpoint other than the one it was given for
+(:func:`jupyter_turns.providers.endpoints.refusal`): the request is not made and a
+ProviderConfigError says to run ``%chat key``. The client has ``max_retries=0``: ResilientCycle
+retries, with the server's ``retry-after`` capped. :meth:`AnthropicProvider.classify` is the one
+place SDK and ``httpx2`` exceptions become ProviderErrors. A continuation is requested by
+assistant prefill where the model accepts it, otherwise (or after a 400 that mentions prefill) by
+a user message quoting where the answer stopped.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anthropic
 import httpx2
 
 from ..errors import ProviderConfigError, ProviderError
-from ..kernel.keys import api_key, refusal
 from ..model.conversation import anthropic_messages
 from ..model.events import Finished, StreamEvent, Usage, compaction_note
 from ..redaction import remember
@@ -31,11 +33,18 @@ from .anthropic_errors import classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response, with_pending
 from .anthropic_stream import StreamAdapter
 from .base import Request
-from .endpoints import current
+from .endpoints import current, environment_key, refusal
 from .limits import check_request
 from .models import model_info
 
-__all__ = ["DEFAULT_MODEL", "NOT_STREAMING", "AnthropicProvider", "build_params", "classify"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "NOT_STREAMING",
+    "AnthropicProvider",
+    "KeySource",
+    "build_params",
+    "classify",
+]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
 COMPACT_EDIT_BETA = "compact-2026-01-12"  # context_management edit compact_20260112
@@ -52,7 +61,14 @@ MISSING_KEY = (
 )
 
 
+KeySource = Callable[[], str | None]
+"""Where the provider's key comes from, asked again before each request (None: no key)."""
+
+
 class AnthropicProvider:
+    """``api_key`` is used as given (no binding to an endpoint); otherwise ``key_source`` is
+    asked before each request and its key is checked against the endpoint it was given for."""
+
     name = "anthropic"
 
     def __init__(
@@ -60,6 +76,7 @@ class AnthropicProvider:
         model: str | None = None,
         *,
         api_key: str | None = None,
+        key_source: KeySource = environment_key,
         base_url: str | None = None,
         timeout: float = 600.0,
         client: anthropic.AsyncAnthropic | None = None,
@@ -73,7 +90,8 @@ class AnthropicProvider:
         # sent, so a retried request loses none)
         self._pending: dict[str, Any] = {}
         self._timeout = timeout
-        # the environment's key and the endpoint the client was built with (None: a key or a
+        self._key_source = key_source
+        # the source's key and the endpoint the client was built with (None: a key or a
         # client given by the caller, used as given)
         self._built_for: tuple[str, str] | None = None
         if client is None:
@@ -101,17 +119,20 @@ class AnthropicProvider:
         )
 
     def _usable_key(self) -> tuple[str, str]:
-        """The environment's key and the endpoint in use; raises ProviderConfigError when there
+        """The key source's key and the endpoint in use; raises ProviderConfigError when there
         is no key, or the key was given for another endpoint."""
         endpoint = self._base_url or current()
-        key = _find_key()
+        key = self._key_source()
+        if not key:
+            raise ProviderConfigError(MISSING_KEY)
+        remember(key)  # whatever its source: withheld from text from now on
         refused = refusal(key, endpoint)
         if refused:
             raise ProviderConfigError(refused)
         return key, endpoint
 
     def _current_client(self) -> anthropic.AsyncAnthropic:
-        """The client, rebuilt if the environment's key or the endpoint changed since."""
+        """The client, rebuilt if the source's key or the endpoint changed since."""
         if self._built_for is not None:
             usable = self._usable_key()
             if usable != self._built_for:
@@ -223,13 +244,6 @@ class AnthropicProvider:
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         return model_info(model or self.model).cost(usage)
-
-
-def _find_key() -> str:
-    key = api_key()
-    if not key:
-        raise ProviderConfigError(MISSING_KEY)
-    return key
 
 
 # ---------------------------------------------------------------------------- requests

@@ -25,7 +25,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_notebook
 
-from jupyter_turns.kernel.keys import masked
+from jupyter_turns.redaction import masked
 from tests.support.anthropic_server import AnthropicTestServer, RecordedRequest, Reply
 from tests.support.anthropic_sse import sse_text_response, sse_tool_use_response
 

@@ -14,8 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from jupyter_turns.kernel.keys import masked
-from jupyter_turns.redaction import REDACTED
+from jupyter_turns.redaction import REDACTED, masked
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import sse_text_response
 

@@ -21,15 +21,15 @@ from jupyter_turns.kernel.keys import (
     api_key,
     key_command,
     load_dotenv,
-    masked,
     parse_dotenv,
     read_dotenvs,
 )
+from jupyter_turns.kernel.threads import build_provider
 from jupyter_turns.model.events import ErrorEvent
 from jupyter_turns.providers import endpoints
 from jupyter_turns.providers.anthropic import AnthropicProvider
 from jupyter_turns.providers.endpoints import DEFAULT_ENDPOINT, ENDPOINT_VARIABLES
-from jupyter_turns.redaction import REDACTED
+from jupyter_turns.redaction import REDACTED, masked
 from tests.support.anthropic_replies import Reply
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_sse import sse_text_response
@@ -38,6 +38,12 @@ from .conftest import FakeClock
 
 KEY = "sk-ant-api03-UNITSECRET-abcdefghijklmnop-0123456789"
 HAIKU = "claude-haiku-4-5"
+
+
+def _provider() -> Any:
+    """Anthropic's provider as %%chat builds it: with the kernel's key source (the environment,
+    else a .env file)."""
+    return build_provider("anthropic", HAIKU)
 
 
 @pytest.fixture
@@ -53,7 +59,7 @@ def no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     for name in ("ANTHROPIC_API_KEY", *ENDPOINT_VARIABLES):
         monkeypatch.setenv(name, "")  # so that teardown restores whatever a test set
         monkeypatch.delenv(name)
-    monkeypatch.setattr(keys, "_given", {})
+    monkeypatch.setattr(endpoints, "_given", {})
     monkeypatch.setattr(keys, "_reported", set())
     monkeypatch.setattr(endpoints, "_chosen_by", {})
     monkeypatch.chdir(tmp_path)
@@ -176,7 +182,7 @@ def test_the_masked_form_never_shows_the_key() -> None:
 
 def test_missing_key_recommends_ways_that_save_nothing(no_key: Path) -> None:
     with pytest.raises(ProviderConfigError) as info:
-        AnthropicProvider()
+        build_provider("anthropic", None)
     message = str(info.value)
     assert "%chat key" in message and ".env" in message and "before starting Jupyter" in message
     assert "%env" not in message and "--provider scripted" in message
@@ -188,7 +194,7 @@ async def test_a_401_that_echoes_the_key_is_shown_redacted(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
     (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
     server.enqueue(Reply.error(401, f"invalid x-api-key: {KEY}"))
-    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    chat = Chat(provider=_provider(), sleep=clock.sleep, clock=clock, thinking="off")
     turn = await chat.send("hello")
     assert KEY in json.dumps(server.requests[0].headers)  # the key from .env was used
     error = turn.events[-1]
@@ -203,7 +209,7 @@ async def test_a_key_set_later_is_used_by_the_next_request(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-first-key-that-was-wrong-0000")
     server.enqueue(Reply.error(401), Reply.sse(sse_text_response(["Hi."])))
-    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    chat = Chat(provider=_provider(), sleep=clock.sleep, clock=clock, thinking="off")
     assert (await chat.send("hello")).outcome == "error"
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # what %chat key does
     assert (await chat.send("hello again")).outcome == "complete"
@@ -246,7 +252,7 @@ async def test_a_key_entered_for_one_endpoint_is_never_sent_to_the_next(
     assert f"it will be sent to {server.url}" in capsys.readouterr().out
     for host in (server, other):
         host.enqueue(Reply.sse(sse_text_response(["Hi."])))
-    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    chat = Chat(provider=_provider(), sleep=clock.sleep, clock=clock, thinking="off")
     assert (await chat.send("hello")).outcome == "complete"
     endpoint_command([other.url])
     moved = capsys.readouterr().out
@@ -274,11 +280,11 @@ async def test_a_key_from_the_environment_stays_with_its_endpoint_too(
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)  # set before Jupyter started: with its
     monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)  # endpoint, the user's own choice
     server.enqueue(Reply.sse(sse_text_response(["Hi."])))
-    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    chat = Chat(provider=_provider(), sleep=clock.sleep, clock=clock, thinking="off")
     assert (await chat.send("hello")).outcome == "complete"
     endpoint_command([other.url])
     with pytest.raises(ProviderConfigError, match="from the environment"):
-        AnthropicProvider(HAIKU)  # a new thread's provider refuses at once
+        _provider()  # a new thread's provider refuses at once
     assert (await chat.send("hello again")).outcome == "error"
     endpoint_command(["default"])
     endpoint_command([server.url])  # back where the key was given: it goes again
@@ -305,7 +311,7 @@ async def test_from_dotenv_applies_the_files_endpoint_only_when_asked(
     )
     server.enqueue(Reply.sse(sse_text_response(["Here."])))
     other.enqueue(Reply.sse(sse_text_response(["There."])))
-    chat = Chat(provider=AnthropicProvider(HAIKU), sleep=clock.sleep, clock=clock, thinking="off")
+    chat = Chat(provider=_provider(), sleep=clock.sleep, clock=clock, thinking="off")
     assert (await chat.send("hello")).outcome == "complete"
     assert other.requests == [] and "x-proxy-route" not in server.requests[0].headers
     endpoint_command([])
@@ -341,3 +347,25 @@ def test_endpoint_command_without_a_dotenv_changes_nothing(
     endpoint_command([])
     out = capsys.readouterr().out
     assert f"Requests go to {DEFAULT_ENDPOINT} (the default)" in out and "No key yet" in out
+
+
+def test_a_provider_built_in_python_reads_no_dotenv_and_keeps_keys_to_their_endpoint(
+    server: AnthropicTestServer,
+    other: AnthropicTestServer,
+    no_key: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
+    with pytest.raises(ProviderConfigError, match="No Anthropic API key found"):
+        AnthropicProvider(HAIKU)  # reading a .env is the kernel's: %%chat passes it
+    assert "ANTHROPIC_API_KEY" not in os.environ
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)
+    _type_key(monkeypatch, KEY)
+    assert AnthropicProvider(HAIKU).endpoint == server.url
+    endpoint_command([other.url])
+    for source in ({}, {"key_source": lambda: KEY}):  # the default source, or anyone's
+        with pytest.raises(ProviderConfigError, match=f"was given for {server.url}"):
+            AnthropicProvider(HAIKU, **source)
+    assert other.requests == []
