@@ -206,21 +206,13 @@ def _html_body(
     items: list[tuple[str, list[str]]] = []  # (class, inner HTML parts), in order
     cards: dict[str, list[str]] = {}
     for event in events:
-        match event:
-            case (
-                ToolCallRequest()
-                | ToolCallResponse()
-                | Undo()
-                | InquiryRequest()
-                | (InquiryResponse())
-            ):
-                if event.call_id not in cards:
-                    cards[event.call_id] = []
-                    items.append(("jt-tool", cards[event.call_id]))
-                cards[event.call_id].extend(_html_card(event, nested))
-            case _:
-                if (item := _html_item(event, who)) is not None:
-                    items.append(item)
+        if isinstance(event, _CardEvent):
+            if event.call_id not in cards:
+                cards[event.call_id] = []
+                items.append(("jt-tool", cards[event.call_id]))
+            cards[event.call_id].extend(_html_card(event, nested))
+        elif (item := _html_item(event, who)) is not None:
+            items.append(item)
     return "".join(_div(cls, "".join(inner)) for cls, inner in items)
 
 
