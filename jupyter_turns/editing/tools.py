@@ -139,7 +139,8 @@ async def _run_inserted(
     reader: NotebookReader, editor: NotebookEditor, ctx: ToolContext, cell: dict[str, Any]
 ) -> ToolResult:
     """Run an inserted code cell as the ``python`` tool runs code (undo step, namespace diff),
-    and give the cell its outputs and the chat cell's execution count."""
+    and give the cell its outputs and the chat cell's execution count. ``cell`` is the insert's
+    undo record (``cell_id``, ``index``, its text as ``after``), saved on the response."""
     index = cell["index"]
     code, state = run_step(cell["after"], reader.namespace, ctx.call_id, "insert_cell", cell=cell)
     count = _execution_count()
