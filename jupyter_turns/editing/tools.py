@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 from typing import Any, Literal
 
 from ..model.content import labeled
@@ -77,24 +78,6 @@ def insert_cell_tool(reader: NotebookReader) -> Tool:
     editor = NotebookEditor(reader.page)
     inserts = _Inserts()
 
-    async def preview(args: dict[str, Any]) -> dict[str, Any]:
-        view = await reader.view()
-        if view.origin != "live":
-            raise NotRun(
-                f"Not inserted: {_NO_PAGE.format(origin=view.label)}. The proposed cell is "
-                "shown in the chat, where the user can copy it.",
-                reason="no page to insert into",
-            )
-        chat = next((c for c in view.cells if c.chat and c.id), None)
-        if chat is None:
-            raise NotRun("Not inserted: the chat cell is not in the page's notebook.")
-        return {
-            "kind": "insert",
-            "cell_type": args["cell_type"],
-            "source": args["source"],
-            "run": bool(args["run"]) and args["cell_type"] == "code",
-        }
-
     @tool(name="insert_cell", run="ask", sequential=True, always_ask=True)
     async def insert_cell(
         source: str,
@@ -122,61 +105,63 @@ def insert_cell_tool(reader: NotebookReader) -> Tool:
         inserts.inserted(cell_id)
         reader.seen[cell_id] = source
         cell = {"op": "insert", "cell_id": cell_id, "index": index, "after": source}
+        if run and cell_type == "code":
+            return await _run_inserted(reader, editor, ctx, cell)
         kind = "code" if cell_type == "code" else "markdown"
-        if not (run and cell_type == "code"):
-            undo_log(reader.namespace).record(ctx.call_id, "insert_cell", {}, None, cell=cell)
-            return ToolResult(f"Inserted {kind} cell [{index}] (not run).", extra={"cell": cell})
-        code, state = run_step(source, reader.namespace, ctx.call_id, "insert_cell", cell=cell)
-        images = code.images
-        count = _execution_count()
-        note = ""
-        try:
-            await editor.set_outputs(cell_id, code.outputs(rich=True, execution_count=count), count)
-        except PageError as exc:
-            note = f"\n(The cell ran, but its outputs could not be shown in it: {exc}.)"
-        text = f"Inserted code cell [{index}] and ran it.{note}\n" + labeled(
-            code.text(), f"cell {index} run output"
-        )
-        extra: dict[str, Any] = {"cell": cell, "outputs": code.outputs(rich=False)}
-        if state:
-            text += f"\n\n{state.text()}"
-            extra["state"] = state.as_dict()
-        return ToolResult(text, images, extra=extra)
+        undo_log(reader.namespace).record(ctx.call_id, "insert_cell", {}, None, cell=cell)
+        return ToolResult(f"Inserted {kind} cell [{index}] (not run).", extra={"cell": cell})
 
+    preview = functools.partial(_insert_preview, reader)
     return dataclasses.replace(insert_cell, preview=preview, reads_notebook=True)
+
+
+async def _insert_preview(reader: NotebookReader, args: dict[str, Any]) -> dict[str, Any]:
+    """The proposed cell, if the page can insert one; else NotRun says why."""
+    view = await reader.view()
+    if view.origin != "live":
+        raise NotRun(
+            f"Not inserted: {_NO_PAGE.format(origin=view.label)}. The proposed cell is "
+            "shown in the chat, where the user can copy it.",
+            reason="no page to insert into",
+        )
+    chat = next((c for c in view.cells if c.chat and c.id), None)
+    if chat is None:
+        raise NotRun("Not inserted: the chat cell is not in the page's notebook.")
+    return {
+        "kind": "insert",
+        "cell_type": args["cell_type"],
+        "source": args["source"],
+        "run": bool(args["run"]) and args["cell_type"] == "code",
+    }
+
+
+async def _run_inserted(
+    reader: NotebookReader, editor: NotebookEditor, ctx: ToolContext, cell: dict[str, Any]
+) -> ToolResult:
+    """Run an inserted code cell as the ``python`` tool runs code (undo step, namespace diff),
+    and give the cell its outputs and the chat cell's execution count. ``cell`` is the insert's
+    undo record (``cell_id``, ``index``, its text as ``after``), saved on the response."""
+    index = cell["index"]
+    code, state = run_step(cell["after"], reader.namespace, ctx.call_id, "insert_cell", cell=cell)
+    count = _execution_count()
+    note = ""
+    try:
+        outputs = code.outputs(rich=True, execution_count=count)
+        await editor.set_outputs(cell["cell_id"], outputs, count)
+    except PageError as exc:
+        note = f"\n(The cell ran, but its outputs could not be shown in it: {exc}.)"
+    text = f"Inserted code cell [{index}] and ran it.{note}\n" + labeled(
+        code.text(), f"cell {index} run output"
+    )
+    extra: dict[str, Any] = {"cell": cell, "outputs": code.outputs(rich=False)}
+    if state:
+        text += f"\n\n{state.text()}"
+        extra["state"] = state.as_dict()
+    return ToolResult(text, code.images, extra=extra)
 
 
 def edit_cell_tool(reader: NotebookReader) -> Tool:
     editor = NotebookEditor(reader.page)
-
-    async def current(index: int) -> tuple[str, str]:
-        """The cell's id and text, live, if the model may edit it; else NotRun says why."""
-        view = await reader.view()
-        if view.origin != "live":
-            raise NotRun(f"Not edited: {_NO_PAGE.format(origin=view.label)}.")
-        cell = view.cell(index)
-        if cell is None or cell.id is None:
-            raise NotRun(f"Not edited: there is no cell {index} ({len(view.cells)} cells).")
-        if cell.chat:
-            raise NotRun(f"Not edited: cell {index} is this chat cell, which cannot edit itself.")
-        seen = reader.seen.get(cell.id)
-        if seen is None:
-            raise NotRun(
-                f"Not edited: read cell {index} in full first — notebook_cells(start={index}, "
-                f"end={index}) shows its whole source — so the edit starts from its text."
-            )
-        if seen != cell.source:
-            raise NotRun(
-                f"Not edited: cell {index} changed since you read it. Read it again "
-                f"(notebook_cells(start={index}, end={index})) and propose the edit anew."
-            )
-        return cell.id, cell.source
-
-    async def preview(args: dict[str, Any]) -> dict[str, Any]:
-        _, before = await current(args["index"])
-        if before == args["source"]:
-            raise NotRun(f"Not edited: that is already cell {args['index']}'s text.")
-        return {"kind": "edit", "index": args["index"], "diff": line_diff(before, args["source"])}
 
     @tool(name="edit_cell", run="ask", sequential=True, always_ask=True)
     async def edit_cell(index: int, source: str, ctx: ToolContext) -> ToolResult:
@@ -188,7 +173,7 @@ def edit_cell_tool(reader: NotebookReader) -> Tool:
             index: The cell's index, as notebook_cells lists it.
             source: The cell's complete new text.
         """
-        cell_id, before = await current(index)
+        cell_id, before = await _editable(reader, index)
         try:
             where = await editor.set_source(cell_id, source, expected=before)
         except PageError as exc:
@@ -206,4 +191,37 @@ def edit_cell_tool(reader: NotebookReader) -> Tool:
             extra={"cell": cell},
         )
 
+    preview = functools.partial(_edit_preview, reader)
     return dataclasses.replace(edit_cell, preview=preview, reads_notebook=True)
+
+
+async def _editable(reader: NotebookReader, index: int) -> tuple[str, str]:
+    """The cell's id and text, live, if the model may edit it; else NotRun says why."""
+    view = await reader.view()
+    if view.origin != "live":
+        raise NotRun(f"Not edited: {_NO_PAGE.format(origin=view.label)}.")
+    cell = view.cell(index)
+    if cell is None or cell.id is None:
+        raise NotRun(f"Not edited: there is no cell {index} ({len(view.cells)} cells).")
+    if cell.chat:
+        raise NotRun(f"Not edited: cell {index} is this chat cell, which cannot edit itself.")
+    seen = reader.seen.get(cell.id)
+    if seen is None:
+        raise NotRun(
+            f"Not edited: read cell {index} in full first — notebook_cells(start={index}, "
+            f"end={index}) shows its whole source — so the edit starts from its text."
+        )
+    if seen != cell.source:
+        raise NotRun(
+            f"Not edited: cell {index} changed since you read it. Read it again "
+            f"(notebook_cells(start={index}, end={index})) and propose the edit anew."
+        )
+    return cell.id, cell.source
+
+
+async def _edit_preview(reader: NotebookReader, args: dict[str, Any]) -> dict[str, Any]:
+    """The line diff the user approves, of the cell's live text."""
+    _, before = await _editable(reader, args["index"])
+    if before == args["source"]:
+        raise NotRun(f"Not edited: that is already cell {args['index']}'s text.")
+    return {"kind": "edit", "index": args["index"], "diff": line_diff(before, args["source"])}

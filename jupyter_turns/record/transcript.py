@@ -13,14 +13,30 @@ import html
 import json
 import re
 from collections.abc import Iterable
-from typing import assert_never
+from dataclasses import dataclass
+from typing import TypeAlias, assert_never
 
 import nh3
 from markdown_it import MarkdownIt
 
 from ..engine.compaction import summary_title
-from ..model.content import ImageData
-from ..model.events import ConversationEvent, Decision, Undo, is_replay_notice
+from ..model.content import Attachment, ImageData
+from ..model.events import (
+    Block,
+    ChatRequest,
+    ConversationEvent,
+    Decision,
+    ErrorEvent,
+    InquiryRequest,
+    InquiryResponse,
+    Message,
+    Notice,
+    Reasoning,
+    ToolCallRequest,
+    ToolCallResponse,
+    Undo,
+    is_replay_notice,
+)
 
 __all__ = ["to_html", "to_markdown"]
 
@@ -77,66 +93,81 @@ def to_markdown(events: Iterable[ConversationEvent], *, reasoning: bool = True) 
     return _markdown(top, nested, reasoning) + "\n"
 
 
+# One renderer per event kind and format. Both formats take their words from the same helpers
+# (`_attached`, `_arguments`, `_question`, `_answer`, `_result_notes`, `_undone`...); the markup
+# differs on purpose (markdown reads as a document, the HTML as the widget), so each kind has a
+# markdown and an HTML function rather than one over a neutral tree that would change either.
+
+
 def _markdown(
     events: Iterable[ConversationEvent],
     nested: dict[str, list[ConversationEvent]],
     reasoning: bool,
 ) -> str:
-    parts: list[str] = []
-    for event in events:
-        match event.kind:
-            case "chat_request":
-                parts.append(f"**You**\n\n{_quote(event.content)}")
-                parts.extend(
-                    f"*Attached {a.label}*\n\n{_fenced(a.text)}" for a in event.attachments
-                )
-            case "reasoning":
-                if reasoning and event.content.strip():
-                    parts.append(f"*Reasoning*\n\n{_quote(event.content)}")
-            case "message":
-                note = " *(stopped here)*" if event.metadata.get("partial") else ""
-                parts.append(f"**Claude**\n\n{event.content}{note}")
-            case "block" if (summary := summary_title(event)) is not None:
-                parts.append(
-                    f"*{summary[0]}*" + (f"\n\n{_quote(summary[1])}" if summary[1] else "")
-                )
-            case "block":
-                kind = (event.metadata.get("raw_block") or {}).get("type", "block")
-                parts.append(f"*({kind})*")
-            case "tool_call_request":
-                arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
-                name = event.name.replace("`", "'")
-                parts.append(f"**Tool call** `{name}`\n\n{_fenced(arguments, 'json')}")
-                inner = nested.pop(event.call_id, None)
-                if inner:
-                    parts.append(
-                        f"*Sub-agent {name}:*\n\n{_quote(_markdown(inner, nested, reasoning))}"
-                    )
-            case "tool_call_response":
-                decisions = ", ".join(f"{d.action} by {d.by}" for d in event.decisions)
-                head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
-                parts.append(f"{head}\n\n{_fenced(event.content)}")
-                parts.extend(f"*{_image_note(image)}*" for image in event.images)
-                parts.extend(f"*{_DIFFERS}:*\n\n{_fenced(saved)}" for saved in _differs(event))
-                parts.extend(f"*{line}*" for line in _state(event))
-                parts.extend(
-                    f"*Proposed change:*\n\n{_fenced(diff, 'diff')}" for diff in _diff(event)
-                )
-            case "inquiry_request":
-                choices = f" ({', '.join(event.choices)})" if event.choices else ""
-                parts.append(f"**Tool asks:** {event.question}{choices}")
-            case "inquiry_response":
-                answer = "no answer (nobody could answer)" if event.answer is None else event.answer
-                parts.append(f"**Answer** ({event.by}): {answer}")
-            case "notice":
-                parts.append(f"*{event.text}*")
-            case "undo":
-                parts.append(f"*{_undone(event)}*")
-            case "error":
-                parts.append(f"**Error** ({event.error_type}): {event.message}")
-            case _:
-                assert_never(event.kind)
-    return "\n\n".join(parts)
+    return "\n\n".join(part for event in events for part in _md_event(event, nested, reasoning))
+
+
+def _md_event(
+    event: ConversationEvent, nested: dict[str, list[ConversationEvent]], reasoning: bool
+) -> list[str]:
+    match event:
+        case ChatRequest():
+            attached = [f"*{_attached(a)}*\n\n{_fenced(a.text)}" for a in event.attachments]
+            return [f"**You**\n\n{_quote(event.content)}", *attached]
+        case Reasoning():
+            shown = reasoning and event.content.strip()
+            return [f"*Reasoning*\n\n{_quote(event.content)}"] if shown else []
+        case Message():
+            note = " *(stopped here)*" if event.metadata.get("partial") else ""
+            return [f"**Claude**\n\n{event.content}{note}"]
+        case Block():
+            return [_md_block(event)]
+        case ToolCallRequest():
+            return _md_call(event, nested, reasoning)
+        case ToolCallResponse():
+            return _md_result(event)
+        case InquiryRequest():
+            return [f"**Tool asks:** {_question(event)}"]
+        case InquiryResponse():
+            return [f"**Answer** ({event.by}): {_answer(event)}"]
+        case Notice():
+            return [f"*{event.text}*"]
+        case Undo():
+            return [f"*{_undone(event)}*"]
+        case ErrorEvent():
+            return [f"**Error** ({event.error_type}): {event.message}"]
+        case _:
+            assert_never(event)
+
+
+def _md_block(event: Block) -> str:
+    if (summary := summary_title(event)) is not None:
+        return f"*{summary[0]}*" + (f"\n\n{_quote(summary[1])}" if summary[1] else "")
+    return f"*({_block_type(event, 'block')})*"
+
+
+def _md_call(
+    event: ToolCallRequest, nested: dict[str, list[ConversationEvent]], reasoning: bool
+) -> list[str]:
+    name = event.name.replace("`", "'")
+    parts = [f"**Tool call** `{name}`\n\n{_fenced(_arguments(event), 'json')}"]
+    inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
+    if inner:
+        parts.append(f"*Sub-agent {name}:*\n\n{_quote(_markdown(inner, nested, reasoning))}")
+    return parts
+
+
+def _md_result(event: ToolCallResponse) -> list[str]:
+    decisions = ", ".join(f"{d.action} by {d.by}" for d in event.decisions)
+    head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
+    notes = _result_notes(event)
+    return [
+        f"{head}\n\n{_fenced(event.content)}",
+        *(f"*{note}*" for note in notes.images),
+        *(f"*{_DIFFERS}:*\n\n{_fenced(saved)}" for saved in notes.differs),
+        *(f"*{line}*" for line in notes.state),
+        *(f"*Proposed change:*\n\n{_fenced(diff, 'diff')}" for diff in notes.diff),
+    ]
 
 
 def to_html(events: Iterable[ConversationEvent]) -> str:
@@ -162,96 +193,159 @@ def _by_parent(
     return top, nested
 
 
+_CardEvent: TypeAlias = ToolCallRequest | ToolCallResponse | Undo | InquiryRequest | InquiryResponse
+_ItemEvent: TypeAlias = ChatRequest | Reasoning | Message | Block | Notice | ErrorEvent
+
+
 def _html_body(
     events: Iterable[ConversationEvent],
     nested: dict[str, list[ConversationEvent]],
     who: str = "You",  # a sub-agent's request is its caller's task
 ) -> str:
+    """Items in order; a tool call's events all go into its card, placed at its first event."""
     items: list[tuple[str, list[str]]] = []  # (class, inner HTML parts), in order
-    cards: dict[str, list[str]] = {}  # a tool call's card, filled by its later events
-
-    def card(call_id: str) -> list[str]:
-        if call_id not in cards:
-            cards[call_id] = []
-            items.append(("jt-tool", cards[call_id]))
-        return cards[call_id]
-
+    cards: dict[str, list[str]] = {}
     for event in events:
-        match event.kind:
-            case "chat_request":
-                attached = [
-                    _fold(f"Attached {a.label}", f"<pre>{_esc(a.text)}</pre>")
-                    + "".join(
-                        _div("jt-image-note jt-muted", _esc(_image_note(i))) for i in a.images
-                    )
-                    for a in event.attachments
-                ]
-                items.append(
-                    ("jt-request", [_div("jt-who", _esc(who)), _md(event.content), *attached])
-                )
-            case "reasoning" if event.content.strip():
-                items.append(("jt-reasoning", [_fold("Reasoned", _md(event.content))]))
-            case "message":
-                stopped = (
-                    _div("jt-partial", "stopped here") if event.metadata.get("partial") else ""
-                )
-                items.append(("jt-message", [_md(event.content), stopped]))
-            case "block" if (summary := summary_title(event)) is not None:
-                body = f"<pre>{_esc(summary[1])}</pre>" if summary[1] else ""
-                items.append(("jt-compaction jt-muted", [_fold(summary[0], body)]))
-            case "block":
-                kind = (event.metadata.get("raw_block") or {}).get("type", "provider")
-                label = "redacted reasoning" if kind == "redacted_thinking" else kind
-                items.append(("jt-opaque jt-muted", [_esc(f"({label} block)")]))
-            case "tool_call_request":
-                arguments = json.dumps(event.arguments, ensure_ascii=False, indent=1)
-                name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'
-                card(event.call_id).extend(
-                    [_div("jt-tool-head", name), _pre("Arguments", arguments)]
-                )
-                inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
-                if inner:
-                    transcript = _div("jt-nested", _html_body(inner, nested, "Task"))
-                    card(event.call_id).append(_fold("Sub-agent", transcript, open_=True))
-            case "tool_call_response":
-                chips = " ".join(
-                    f'<span class="jt-chip jt-chip-{_esc(d.action)}">{_esc(_chip(d))}</span>'
-                    for d in event.decisions
-                )
-                label = "Error" if event.is_error else "Result"
-                card(event.call_id).extend(
-                    [_div("jt-decisions", chips), _pre(label, event.content)]
-                    + [_div("jt-image-note jt-muted", _esc(_image_note(i))) for i in event.images]
-                    + [_fold(_DIFFERS, f"<pre>{_esc(saved)}</pre>") for saved in _differs(event)]
-                    + [_div("jt-state jt-muted", _esc(line)) for line in _state(event)]
-                    + [
-                        _fold("Proposed change", f"<pre>{_esc(diff)}</pre>")
-                        for diff in _diff(event)
-                    ]
-                )
-            case "undo":
-                card(event.call_id).append(_div("jt-undo jt-muted", _esc(_undone(event))))
-            case "inquiry_request":
-                choices = f" ({', '.join(event.choices)})" if event.choices else ""
-                question = _esc(f"Tool asks: {event.question}{choices}")
-                card(event.call_id).append(_div("jt-inquiry-q", question))
-            case "inquiry_response":
-                answer = "no answer (nobody could answer)" if event.answer is None else event.answer
-                card(event.call_id).append(
-                    _div("jt-inquiry-a", _esc(f"Answer ({event.by}): {answer}"))
-                )
-            case "notice":
-                replayed = " jt-replayed" if is_replay_notice(event) else ""  # for testing.py
-                items.append(
-                    (f"jt-notice jt-notice-{_esc(event.level)}{replayed}", [_esc(event.text)])
-                )
-            case "error":
-                items.append(("jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]))
-            case "reasoning":
-                pass  # nothing to show: a signature only
-            case _:
-                assert_never(event.kind)
+        if isinstance(event, _CardEvent):
+            if event.call_id not in cards:
+                cards[event.call_id] = []
+                items.append(("jt-tool", cards[event.call_id]))
+            cards[event.call_id].extend(_html_card(event, nested))
+        elif (item := _html_item(event, who)) is not None:
+            items.append(item)
     return "".join(_div(cls, "".join(inner)) for cls, inner in items)
+
+
+def _html_item(event: _ItemEvent, who: str) -> tuple[str, list[str]] | None:
+    """An event shown on its own: its class and inner HTML (None: nothing to show)."""
+    match event:
+        case ChatRequest():
+            return "jt-request", [
+                _div("jt-who", _esc(who)),
+                _md(event.content),
+                *_html_attached(event),
+            ]
+        case Reasoning():
+            shown = event.content.strip()  # else a signature only
+            return ("jt-reasoning", [_fold("Reasoned", _md(event.content))]) if shown else None
+        case Message():
+            partial = event.metadata.get("partial")
+            return "jt-message", [
+                _md(event.content),
+                _div("jt-partial", "stopped here") if partial else "",
+            ]
+        case Block():
+            return _html_block(event)
+        case Notice():
+            replayed = " jt-replayed" if is_replay_notice(event) else ""  # for testing.py
+            return f"jt-notice jt-notice-{_esc(event.level)}{replayed}", [_esc(event.text)]
+        case ErrorEvent():
+            return "jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]
+        case _:
+            assert_never(event)
+
+
+def _html_attached(event: ChatRequest) -> list[str]:
+    return [
+        _fold(_attached(a), f"<pre>{_esc(a.text)}</pre>")
+        + "".join(_div("jt-image-note jt-muted", _esc(_image_note(i))) for i in a.images)
+        for a in event.attachments
+    ]
+
+
+def _html_block(event: Block) -> tuple[str, list[str]]:
+    if (summary := summary_title(event)) is not None:
+        body = f"<pre>{_esc(summary[1])}</pre>" if summary[1] else ""
+        return "jt-compaction jt-muted", [_fold(summary[0], body)]
+    kind = _block_type(event, "provider")
+    label = "redacted reasoning" if kind == "redacted_thinking" else kind
+    return "jt-opaque jt-muted", [_esc(f"({label} block)")]
+
+
+def _html_card(event: _CardEvent, nested: dict[str, list[ConversationEvent]]) -> list[str]:
+    """What an event adds to its tool call's card."""
+    match event:
+        case ToolCallRequest():
+            return _html_call(event, nested)
+        case ToolCallResponse():
+            return _html_result(event)
+        case Undo():
+            return [_div("jt-undo jt-muted", _esc(_undone(event)))]
+        case InquiryRequest():
+            return [_div("jt-inquiry-q", _esc(f"Tool asks: {_question(event)}"))]
+        case InquiryResponse():
+            return [_div("jt-inquiry-a", _esc(f"Answer ({event.by}): {_answer(event)}"))]
+        case _:
+            assert_never(event)
+
+
+def _html_call(event: ToolCallRequest, nested: dict[str, list[ConversationEvent]]) -> list[str]:
+    name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'
+    parts = [_div("jt-tool-head", name), _pre("Arguments", _arguments(event))]
+    inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
+    if inner:
+        transcript = _div("jt-nested", _html_body(inner, nested, "Task"))
+        parts.append(_fold("Sub-agent", transcript, open_=True))
+    return parts
+
+
+def _html_result(event: ToolCallResponse) -> list[str]:
+    chips = " ".join(
+        f'<span class="jt-chip jt-chip-{_esc(d.action)}">{_esc(_chip(d))}</span>'
+        for d in event.decisions
+    )
+    notes = _result_notes(event)
+    return [
+        _div("jt-decisions", chips),
+        _pre("Error" if event.is_error else "Result", event.content),
+        *(_div("jt-image-note jt-muted", _esc(note)) for note in notes.images),
+        *(_fold(_DIFFERS, f"<pre>{_esc(saved)}</pre>") for saved in notes.differs),
+        *(_div("jt-state jt-muted", _esc(line)) for line in notes.state),
+        *(_fold("Proposed change", f"<pre>{_esc(diff)}</pre>") for diff in notes.diff),
+    ]
+
+
+# ------------------------------------------------------------ the words, shared by both formats
+
+
+def _attached(attachment: Attachment) -> str:
+    return f"Attached {attachment.label}"
+
+
+def _arguments(event: ToolCallRequest) -> str:
+    return json.dumps(event.arguments, ensure_ascii=False, indent=1)
+
+
+def _block_type(event: Block, unknown: str) -> str:
+    return str((event.metadata.get("raw_block") or {}).get("type", unknown))
+
+
+def _question(event: InquiryRequest) -> str:
+    choices = f" ({', '.join(event.choices)})" if event.choices else ""
+    return f"{event.question}{choices}"
+
+
+def _answer(event: InquiryResponse) -> str:
+    return "no answer (nobody could answer)" if event.answer is None else event.answer
+
+
+@dataclass(frozen=True)
+class _ResultNotes:
+    """What a tool result carries besides its text, each as lines of plain text."""
+
+    images: list[str]
+    differs: list[str]
+    state: list[str]
+    diff: list[str]
+
+
+def _result_notes(event: ToolCallResponse) -> _ResultNotes:
+    return _ResultNotes(
+        images=[_image_note(image) for image in event.images],
+        differs=_differs(event),
+        state=_state(event),
+        diff=_diff(event),
+    )
 
 
 _DIFFERS = "Replay: this result differs from the recording"

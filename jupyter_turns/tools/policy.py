@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..model.events import Decision, ToolCallRequest
-from ..model.prompter import ApprovalRequest, Prompter, ResultReview
+from ..model.prompter import Approval, ApprovalRequest, Prompter, ResultReview
 from .registry import RunMode, Tool, ToolArgumentError
 from .results import Outcome
 
@@ -47,21 +47,11 @@ async def decide_run(
     does not run. ``allowed`` gains the tool on "always allow"; ``waiting()`` is called before
     each question to the user."""
     mode = tool.run or default_run
-    if mode == "deny":
-        decisions.append(Decision(action="denied", by="policy", detail="tools disabled"))
-        return Outcome("Not run: tool use is disabled in this thread.", True, "skipped")
-    if mode == "skip":
-        decisions.append(Decision(action="skipped", by="policy", detail="run mode skip"))
-        return Outcome(f"Not run: {tool.name} is set to skip.", True, "skipped")
-    if mode == "unattended" and not tool.always_ask:
-        decisions.append(Decision(action="approved", by="policy", detail="unattended"))
-        return Run(arguments)
-    if tool.name in allowed:
-        detail = "always allowed in this thread"
-        decisions.append(Decision(action="approved", by="policy", detail=detail))
-        return Run(arguments)
+    settled = _by_policy(tool, mode, arguments, allowed, decisions)
+    if settled is not None:
+        return settled
     error: str | None = None
-    while True:
+    while True:  # until an answer other than arguments that do not validate
         waiting()
         approval = await prompter.approve(
             ApprovalRequest(
@@ -76,23 +66,9 @@ async def decide_run(
                 preview=preview,
             )
         )
-        if tool.always_ask and approval.by == "policy" and approval.action != "skipped":
-            reason = f"not run: {tool.name} runs only when a person approves the call"
-            decisions.append(Decision(action="denied", by="policy", detail=reason))
-            return Outcome(_sentence(reason), True, "skipped")
-        if approval.action == "approved":
-            decisions.append(Decision(action="approved", by=approval.by))
-            return Run(arguments)
-        if approval.action == "always_allowed":
-            allowed.add(tool.name)
-            decisions.append(Decision(action="always_allowed", by=approval.by))
-            return Run(arguments)
-        if approval.action == "skipped":
-            reason = approval.reason or "the user skipped this tool call"
-            action = "skipped" if approval.by == "user" else "denied"
-            decisions.append(Decision(action=action, by=approval.by, detail=reason))
-            text = reason if reason.startswith("not run") else f"not run: {reason}"
-            return Outcome(_sentence(text), True, "skipped")
+        answered = _answered(tool, approval, arguments, allowed, decisions)
+        if answered is not None:
+            return answered
         try:
             edited_arguments = tool.validate(approval.arguments)
         except ToolArgumentError as exc:
@@ -101,6 +77,59 @@ async def decide_run(
         edited = json.dumps(approval.arguments, ensure_ascii=False, default=repr)
         decisions.append(Decision(action="edited", by=approval.by, detail=edited))
         return Run(edited_arguments, f"(The user changed the arguments before running: {edited})")
+
+
+def _by_policy(
+    tool: Tool,
+    mode: RunMode | Literal["deny"],
+    arguments: dict[str, Any],
+    allowed: set[str],
+    decisions: list[Decision],
+) -> Run | Outcome | None:
+    """The decision made without asking (the run mode, "always allow"); None: ask."""
+    if mode == "deny":
+        decisions.append(Decision(action="denied", by="policy", detail="tools disabled"))
+        return Outcome("Not run: tool use is disabled in this thread.", True, "skipped")
+    if mode == "skip":
+        decisions.append(Decision(action="skipped", by="policy", detail="run mode skip"))
+        return Outcome(f"Not run: {tool.name} is set to skip.", True, "skipped")
+    if mode == "unattended" and not tool.always_ask:
+        decisions.append(Decision(action="approved", by="policy", detail="unattended"))
+        return Run(arguments)
+    if tool.name in allowed:
+        detail = "always allowed in this thread"
+        decisions.append(Decision(action="approved", by="policy", detail=detail))
+        return Run(arguments)
+    return None
+
+
+def _answered(
+    tool: Tool,
+    approval: Approval,
+    arguments: dict[str, Any],
+    allowed: set[str],
+    decisions: list[Decision],
+) -> Run | Outcome | None:
+    """The decision an approval makes, recorded; None: it edited the arguments (to validate).
+    An ``always_ask`` tool refuses any approval but a person's."""
+    if tool.always_ask and approval.by == "policy" and approval.action != "skipped":
+        reason = f"not run: {tool.name} runs only when a person approves the call"
+        decisions.append(Decision(action="denied", by="policy", detail=reason))
+        return Outcome(_sentence(reason), True, "skipped")
+    if approval.action == "approved":
+        decisions.append(Decision(action="approved", by=approval.by))
+        return Run(arguments)
+    if approval.action == "always_allowed":
+        allowed.add(tool.name)
+        decisions.append(Decision(action="always_allowed", by=approval.by))
+        return Run(arguments)
+    if approval.action == "skipped":
+        reason = approval.reason or "the user skipped this tool call"
+        action = "skipped" if approval.by == "user" else "denied"
+        decisions.append(Decision(action=action, by=approval.by, detail=reason))
+        text = reason if reason.startswith("not run") else f"not run: {reason}"
+        return Outcome(_sentence(text), True, "skipped")
+    return None
 
 
 async def review_result(

@@ -156,6 +156,35 @@ def _build(
     localns: dict[str, Any] | None = None,
 ) -> Tool:
     tool_name: str = name or str(getattr(func, "__name__", ""))
+    _check_options(tool_name, run, result, timeout)
+    summary, param_docs = _parse_docstring(inspect.getdoc(func) or "")
+    fields, context_param = _fields(func, tool_name, param_docs, localns)
+    try:
+        model = create_model(
+            f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+        )
+        schema = _clean_schema(model.model_json_schema())
+    except Exception as exc:
+        raise ToolDefinitionError(f"{tool_name}: cannot build an argument schema: {exc}") from exc
+    return Tool(
+        name=tool_name,
+        description=description or summary or f"The {tool_name} function.",
+        fn=func,
+        input_model=model,
+        run=run,
+        result=result,
+        timeout=timeout,
+        sequential=sequential,
+        context_param=context_param,
+        flavor=_flavor(func),
+        schema=schema,
+    )
+
+
+def _check_options(
+    tool_name: str, run: RunMode | None, result: ResultMode, timeout: float | None
+) -> None:
+    """The decorator's options, checked where the tool is defined rather than at its first call."""
     if not _NAME.match(tool_name):
         raise ToolDefinitionError(
             f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'"
@@ -166,7 +195,16 @@ def _build(
         raise ToolDefinitionError(f"result mode must be one of {_RESULT_MODES}, not {result!r}")
     if timeout is not None and timeout <= 0:
         raise ToolDefinitionError("timeout must be a positive number of seconds")
-    summary, param_docs = _parse_docstring(inspect.getdoc(func) or "")
+
+
+def _fields(
+    func: Callable[..., Any],
+    tool_name: str,
+    param_docs: dict[str, str],
+    localns: dict[str, Any] | None,
+) -> tuple[dict[str, Any], str | None]:
+    """The argument model's fields from the signature, and the parameter that gets the
+    :class:`ToolContext` (not an argument the model sees), if any."""
     try:
         hints = get_type_hints(func, localns=localns)
     except Exception as exc:
@@ -184,32 +222,13 @@ def _build(
             continue
         default = ... if param.default is param.empty else param.default
         fields[param.name] = (annotation, Field(default, description=param_docs.get(param.name)))
-    try:
-        model = create_model(
-            f"{tool_name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
-        )
-        schema = _clean_schema(model.model_json_schema())
-    except Exception as exc:
-        raise ToolDefinitionError(f"{tool_name}: cannot build an argument schema: {exc}") from exc
+    return fields, context_param
+
+
+def _flavor(func: Callable[..., Any]) -> Literal["sync", "async", "asyncgen"]:
     if inspect.isasyncgenfunction(func):
-        flavor: Literal["sync", "async", "asyncgen"] = "asyncgen"
-    elif inspect.iscoroutinefunction(func):
-        flavor = "async"
-    else:
-        flavor = "sync"
-    return Tool(
-        name=tool_name,
-        description=description or summary or f"The {tool_name} function.",
-        fn=func,
-        input_model=model,
-        run=run,
-        result=result,
-        timeout=timeout,
-        sequential=sequential,
-        context_param=context_param,
-        flavor=flavor,
-        schema=schema,
-    )
+        return "asyncgen"
+    return "async" if inspect.iscoroutinefunction(func) else "sync"
 
 
 def _clean_schema(node: Any) -> Any:
