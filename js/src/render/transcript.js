@@ -29,7 +29,13 @@ import { ToolCard } from "./toolcard.js";
 /** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
 /** @typedef {import("./reasoning.js").Mode} Mode */
 /** @typedef {import("./toolcard.js").CallState} CallState */
-/** @typedef {import("../live/drafts.js").Drafts} Drafts */
+/**
+ * What the transcript asks of the live drafts (live/drafts.js's Drafts fits; a saved record
+ * passes an empty one): the view of the block handed to an event, and each running sub-agent's
+ * draft element. Declared here so that render/ imports nothing of live/.
+ * @typedef {{adopt(event: ConvEvent, kind: string): MessageView | ReasoningView | null,
+ *   nested: Map<string, {el: HTMLElement}>}} Drafts
+ */
 /** @typedef {import("../util/nested.js").Item} Item */
 /** @typedef {{node: Node, mode?: Mode}} Cached */
 
