@@ -5,9 +5,9 @@
  * to notebook" inserts a python run as a code cell with its outputs, below the chat cell, here
  * in the page.
  */
+import { CONTROL_TARGET } from "./constants.js";
 import { insertCell } from "./edit.js";
 
-export const CONTROL_TARGET = "jupyter_turns.control";
 const ANSWER_WAIT = 30_000; // ms: a busy kernel answers late, not never
 
 /**

@@ -7,7 +7,7 @@
  * attachments are not sent. A chat record or a widget in an output is large and means nothing
  * outside the page: it is replaced by its one-line text, marked `jupyter_turns: true`.
  */
-import { RECORD_MIME, WIDGET_MIME } from "./turns.js";
+import { MISSING_REQUEST_ID, NOTEBOOK_CLOSED, RECORD_MIME, WIDGET_MIME } from "./constants.js";
 
 /**
  * @typedef {{request?: unknown, request_id?: unknown}} CellsRequest
@@ -46,9 +46,9 @@ export function answerRequest(model, data, getPath = () => null) {
   const requestId = typeof request.request_id === "string" ? request.request_id : null;
   /** @param {string} reason */
   const refuse = (reason) => ({ request_id: requestId, ok: /** @type {false} */ (false), reason });
-  if (requestId === null) return refuse("missing request_id (a string)");
+  if (requestId === null) return refuse(MISSING_REQUEST_ID);
   if (request.request !== "cells") return refuse(`unknown request: ${String(request.request)}`);
-  if (!model) return refuse("the notebook is closed");
+  if (!model) return refuse(NOTEBOOK_CLOSED);
   try {
     const path = getPath();
     return {

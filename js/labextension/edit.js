@@ -12,9 +12,13 @@
  * A change that replaces or removes text names the text it `expected`; a cell holding anything
  * else (the user typed meanwhile) is refused, never overwritten.
  */
-import { RECORD_MIME, keepWhenCleared } from "./turns.js";
-
-const KEY = "jupyter_turns";
+import {
+  METADATA_KEY as KEY,
+  MISSING_REQUEST_ID,
+  NOTEBOOK_CLOSED,
+  RECORD_MIME,
+} from "./constants.js";
+import { keepWhenCleared } from "./turns.js";
 
 /**
  * @typedef {{id: string, type?: string, sharedModel: {getSource(): string,
@@ -44,8 +48,8 @@ export const EDIT_REQUESTS = [
 export function answerEdit(model, data) {
   const requestId = typeof data.request_id === "string" ? data.request_id : null;
   try {
-    if (requestId === null) throw new Refused("missing request_id (a string)");
-    if (!model) throw new Refused("the notebook is closed");
+    if (requestId === null) throw new Refused(MISSING_REQUEST_ID);
+    if (!model) throw new Refused(NOTEBOOK_CLOSED);
     return { request_id: requestId, ok: true, ...apply(model, data) };
   } catch (err) {
     const reason = err instanceof Refused ? err.message : `failed: ${String(err)}`;

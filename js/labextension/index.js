@@ -34,12 +34,11 @@ import { INotebookTracker } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
+import { COMM_TARGET } from "./constants.js";
 import { answerEdit } from "./edit.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
 import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
-
-export const COMM_TARGET = "jupyter_turns.metadata";
 
 /**
  * The notebook's path on the server: `localPath` is `path` without a drive prefix (a

@@ -2,6 +2,7 @@
  * Apply one `jupyter_turns.metadata` request to a notebook model — no Jupyter imports, so it
  * runs (and is tested) anywhere.
  */
+import { NOTEBOOK_CLOSED } from "./constants.js";
 import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
 
 /**
@@ -27,7 +28,7 @@ import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
  */
 export function applyMetadata(model, data) {
   if (!model) {
-    return { ok: false, reason: "the notebook is closed" };
+    return { ok: false, reason: NOTEBOOK_CLOSED };
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     return { ok: false, reason: "expected an object {cell_id, key, value}" };

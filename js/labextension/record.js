@@ -9,7 +9,7 @@
  */
 import { Widget } from "@lumino/widgets";
 
-import { RECORD_MIME } from "./turns.js";
+import { RECORD_MIME } from "./constants.js";
 
 const FILE = "jupyter_turns/static/jupyter-turns-widget.js";
 

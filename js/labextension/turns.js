@@ -6,9 +6,7 @@
  * anywhere.
  */
 
-export const RECORD_MIME = "application/vnd.jupyter-turns+json";
-export const WIDGET_MIME = "application/vnd.jupyter.widget-view+json";
-const KEY = "jupyter_turns";
+import { METADATA_KEY as KEY, RECORD_MIME, WIDGET_MIME } from "./constants.js";
 
 /**
  * @typedef {{data: Record<string, unknown>}} OutputLike

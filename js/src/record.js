@@ -8,17 +8,17 @@
  * transcript is drawn open inside its call's card. A record whose turn did not finish (the
  * kernel stopped mid-turn) says so under what was saved.
  */
-import { h } from "./dom.js";
-import { Draft } from "./draft.js";
-import { Drafts } from "./drafts.js";
-import { subagentTotals } from "./nested.js";
+import { h } from "./util/dom.js";
+import { Draft } from "./live/draft.js";
+import { Drafts } from "./live/drafts.js";
+import { subagentTotals } from "./util/nested.js";
 import { renderNotice } from "./render/blocks.js";
 import { parseMode } from "./render/reasoning.js";
 import { renderFooter } from "./render/status.js";
 import { Transcript } from "./render/transcript.js";
-import { Stats } from "./stats.js";
+import { Stats } from "./util/stats.js";
 
-/** @typedef {import("./types.js").ConvEvent} ConvEvent */
+/** @typedef {import("./protocol/types.js").ConvEvent} ConvEvent */
 
 /**
  * @typedef {object} SavedRecord

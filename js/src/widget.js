@@ -5,9 +5,9 @@
  */
 import css from "./styles.css";
 import { renderRecord as drawRecord } from "./record.js";
-import { ChatView } from "./view.js";
+import { ChatView } from "./live/view.js";
 
-/** @typedef {import("./types.js").Model} Model */
+/** @typedef {import("./protocol/types.js").Model} Model */
 
 const STYLE_ID = "jupyter-turns-style";
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { answerRequest, isRequest } from "../labextension/cells.js";
-import { RECORD_MIME, WIDGET_MIME } from "../labextension/turns.js";
+import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
 
 /** A cell model whose toJSON() gives nbformat JSON, as JupyterLab's does. */
 function cell(json) {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { COMMON_FIELDS, EVENT_FIELDS, IMAGE_FIELDS } from "../src/fields.js";
+import { COMMON_FIELDS, EVENT_FIELDS, IMAGE_FIELDS } from "../src/protocol/fields.js";
 
 /** The kernel's half of the contract: the schema generated from events.py, and the fixture. */
 const read = (path) => JSON.parse(readFileSync(new URL(path, import.meta.url), "utf8"));

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { answerEdit } from "../labextension/edit.js";
-import { RECORD_MIME } from "../labextension/turns.js";
+import { RECORD_MIME } from "../labextension/constants.js";
 
 let ids = 0;
 

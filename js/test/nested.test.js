@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { Drafts } from "../src/drafts.js";
+import { Drafts } from "../src/live/drafts.js";
 import {
   callHomes,
   groupByParent,
@@ -11,7 +11,7 @@ import {
   subagentStats,
   subagentSummary,
   subagentTotals,
-} from "../src/nested.js";
+} from "../src/util/nested.js";
 import { renderFooter } from "../src/render/status.js";
 
 const fixture = JSON.parse(

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { ProgressLog } from "../src/progress.js";
+import { ProgressLog } from "../src/util/progress.js";
 
 /** The kernel's side (tools/output.py with head 2, tail 3): lines numbered 0..total-1. */
 function kernel(total, head = 2, tail = 3) {

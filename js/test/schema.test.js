@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseArguments } from "../src/schema.js";
+import { parseArguments } from "../src/util/schema.js";
 
 const schema = {
   type: "object",

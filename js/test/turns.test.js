@@ -1,12 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyMetadata } from "../labextension/metadata.js";
-import {
-  RECORD_MIME,
-  WIDGET_MIME,
-  showUnfinishedTurns,
-  recordOutput,
-} from "../labextension/turns.js";
+import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
+import { showUnfinishedTurns, recordOutput } from "../labextension/turns.js";
 
 function cell(id, record, outputs) {
   const metadata = new Map(record ? [["jupyter_turns", record]] : []);

@@ -1,8 +1,8 @@
 """The custom messages between a ChatWidget and its page, both ways, as typed dicts.
 
-``js/src/messages.js`` declares the same messages as JSDoc typedefs, with the same names, kinds
-and fields (``tests/unit/test_messages.py`` compares the two lists). Durable state is not here:
-it travels in the widget's synced traits (``events``, ``tools``, ``prompts``...).
+``js/src/protocol/messages.js`` declares the same messages as JSDoc typedefs, with the same
+names, kinds and fields (``tests/unit/test_messages.py`` compares the two lists). Durable state
+is not here: it travels in the widget's synced traits (``events``, ``tools``, ``prompts``...).
 
 Kernel → page, the live tail (see :mod:`jupyter_turns.widget.sink`): ``delta`` appends text
 to draft blocks, ``released`` hands draft blocks over to the events that replace them,

@@ -1,8 +1,8 @@
 """The page <-> kernel messages are declared twice, once per language: both lists must agree.
 
-``jupyter_turns/widget/messages.py`` has TypedDicts; ``js/src/messages.js`` has JSDoc typedefs, one
-``@typedef {{field: type, ...}} Name`` per message. This reads the JSDoc block and compares,
-message by message: the name, the ``type`` (the message's kind), the required and optional
+``jupyter_turns/widget/messages.py`` has TypedDicts; ``js/src/protocol/messages.js`` has JSDoc
+typedefs, one ``@typedef {{field: type, ...}} Name`` per message. This reads the JSDoc block and
+compares, message by message: the name, the ``type`` (the message's kind), the required and optional
 fields, and the allowed values of fields that are a set of strings (e.g. ``action``).
 """
 
@@ -15,7 +15,7 @@ from typing import Any, get_args, get_origin
 
 from jupyter_turns.widget import messages
 
-JS = Path(__file__).resolve().parents[2] / "js" / "src" / "messages.js"
+JS = Path(__file__).resolve().parents[2] / "js" / "src" / "protocol" / "messages.js"
 
 Shape = tuple[frozenset[str], frozenset[str], dict[str, frozenset[str]]]
 

@@ -3,13 +3,13 @@
  * assistant message, notices, errors and opaque provider blocks. Tool cards live in
  * toolcard.js, reasoning in reasoning.js, images in images.js.
  */
-import { blockType } from "../fields.js";
-import { formatCount, h, prettyJson } from "../dom.js";
+import { blockType } from "../protocol/fields.js";
+import { formatCount, h, prettyJson } from "../util/dom.js";
 import { renderImages } from "./images.js";
 import { MarkdownStream } from "./stream.js";
 
-/** @typedef {import("../stats.js").Stats} Stats */
-/** @typedef {import("../types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../util/stats.js").Stats} Stats */
+/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
 
 /** An assistant message, streaming (draft) or saved (event): same DOM either way. */
 export class MessageView {

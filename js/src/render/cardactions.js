@@ -12,11 +12,11 @@
  * Clicks go to `actions`, which reach the kernel (undo) or the notebook (a new cell); the
  * answer shows next to the buttons. Tool text is only ever set as textContent.
  */
-import { h } from "../dom.js";
+import { h } from "../util/dom.js";
 import { IMAGE_TYPES } from "./images.js";
 import { callPreview, copyText, renderCode } from "./cells.js";
 
-/** @typedef {import("../types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
 /**
  * @typedef {{ok: boolean, reason?: string, lines?: string[]}} ActionResult
  * @typedef {{undo(callId: string): Promise<ActionResult>,

@@ -6,7 +6,7 @@
  */
 import hljs from "highlight.js/lib/core";
 import python from "highlight.js/lib/languages/python";
-import { h } from "../dom.js";
+import { h } from "../util/dom.js";
 import { lex, renderTokens, sanitizeHtml } from "./markdown.js";
 
 hljs.registerLanguage("python", python);

@@ -6,7 +6,7 @@
  * base64; anything else becomes a muted note, so a record can never make the page load a remote
  * or scriptable source (no SVG). Attributes are set with setAttribute, never as HTML.
  */
-import { h } from "../dom.js";
+import { h } from "../util/dom.js";
 
 /**
  * @typedef {{media_type?: unknown, data?: unknown, width?: unknown, height?: unknown,

@@ -9,10 +9,10 @@
  *
  * Collapsed bodies are rendered on first open, so reasoning nobody reads costs no parsing.
  */
-import { h } from "../dom.js";
+import { h } from "../util/dom.js";
 import { MarkdownStream } from "./stream.js";
 
-/** @typedef {import("../stats.js").Stats} Stats */
+/** @typedef {import("../util/stats.js").Stats} Stats */
 /** @typedef {{name: "full"|"hidden"|"truncate"|"progress"|"static", limit: number}} Mode */
 
 /**

@@ -1,13 +1,13 @@
 /**
  * The status line (turn state, retry countdown, Stop button) and the usage footer.
  */
-import { formatCost, formatCount, h } from "../dom.js";
-import { subagentFooter } from "../nested.js";
+import { formatCost, formatCount, h } from "../util/dom.js";
+import { subagentFooter } from "../util/nested.js";
 
-/** @typedef {import("../types.js").Status} Status */
-/** @typedef {import("../types.js").Usage} Usage */
-/** @typedef {import("../types.js").Settings} Settings */
-/** @typedef {import("../nested.js").SubagentTotals} SubagentTotals */
+/** @typedef {import("../protocol/types.js").Status} Status */
+/** @typedef {import("../protocol/types.js").Usage} Usage */
+/** @typedef {import("../protocol/types.js").Settings} Settings */
+/** @typedef {import("../util/nested.js").SubagentTotals} SubagentTotals */
 
 const STATE_LABELS = /** @type {Record<string, string>} */ ({
   idle: "",

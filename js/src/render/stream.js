@@ -12,11 +12,11 @@
  * A block is finished when the lexer sees another block after it; the trailing blank lines
  * alone do not finish it (a list or a code fence can still go on).
  */
-import { h } from "../dom.js";
+import { h } from "../util/dom.js";
 import { lex, renderTokens } from "./markdown.js";
 
 /** @typedef {import("./markdown.js").Token} Token */
-/** @typedef {import("../stats.js").Stats} Stats */
+/** @typedef {import("../util/stats.js").Stats} Stats */
 
 export class MarkdownStream {
   /** @param {Stats} stats */

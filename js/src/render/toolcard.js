@@ -9,14 +9,14 @@
  * Tool text (arguments, progress, results) is only ever set as textContent; a result's images
  * are drawn by images.js (checked `data:` URLs only).
  */
-import { append, contentText, formatDuration, formatSize, h, prettyJson } from "../dom.js";
-import { subagentStats, subagentSummary } from "../nested.js";
-import { ProgressLog } from "../progress.js";
+import { append, contentText, formatDuration, formatSize, h, prettyJson } from "../util/dom.js";
+import { subagentStats, subagentSummary } from "../util/nested.js";
+import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
 import { renderImages } from "./images.js";
 
-/** @typedef {import("../types.js").ConvEvent} ConvEvent */
-/** @typedef {import("../types.js").LiveTool} LiveTool */
+/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
 /** @typedef {import("./cardactions.js").CardActions} CardActions */
 /** @typedef {{request: ConvEvent, response: ConvEvent | null}} Inquiry */
 /**

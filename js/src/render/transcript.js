@@ -10,7 +10,7 @@
  * `update()` is a pure function of its inputs plus this cache; the drafts are only consulted
  * to adopt the DOM of the block the kernel handed to an event (rendered while it streamed).
  */
-import { h, reconcile } from "../dom.js";
+import { h, reconcile } from "../util/dom.js";
 import {
   MessageView,
   renderError,
@@ -19,18 +19,24 @@ import {
   renderRequest,
   renderUnknown,
 } from "./blocks.js";
-import { layout, parentOf } from "../nested.js";
-import { ProgressLog } from "../progress.js";
+import { layout, parentOf } from "../util/nested.js";
+import { ProgressLog } from "../util/progress.js";
 import { ReasoningView, sameMode } from "./reasoning.js";
 import { ToolCard } from "./toolcard.js";
 
-/** @typedef {import("../stats.js").Stats} Stats */
-/** @typedef {import("../types.js").ConvEvent} ConvEvent */
-/** @typedef {import("../types.js").LiveTool} LiveTool */
+/** @typedef {import("../util/stats.js").Stats} Stats */
+/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
 /** @typedef {import("./reasoning.js").Mode} Mode */
 /** @typedef {import("./toolcard.js").CallState} CallState */
-/** @typedef {import("../drafts.js").Drafts} Drafts */
-/** @typedef {import("../nested.js").Item} Item */
+/**
+ * What the transcript asks of the live drafts (live/drafts.js's Drafts fits; a saved record
+ * passes an empty one): the view of the block handed to an event, and each running sub-agent's
+ * draft element. Declared here so that render/ imports nothing of live/.
+ * @typedef {{adopt(event: ConvEvent, kind: string): MessageView | ReasoningView | null,
+ *   nested: Map<string, {el: HTMLElement}>}} Drafts
+ */
+/** @typedef {import("../util/nested.js").Item} Item */
 /** @typedef {{node: Node, mode?: Mode}} Cached */
 
 export class Transcript {
@@ -143,7 +149,7 @@ export class Transcript {
 
   /**
    * New output lines of running tools (a `progress` message).
-   * @param {Record<string, import("../messages.js").ProgressUpdate>} tools
+   * @param {Record<string, import("../protocol/messages.js").ProgressUpdate>} tools
    */
   addProgress(tools) {
     for (const [callId, update] of Object.entries(tools ?? {})) {

@@ -7,8 +7,8 @@
  * the same lines.
  */
 
-/** @typedef {import("./types.js").LiveTool} LiveTool */
-/** @typedef {import("./messages.js").ProgressUpdate} ProgressUpdate */
+/** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
+/** @typedef {import("../protocol/messages.js").ProgressUpdate} ProgressUpdate */
 
 export class ProgressLog {
   constructor() {

@@ -3,17 +3,17 @@
  * draft messages, batches everything into one flush per animation frame, and sends every
  * user action with `model.send` (never `model.set`, see docs/architecture.md, "Facts the design depends on").
  */
-import { h } from "./dom.js";
+import { h } from "../util/dom.js";
 import { Draft } from "./draft.js";
 import { Drafts } from "./drafts.js";
-import { subagentTotals } from "./nested.js";
+import { subagentTotals } from "../util/nested.js";
 import { Prompts } from "./prompts.js";
-import { parseMode, sameMode } from "./render/reasoning.js";
-import { StatusBar, isActive, renderFooter } from "./render/status.js";
-import { Transcript } from "./render/transcript.js";
-import { Stats } from "./stats.js";
+import { parseMode, sameMode } from "../render/reasoning.js";
+import { StatusBar, isActive, renderFooter } from "../render/status.js";
+import { Transcript } from "../render/transcript.js";
+import { Stats } from "../util/stats.js";
 
-/** @typedef {import("./types.js").Model} Model */
+/** @typedef {import("../protocol/types.js").Model} Model */
 /** @typedef {import("./draft.js").DraftOp} DraftOp */
 
 const TRAITS = /** @type {const} */ (["events", "tools", "prompts", "status", "usage", "settings"]);
@@ -51,7 +51,7 @@ export class ChatView {
     this.dirty = new Set(TRAITS);
     /** @type {DraftOp[]} */
     this.ops = [];
-    /** @type {import("./messages.js").ProgressMsg[]} */
+    /** @type {import("../protocol/messages.js").ProgressMsg[]} */
     this.progressOps = [];
     this.frame = 0;
     this.timeout = 0;
@@ -74,7 +74,7 @@ export class ChatView {
    * What this view shows, as saved events: the synced events, then every draft block (still
    * streaming, or handed to an event that has not arrived) as a `partial` event — a
    * sub-agent's with its `parent`, so it is drawn in that call's card.
-   * @returns {import("./types.js").ConvEvent[]}
+   * @returns {import("../protocol/types.js").ConvEvent[]}
    */
   snapshot() {
     this.flush();

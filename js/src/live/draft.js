@@ -11,17 +11,17 @@
  * whatever else is still streaming. A block whose event was drawn without it (the events
  * arrived first) is let go by `forget()`.
  */
-import { reconcile, h } from "./dom.js";
-import { MessageView } from "./render/blocks.js";
-import { ReasoningView } from "./render/reasoning.js";
+import { reconcile, h } from "../util/dom.js";
+import { MessageView } from "../render/blocks.js";
+import { ReasoningView } from "../render/reasoning.js";
 
-/** @typedef {import("./stats.js").Stats} Stats */
-/** @typedef {import("./render/reasoning.js").Mode} Mode */
-/** @typedef {import("./messages.js").DraftPart} DraftPart */
-/** @typedef {import("./messages.js").DeltaMsg} DeltaMsg */
-/** @typedef {import("./messages.js").DraftMsg} DraftMsg */
-/** @typedef {import("./messages.js").ReleasedMsg} ReleasedMsg */
-/** @typedef {import("./messages.js").DraftClearMsg} DraftClearMsg */
+/** @typedef {import("../util/stats.js").Stats} Stats */
+/** @typedef {import("../render/reasoning.js").Mode} Mode */
+/** @typedef {import("../protocol/messages.js").DraftPart} DraftPart */
+/** @typedef {import("../protocol/messages.js").DeltaMsg} DeltaMsg */
+/** @typedef {import("../protocol/messages.js").DraftMsg} DraftMsg */
+/** @typedef {import("../protocol/messages.js").ReleasedMsg} ReleasedMsg */
+/** @typedef {import("../protocol/messages.js").DraftClearMsg} DraftClearMsg */
 /** @typedef {DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg} DraftOp */
 /** @typedef {{index: number, kind: string, view: MessageView | ReasoningView}} Block */
 

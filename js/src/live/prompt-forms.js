@@ -2,12 +2,12 @@
  * The forms of the prompt kinds: what each shows and which message each control sends.
  * A builder fills the prompt element and returns its primary action (the Enter key), if any.
  */
-import { append, contentText, h, prettyJson } from "./dom.js";
-import { CELL_TOOLS, callPreview, copyText } from "./render/cells.js";
-import { parseArguments } from "./schema.js";
+import { append, contentText, h, prettyJson } from "../util/dom.js";
+import { CELL_TOOLS, callPreview, copyText } from "../render/cells.js";
+import { parseArguments } from "../util/schema.js";
 
-/** @typedef {import("./types.js").Prompt} Prompt */
-/** @typedef {import("./messages.js").PromptAction} PromptAction */
+/** @typedef {import("../protocol/types.js").Prompt} Prompt */
+/** @typedef {import("../protocol/messages.js").PromptAction} PromptAction */
 
 /**
  * @callback Builder
@@ -132,7 +132,7 @@ export const BUILDERS = {
   },
 
   interrupt(prompt, el, act) {
-    /** @param {import("./messages.js").InterruptMsg["action"]} action */
+    /** @param {import("../protocol/messages.js").InterruptMsg["action"]} action */
     const menu = (action) => () => act({ type: "interrupt", action });
     if (prompt.context === "tool") {
       add(
@@ -230,7 +230,7 @@ function cellApproval(prompt, el, act) {
 
 /**
  * @param {HTMLElement} el
- * @param {...import("./dom.js").Child} children
+ * @param {...import("../util/dom.js").Child} children
  */
 function add(el, ...children) {
   append(el, children);

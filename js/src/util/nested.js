@@ -6,8 +6,8 @@
  */
 import { formatCost, formatCount } from "./dom.js";
 
-/** @typedef {import("./types.js").ConvEvent} ConvEvent */
-/** @typedef {import("./types.js").LiveTool} LiveTool */
+/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
 /**
  * A sub-agent's usage, from its saved response or its live `tools` entry.
  * @typedef {{outcome: string | null, cycles: number | null, tokens: number,

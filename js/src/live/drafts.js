@@ -5,12 +5,12 @@
  * exists yet; the transcript puts its element into the card (`Transcript.placeDrafts`) once
  * it does. A top-level `draft_clear` (Abort) drops the sub-agents' drafts too.
  */
-import { parentOf } from "./nested.js";
+import { parentOf } from "../util/nested.js";
 
 /** @typedef {import("./draft.js").Draft} Draft */
 /** @typedef {import("./draft.js").DraftOp} DraftOp */
-/** @typedef {import("./render/reasoning.js").Mode} Mode */
-/** @typedef {import("./types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../render/reasoning.js").Mode} Mode */
+/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
 
 export class Drafts {
   /** @param {() => Draft} make a new, empty draft */

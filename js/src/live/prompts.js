@@ -17,11 +17,11 @@
  * A prompt about a tool call goes into that call's card, even a card in a sub-agent's nested
  * transcript (which is opened if the user had folded it).
  */
-import { h } from "./dom.js";
+import { h } from "../util/dom.js";
 import { BUILDERS, buildUnknown } from "./prompt-forms.js";
 
-/** @typedef {import("./types.js").Prompt} Prompt */
-/** @typedef {import("./types.js").Send} Send */
+/** @typedef {import("../protocol/types.js").Prompt} Prompt */
+/** @typedef {import("../protocol/types.js").Send} Send */
 /**
  * @typedef {{id: string, key: string, prompt: Prompt, el: HTMLElement, sent: boolean,
  *            primary: (() => void) | null}} PromptView
@@ -110,7 +110,7 @@ export class Prompts {
     });
     /** @type {PromptView} */
     const view = { id: String(prompt.id), key, prompt, el, sent: false, primary: null };
-    /** @param {import("./messages.js").PromptAction} msg */
+    /** @param {import("../protocol/messages.js").PromptAction} msg */
     const act = (msg) => {
       if (view.sent) return;
       view.sent = true;
