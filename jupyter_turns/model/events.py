@@ -16,14 +16,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    TypeAdapter,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from . import schema_parts as _schema
 from .content import MAX_IMAGES, Attachment, ImageData
@@ -108,15 +101,6 @@ class _Event(BaseModel):
     timestamp: str = Field(default_factory=now_iso)
     parent: str | None = _optional(_schema.PARENT)
 
-    @model_serializer(mode="wrap")
-    def _parent_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """``parent`` is written last, where the versions that kept it as an undeclared key
-        wrote it: an event read and saved again is byte for byte the one read."""
-        data: dict[str, Any] = handler(self)
-        if "parent" in data:
-            data["parent"] = data.pop("parent")
-        return data
-
 
 class ChatRequest(_Event):
     kind: Literal["chat_request"] = "chat_request"
@@ -194,7 +178,7 @@ class ToolCallResponse(_Event):
     decisions: list[Decision] = Field(default_factory=list)
     elapsed: float | None = None
     images: list[ImageData] = Field(default_factory=list, max_length=MAX_IMAGES)
-    # saved only when they apply, in this order (the order earlier versions wrote them in)
+    # saved only when they apply
     preview: dict[str, Any] | None = _optional(_schema.PREVIEW)
     subagent: dict[str, Any] | None = _optional(_schema.SUBAGENT)
     cell: dict[str, Any] | None = _optional(_schema.CELL)
