@@ -73,10 +73,10 @@ def subagent(
         chat = _nested_chat(ctx.nest, ctx.call_id, provider, nested_tools, model, system)
         chat.max_cycles, chat.thinking = max_cycles, thinking
         sink = cast(NestSink, chat.sink)
-        earlier = ctx.saved.subagent  # a restarted call: its first attempts count too
+        earlier = ctx.fields.subagent  # a restarted call: its first attempts count too
 
         def save(turn: TurnResult | None, outcome: str = "") -> None:
-            ctx.saved.subagent = _added(earlier, _summary(turn, sink, outcome))
+            ctx.fields.subagent = _added(earlier, _summary(turn, sink, outcome))
 
         task = asyncio.create_task(chat.send(request))
         try:

@@ -44,7 +44,7 @@ from .registry import RunMode, Tool, ToolArgumentError
 from .results import (
     NotRun,
     Outcome,
-    Saved,
+    ResponseFields,
     ToolFailed,
     ToolResult,
     describe_exception,
@@ -128,7 +128,7 @@ class ToolExecutor:
         self._run: Run | None = None  # what the policy decided to run
         self._restart: asyncio.Event | None = None
         self.abandoned = False  # a cancelled attempt outlived the grace period
-        self.saved = Saved()  # ``ctx.saved``: saved on the response however the call ends
+        self.fields = ResponseFields()  # ``ctx.fields``: saved on the response however it ends
         self.live = LiveOutput(lambda: self._update(self.state))
         self.redacted = 0  # secrets taken out of the text the model reads (see _redact)
 
@@ -285,7 +285,7 @@ class ToolExecutor:
             if isinstance(event, ToolCallResponse):
                 update["decisions"] = [_recorded()]
             self.record(event.model_copy(update=update))
-        recorded = Saved(subagent=saved.subagent)  # the sub-agent's usage, as recorded
+        recorded = ResponseFields(subagent=saved.subagent)  # the sub-agent's usage, as recorded
         outcome = Outcome(saved.content, saved.is_error, saved.status, list(saved.images), recorded)
         return self._respond(outcome)
 
@@ -299,7 +299,7 @@ class ToolExecutor:
                 self._ask,
                 self.live.progress,
                 nest,
-                self.saved,
+                self.fields,
             )
         try:
             value = await invoke(tool, kwargs, self.live.progress)
@@ -317,8 +317,8 @@ class ToolExecutor:
         except Exception as exc:
             return Outcome(describe_exception(exc), True, "error")
         text, images = result_content(value, self.settings.max_result_chars)
-        saved = value.saved if isinstance(value, ToolResult) else Saved()
-        return Outcome(text, False, "done", images, saved)
+        fields = value.fields if isinstance(value, ToolResult) else ResponseFields()
+        return Outcome(text, False, "done", images, fields)
 
     async def _ask(self, question: str, choices: Sequence[str] | None) -> str | None:
         """``ctx.ask()``: the question and its answer are recorded as inquiry events."""
@@ -353,10 +353,10 @@ class ToolExecutor:
     def _respond(self, outcome: Outcome) -> ToolCallResponse:
         ended = self.settings.clock()
         self._status(outcome.status)
-        outcome.saved = self.saved.under(outcome.saved)
+        outcome.fields = self.fields.under(outcome.fields)
         preview = self._redact(outcome)
         elapsed = None if self.started_at is None else round(ended - self.started_at, 3)
-        saved = outcome.saved
+        fields = outcome.fields
         return ToolCallResponse(
             call_id=self.request.call_id,
             content=outcome.content,
@@ -366,10 +366,10 @@ class ToolExecutor:
             elapsed=elapsed,
             images=outcome.images,
             preview=preview,
-            subagent=saved.subagent,
-            cell=saved.cell,
-            outputs=saved.outputs,
-            state=saved.state,
+            subagent=fields.subagent,
+            cell=fields.cell,
+            outputs=fields.outputs,
+            state=fields.state,
             replay=self._check_replayed(outcome),
         )
 
@@ -389,6 +389,6 @@ class ToolExecutor:
         left as they are. The count is of what the model reads (the saved fields mostly
         repeat it)."""
         outcome.content, self.redacted = redact(outcome.content)
-        outcome.saved = outcome.saved.redacted()
+        outcome.fields = outcome.fields.redacted()
         preview: dict[str, Any] | None = redact_data(self.preview)[0]
         return preview

@@ -28,7 +28,7 @@ _T = TypeVar("_T")
 __all__ = [
     "NotRun",
     "Outcome",
-    "Saved",
+    "ResponseFields",
     "ToolFailed",
     "ToolResult",
     "describe_exception",
@@ -38,10 +38,10 @@ __all__ = [
 
 
 @dataclass
-class Saved:
+class ResponseFields:
     """What a tool call saves on its response beside the text the model reads: the fields of
     :class:`~jupyter_turns.model.events.ToolCallResponse` of the same names (None: not saved).
-    A tool returns them in its :class:`ToolResult`; ``ctx.saved`` holds those saved however
+    A tool returns them in its :class:`ToolResult`; ``ctx.fields`` holds those saved however
     the call ends (a sub-agent's usage: tokens spent are spent even when nothing returns)."""
 
     subagent: dict[str, Any] | None = None  # a sub-agent call's nested turn (engine/subagent.py)
@@ -49,18 +49,18 @@ class Saved:
     outputs: list[dict[str, Any]] | None = None  # a code run's outputs, for "Add to notebook"
     state: dict[str, Any] | None = None  # what a python run did to the namespace
 
-    def under(self, over: Saved) -> Saved:
+    def under(self, over: ResponseFields) -> ResponseFields:
         """These fields, with those ``over`` sets in their place."""
-        return Saved(
+        return ResponseFields(
             subagent=_either(over.subagent, self.subagent),
             cell=_either(over.cell, self.cell),
             outputs=_either(over.outputs, self.outputs),
             state=_either(over.state, self.state),
         )
 
-    def redacted(self) -> Saved:
+    def redacted(self) -> ResponseFields:
         """These fields with every secret in their strings withheld (they hold notebook text)."""
-        return Saved(
+        return ResponseFields(
             subagent=redact_data(self.subagent)[0],
             cell=redact_data(self.cell)[0],
             outputs=redact_data(self.outputs)[0],
@@ -81,7 +81,7 @@ class Outcome:
     is_error: bool
     status: ToolStatus
     images: list[ImageData] = field(default_factory=list)
-    saved: Saved = field(default_factory=Saved)
+    fields: ResponseFields = field(default_factory=ResponseFields)
 
 
 @dataclass
@@ -94,7 +94,7 @@ class ToolResult:
 
     text: str = ""
     images: Sequence[Any] = ()
-    saved: Saved = field(default_factory=Saved)  # saved on the response, not sent to the model
+    fields: ResponseFields = field(default_factory=ResponseFields)  # saved, not sent to the model
 
 
 class NotRun(Exception):
