@@ -26,7 +26,7 @@ from ..model.content import labeled
 from ..reading.sources import NotebookReader
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool
-from ..tools.results import NotRun, ToolResult
+from ..tools.results import NotRun, ResponseFields, ToolResult
 from .page import NotebookEditor, PageError
 from .undo import run_step, undo_log
 
@@ -109,7 +109,9 @@ def insert_cell_tool(reader: NotebookReader) -> Tool:
             return await _run_inserted(reader, editor, ctx, cell)
         kind = "code" if cell_type == "code" else "markdown"
         undo_log(reader.namespace).record(ctx.call_id, "insert_cell", {}, None, cell=cell)
-        return ToolResult(f"Inserted {kind} cell [{index}] (not run).", extra={"cell": cell})
+        return ToolResult(
+            f"Inserted {kind} cell [{index}] (not run).", fields=ResponseFields(cell=cell)
+        )
 
     preview = functools.partial(_insert_preview, reader)
     return dataclasses.replace(insert_cell, preview=preview, reads_notebook=True)
@@ -153,11 +155,11 @@ async def _run_inserted(
     text = f"Inserted code cell [{index}] and ran it.{note}\n" + labeled(
         code.text(), f"cell {index} run output"
     )
-    extra: dict[str, Any] = {"cell": cell, "outputs": code.outputs(rich=False)}
+    fields = ResponseFields(cell=cell, outputs=code.outputs(rich=False))
     if state:
         text += f"\n\n{state.text()}"
-        extra["state"] = state.as_dict()
-    return ToolResult(text, code.images, extra=extra)
+        fields.state = state.as_dict()
+    return ToolResult(text, code.images, fields)
 
 
 def edit_cell_tool(reader: NotebookReader) -> Tool:
@@ -188,7 +190,7 @@ def edit_cell_tool(reader: NotebookReader) -> Tool:
         return ToolResult(
             f"Edited cell [{index}] (+{added} -{removed} lines). It has not been run: its "
             "outputs are from its earlier text.",
-            extra={"cell": cell},
+            fields=ResponseFields(cell=cell),
         )
 
     preview = functools.partial(_edit_preview, reader)

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from ..errors import JupyterTurnsError
-from ..model.events import ConversationEvent, Part, ToolCallResponse, Usage, parent_of
+from ..model.events import ConversationEvent, Part, ToolCallResponse, Usage
 from ..model.sink import (
     Appended,
     Discarded,
@@ -73,10 +73,10 @@ def subagent(
         chat = _nested_chat(ctx.nest, ctx.call_id, provider, nested_tools, model, system)
         chat.max_cycles, chat.thinking = max_cycles, thinking
         sink = cast(NestSink, chat.sink)
-        earlier = ctx.extra.get("subagent")  # a restarted call: its first attempts count too
+        earlier = ctx.fields.subagent  # a restarted call: its first attempts count too
 
         def save(turn: TurnResult | None, outcome: str = "") -> None:
-            ctx.extra["subagent"] = _added(earlier, _summary(turn, sink, outcome))
+            ctx.fields.subagent = _added(earlier, _summary(turn, sink, outcome))
 
         task = asyncio.create_task(chat.send(request))
         try:
@@ -146,10 +146,10 @@ def _summary(turn: TurnResult | None, sink: NestSink, outcome: str = "") -> dict
     else:
         usage, cost, cycles = turn.usage, turn.cost_usd, turn.cycles
         for event in turn.events:  # sub-agents of the sub-agent
-            summary = getattr(event, "subagent", None)
-            if event.kind != "tool_call_response" or parent_of(event) is not None:
+            if not isinstance(event, ToolCallResponse) or event.parent is not None:
                 continue  # a deeper one's usage is in its caller's summary already
-            if isinstance(summary, dict):
+            summary = event.subagent
+            if summary is not None:
                 usage = usage + Usage(**summary.get("usage", {}))
                 extra = summary.get("cost_usd")
                 cost = None if cost is None or extra is None else cost + extra
@@ -195,7 +195,7 @@ def _final_answer(events: Iterable[ConversationEvent]) -> str:
     """The text of the nested turn's last answer (after its last tool results)."""
     answer: list[str] = []
     for event in events:
-        if parent_of(event) is not None:
+        if event.parent is not None:
             continue
         if isinstance(event, ToolCallResponse) or event.kind == "chat_request":
             answer = []
@@ -258,6 +258,6 @@ class NestSink:
         self.nest.sink.update(SubagentUpdate(self.call_id, self.cycles, self.usage, self.cost))
 
     def _mark(self, event: ConversationEvent) -> ConversationEvent:
-        if parent_of(event) is not None:  # a deeper sub-agent's: already marked
+        if event.parent is not None:  # a deeper sub-agent's: already marked
             return event
         return event.model_copy(update={"parent": self.call_id})

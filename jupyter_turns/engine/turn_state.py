@@ -197,9 +197,7 @@ class TurnResult(Sequence[ConversationEvent]):
     def text(self) -> str:
         """The answer text of the turn (its message events joined; not its sub-agents')."""
         return "\n\n".join(
-            e.content
-            for e in self.events
-            if e.kind == "message" and getattr(e, "parent", None) is None
+            e.content for e in self.events if e.kind == "message" and e.parent is None
         )
 
     def __repr__(self) -> str:

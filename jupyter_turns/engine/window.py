@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.events import ConversationEvent, Notice, Usage, compaction_note, parent_of
+from ..model.events import ConversationEvent, Notice, Usage, compaction_note
 
 __all__ = [
     "compaction_block",
@@ -78,7 +78,7 @@ def gauge_level(used: int | None, window: int | None) -> str:
 
 def compaction_block(event: ConversationEvent) -> dict[str, Any] | None:
     """The raw block of a top-level compaction event with a summary, else None."""
-    if event.kind != "block" or parent_of(event) is not None:
+    if event.kind != "block" or event.parent is not None:
         return None
     raw = event.metadata.get("raw_block")
     if isinstance(raw, dict) and raw.get("type") == "compaction" and raw.get("content"):
@@ -124,7 +124,7 @@ def exchanges(events: Sequence[ConversationEvent]) -> list[list[ConversationEven
     one, a summary sent first, belongs to the first)."""
     groups: list[list[ConversationEvent]] = []
     for event in to_send(events):
-        starts = event.kind == "chat_request" and parent_of(event) is None
+        starts = event.kind == "chat_request" and event.parent is None
         if starts and groups and any(e.kind == "chat_request" for e in groups[-1]):
             groups.append([])
         if not groups:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..model.events import ConversationEvent, Notice, is_replay_notice, parent_of
+from ..model.events import ConversationEvent, Notice, ToolCallResponse, is_replay_notice
 from ..record.replay_match import Found, SavedIndex, find_saved
 from ..record.replay_rebuild import ReplayProvider, SavedCalls, cycles_of
 from ..record.saved_turns import SavedTurn
@@ -131,7 +131,7 @@ def replay_notice(replay: ReplayPlan) -> Notice:
 
 def _recorded_on(turn: SavedTurn) -> str:
     for event in turn.events:
-        if is_replay_notice(event) and parent_of(event) is None:  # a replay of a replay
+        if is_replay_notice(event) and event.parent is None:  # a replay of a replay
             day = event.data.get("on")  # type: ignore[union-attr]
             return day if isinstance(day, str) and _DAY.match(day) else ""
     stamp = turn.events[0].timestamp
@@ -139,8 +139,8 @@ def _recorded_on(turn: SavedTurn) -> str:
 
 
 def _differs(event: ConversationEvent) -> bool:
-    check = getattr(event, "replay", None)
-    return isinstance(check, dict) and check.get("same") is False
+    check = event.replay if isinstance(event, ToolCallResponse) else None
+    return check is not None and check.get("same") is False
 
 
 def choose(

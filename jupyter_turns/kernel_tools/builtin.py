@@ -25,7 +25,7 @@ from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_too
 from ..reading.variables import summarize
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool
-from ..tools.results import ToolResult
+from ..tools.results import ResponseFields, ToolResult
 
 __all__ = [
     "BUILTINS",
@@ -53,11 +53,11 @@ def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
         run, state = run_step(code, namespace(), ctx.call_id, "python")
         images = run.images
         framed = labeled(run.text(), "python run output")  # it prints notebook data
-        extra: dict[str, object] = {"outputs": run.outputs(rich=False)}  # "Add to notebook"
+        fields = ResponseFields(outputs=run.outputs(rich=False))  # "Add to notebook"
         if not state:
-            return ToolResult(framed, images, extra=extra)
-        extra["state"] = state.as_dict()
-        return ToolResult(f"{framed}\n\n{state.text()}", images, extra=extra)
+            return ToolResult(framed, images, fields)
+        fields.state = state.as_dict()
+        return ToolResult(f"{framed}\n\n{state.text()}", images, fields)
 
     return python
 

@@ -26,7 +26,6 @@ from .events import (
     conversation_record,
     event_adapter,
     new_id,
-    parent_of,
 )
 
 __all__ = ["Conversation", "anthropic_messages", "parse_events"]
@@ -122,7 +121,7 @@ class Conversation:
         ]
 
     def _check(self, event: ConversationEvent) -> None:
-        parent = parent_of(event)
+        parent = event.parent
         if parent is not None:  # a sub-agent's event: kept for readers, never sent
             if parent not in self._seen_calls and parent not in self._nested_calls:
                 raise ConversationError(f"nested event for unknown tool call {parent!r}")
@@ -206,7 +205,7 @@ def anthropic_messages(events: Iterable[ConversationEvent]) -> list[dict[str, An
     """See :meth:`Conversation.to_anthropic_messages`; works on any sequence of events."""
     messages: list[dict[str, Any]] = []
     for event in events:
-        if event.kind not in API_KINDS or parent_of(event) is not None:
+        if event.kind not in API_KINDS or event.parent is not None:
             continue
         blocks = _anthropic_blocks(event)
         if not blocks:

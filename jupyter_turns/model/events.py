@@ -18,12 +18,13 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from . import schema_parts as _schema
 from .content import MAX_IMAGES, Attachment, ImageData
 from .schema_parts import COMPACTION as _COMPACTION
 from .schema_parts import PARTIAL as _PARTIAL
 from .schema_parts import RAW_BLOCK as _RAW_BLOCK
-from .schema_parts import declare_extras
 from .schema_parts import metadata_field as _metadata
+from .schema_parts import optional_field as _optional
 from .stream_events import (
     Finished,
     FinishReason,
@@ -68,7 +69,6 @@ __all__ = [
     "is_replay_notice",
     "new_id",
     "now_iso",
-    "parent_of",
 ]
 
 SCHEMA_VERSION = 2
@@ -87,10 +87,19 @@ def now_iso() -> str:
 
 
 class _Event(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="allow", json_schema_extra=declare_extras)
+    """What every event has, and ``parent`` where a sub-agent's nested turn made it.
+
+    Every field this package writes is declared; the optional ones (``parent`` here, a tool
+    response's ``preview``, ``subagent``...) are None when they do not apply and then not
+    saved. ``extra="allow"`` is only for keys this version does not know (a record from a
+    newer version): they are kept as they are and saved again, so reading and re-saving a
+    notebook loses nothing, and nothing here reads them (``model_extra``)."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
 
     id: str = Field(default_factory=new_id)
     timestamp: str = Field(default_factory=now_iso)
+    parent: str | None = _optional(_schema.PARENT)
 
 
 class ChatRequest(_Event):
@@ -169,6 +178,13 @@ class ToolCallResponse(_Event):
     decisions: list[Decision] = Field(default_factory=list)
     elapsed: float | None = None
     images: list[ImageData] = Field(default_factory=list, max_length=MAX_IMAGES)
+    # saved only when they apply
+    preview: dict[str, Any] | None = _optional(_schema.PREVIEW)
+    subagent: dict[str, Any] | None = _optional(_schema.SUBAGENT)
+    cell: dict[str, Any] | None = _optional(_schema.CELL)
+    outputs: list[dict[str, Any]] | None = _optional(_schema.OUTPUTS)
+    state: dict[str, Any] | None = _optional(_schema.STATE)
+    replay: dict[str, Any] | None = _optional(_schema.REPLAY)
 
 
 class InquiryRequest(_Event):
@@ -246,22 +262,11 @@ def compaction_note(event: ConversationEvent) -> dict[str, Any]:
     return note if isinstance(note, dict) else {}
 
 
-def parent_of(event: ConversationEvent) -> str | None:
-    """The call id of the sub-agent call whose nested turn made ``event`` (None: top level).
-
-    Raises ConversationError for a ``parent`` that is not a string (a crafted file)."""
-    parent = getattr(event, "parent", None)
-    if parent is None or isinstance(parent, str):
-        return parent
-    from ..errors import ConversationError
-
-    raise ConversationError(f"'parent' must be a tool call id, not {type(parent).__name__}")
-
-
 def is_replay_notice(event: ConversationEvent) -> bool:
     """Whether ``event`` is the notice that opens a replayed turn (``replay.replay_notice``)."""
-    data = getattr(event, "data", None) if event.kind == "notice" else None
-    return isinstance(data, dict) and "replayed_from" in data
+    return (
+        isinstance(event, Notice) and isinstance(event.data, dict) and "replayed_from" in event.data
+    )
 
 
 def conversation_record(

@@ -1,8 +1,9 @@
 """JSON Schema fragments the saved events declare (``docs/event-schema.json``).
 
-Readers (the page's views, restore) rely on a few keys inside free-form fields and on a few
-optional fields that only some events carry; declaring them here keeps the schema the one
-contract between the kernel and the page without writing ``null`` into every event.
+Readers (the page's views, restore) rely on a few keys inside free-form fields and on the
+optional fields only some events carry (:func:`optional_field`); declaring them here keeps the
+schema the one contract between the kernel and the page without writing ``null`` into every
+event.
 """
 
 from __future__ import annotations
@@ -11,7 +12,21 @@ from typing import Any
 
 from pydantic import Field, JsonValue
 
-__all__ = ["COMPACTION", "CYCLE", "PARTIAL", "RAW_BLOCK", "declare_extras", "metadata_field"]
+__all__ = [
+    "CELL",
+    "COMPACTION",
+    "CYCLE",
+    "OUTPUTS",
+    "PARENT",
+    "PARTIAL",
+    "PREVIEW",
+    "RAW_BLOCK",
+    "REPLAY",
+    "STATE",
+    "SUBAGENT",
+    "metadata_field",
+    "optional_field",
+]
 
 
 def metadata_field(**keys: JsonValue) -> Any:
@@ -146,15 +161,17 @@ OUTPUTS: dict[str, Any] = {
 }
 
 
-def declare_extras(schema: dict[str, Any]) -> None:
-    """Declare the optional fields an event carries only when they apply (pydantic keeps them
-    as extras, so an event without them is saved without them)."""
-    properties = schema.setdefault("properties", {})
-    properties["parent"] = PARENT
-    if schema.get("title") == "ToolCallResponse":
-        properties["subagent"] = SUBAGENT
-        properties["replay"] = REPLAY
-        properties["state"] = STATE
-        properties["preview"] = PREVIEW
-        properties["cell"] = CELL
-        properties["outputs"] = OUTPUTS
+def _absent(value: object) -> bool:
+    return value is None
+
+
+def optional_field(schema: dict[str, Any]) -> Any:
+    """A field only some events carry: None (the default) when it does not apply, and then
+    left out of the saved JSON, so an event without it is saved as it always was (no
+    ``null``). Its schema is ``schema``: what is written when it is there."""
+
+    def declare(field_schema: dict[str, Any]) -> None:
+        field_schema.clear()
+        field_schema.update(schema)
+
+    return Field(default=None, exclude_if=_absent, json_schema_extra=declare)

@@ -50,7 +50,7 @@ class Request:
     @property
     def last_user_text(self) -> str:
         for event in reversed(self.events):
-            if event.kind == "chat_request" and getattr(event, "parent", None) is None:
+            if event.kind == "chat_request" and event.parent is None:
                 return event.content
         return ""
 

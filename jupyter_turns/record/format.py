@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..model.conversation import parse_events
-from ..model.events import ConversationEvent, conversation_record, is_replay_notice, parent_of
+from ..model.events import ConversationEvent, conversation_record, is_replay_notice
 from ..text import plural
 from .transcript import to_html
 
@@ -48,7 +48,7 @@ def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
     the extension's renderer, and a one-line summary."""
     events = parse_events(record)
     # a replay says so; its notice saying so is not counted (nbval compares it: testing.py)
-    replayed = [e for e in events if is_replay_notice(e) and parent_of(e) is None]
+    replayed = [e for e in events if is_replay_notice(e) and e.parent is None]
     return {
         RECORD_MIME: record,
         "text/html": to_html(events),

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import ConversationError
 from ..model.conversation import Conversation
-from ..model.events import ChatRequest, parent_of
+from ..model.events import ChatRequest
 from .format import META_KEY, turn_record
 from .saved_turns import SavedTurn, first_line, saved_turns, valid_thread_name
 from .thread_settings import SavedSettings, Verifier, parse_settings
@@ -193,7 +193,7 @@ def _add_turn(saved: SavedThread, turn: SavedTurn) -> None:
         for event in turn.events:
             if event.id in seen:
                 continue
-            if isinstance(event, ChatRequest) and parent_of(event) is None:
+            if isinstance(event, ChatRequest) and event.parent is None:
                 conversation.answer_orphans()
             conversation.append(event)
         conversation.answer_orphans()

@@ -28,7 +28,6 @@ from ..model.events import (
     ToolCall,
     ToolCallResponse,
     Usage,
-    parent_of,
 )
 from ..providers.base import Request
 from ..providers.scripted import Delay, ScriptedProvider
@@ -76,11 +75,10 @@ def _differences(events: Sequence[ConversationEvent]) -> list[str]:
     notes = []
     for event in reversed(events):
         if event.kind != "tool_call_response":
-            if event.kind in ("chat_request", "tool_call_request") and parent_of(event) is None:
+            if event.kind in ("chat_request", "tool_call_request") and event.parent is None:
                 break
             continue
-        check = getattr(event, "replay", None)
-        if isinstance(check, dict) and check.get("same") is False:
+        if event.replay is not None and event.replay.get("same") is False:
             notes.append(f"Replay: the tool call {event.call_id} returned something else than "
                          "when this cell was recorded (see its card).")  # fmt: skip
     return list(reversed(notes))
@@ -121,7 +119,7 @@ def subtree(events: Sequence[ConversationEvent], call_id: str) -> list[Conversat
     of the sub-agents it called in turn (as the nested chat's own conversation held them)."""
     inside, found = {call_id}, []
     for event in events:
-        if parent_of(event) in inside:
+        if event.parent in inside:
             found.append(event)
             if event.kind == "tool_call_request":
                 inside.add(event.call_id)
@@ -139,7 +137,7 @@ def _nested_usage(
     report again."""
     own = _usage(summary.get("usage"))
     for event in events:
-        if event.kind == "tool_call_request" and parent_of(event) == call_id:
+        if event.kind == "tool_call_request" and event.parent == call_id:
             deeper = getattr(responses.get(event.call_id), "subagent", None)
             spent = _usage(deeper.get("usage")) if isinstance(deeper, dict) else {}
             own = {name: max(0, count - spent.get(name, 0)) for name, count in own.items()}
@@ -169,7 +167,7 @@ def cycles_of(
     results: list[int] = []  # positions of its tool results: where a guessed cycle ends
     note, stop = None, len(events)
     for position, event in enumerate(events):
-        if position == 0 or parent_of(event) != own:
+        if position == 0 or event.parent != own:
             continue
         if event.kind in ("reasoning", "message") and event.metadata.get("partial"):
             note, stop = INTERRUPTED, position
@@ -254,7 +252,7 @@ def _refusal(
     """A refusal's details, read back from the notice the live turn showed after the response
     (None: no such notice before the next response)."""
     for event in events[after:]:
-        if parent_of(event) != own:
+        if event.parent != own:
             continue
         if event.kind == "notice" and event.text.startswith(_REFUSAL):
             detail = event.text[len(_REFUSAL) :].strip()

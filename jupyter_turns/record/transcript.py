@@ -188,8 +188,8 @@ def _by_parent(
     top: list[ConversationEvent] = []
     nested: dict[str, list[ConversationEvent]] = {}
     for event in events:
-        parent = getattr(event, "parent", None)
-        (nested.setdefault(parent, []) if isinstance(parent, str) else top).append(event)
+        parent = event.parent
+        (top if parent is None else nested.setdefault(parent, [])).append(event)
     return top, nested
 
 
@@ -353,16 +353,16 @@ _DIFFERS = "Replay: this result differs from the recording"
 
 def _differs(event: ConversationEvent) -> list[str]:
     """A replayed call's recorded result, when the new one differs (see replay.py)."""
-    check = getattr(event, "replay", None)
-    if isinstance(check, dict) and check.get("same") is False:
+    check = event.replay if isinstance(event, ToolCallResponse) else None
+    if check is not None and check.get("same") is False:
         return [str(check.get("saved", ""))]
     return []
 
 
 def _state(event: ConversationEvent) -> list[str]:
     """A python run's namespace changes, in one line (see tools/state_diff.py)."""
-    state = getattr(event, "state", None)
-    if not isinstance(state, dict):
+    state = event.state if isinstance(event, ToolCallResponse) else None
+    if state is None:
         return []
     parts = []
     for label in ("created", "rebound", "deleted", "changed"):
@@ -377,8 +377,8 @@ def _state(event: ConversationEvent) -> list[str]:
 
 def _diff(event: ConversationEvent) -> list[str]:
     """An edit_cell proposal's line diff (see editing/tools.py)."""
-    preview = getattr(event, "preview", None)
-    if isinstance(preview, dict) and preview.get("kind") == "edit":
+    preview = event.preview if isinstance(event, ToolCallResponse) else None
+    if preview is not None and preview.get("kind") == "edit":
         return [str(preview.get("diff", ""))]
     return []
 

@@ -6,10 +6,11 @@ from .context import ToolContext
 from .coordinator import ToolCoordinator
 from .executor import ExecutionSettings, ToolExecutor
 from .registry import ResultMode, RunMode, Tool, ToolArgumentError, tool, tool_map
-from .results import ToolResult, format_result
+from .results import ResponseFields, ToolResult, format_result
 
 __all__ = [
     "ExecutionSettings",
+    "ResponseFields",
     "ResultMode",
     "RunMode",
     "Tool",

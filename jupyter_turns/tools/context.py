@@ -3,7 +3,7 @@
 A tool gets it by declaring a parameter annotated ``ToolContext``. ``await ctx.ask(...)`` puts a
 question to the user mid-run (recorded as inquiry events); ``ctx.progress(text)`` adds a line to
 the tool's card; long loops should check ``ctx.cancelled`` or ``await ctx.token.wait()``.
-``ctx.extra`` holds fields saved on the call's response however the call ends — a result, a
+``ctx.fields`` holds fields saved on the call's response however the call ends — a result, a
 raise, or Stop (a sub-agent's usage: tokens spent are spent even when nothing is returned).
 """
 
@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..model.interrupt import CancelToken
+from .results import ResponseFields
 
 if TYPE_CHECKING:
     from ..model.events import ConversationEvent
@@ -47,10 +48,10 @@ class ToolContext:
         ask: Callable[[str, Sequence[str] | None], Awaitable[str | None]],
         progress: Callable[[str], None],
         nest: Nest | None = None,
-        extra: dict[str, Any] | None = None,
+        fields: ResponseFields | None = None,
     ) -> None:
         self.nest = nest  # for sub-agents (see :func:`jupyter_turns.engine.subagent`)
-        self.extra: dict[str, Any] = {} if extra is None else extra  # the executor's, shared
+        self.fields = ResponseFields() if fields is None else fields  # the executor's, shared
         self.call_id = call_id
         self.name = name
         self.token = token

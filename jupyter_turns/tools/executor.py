@@ -44,6 +44,7 @@ from .registry import RunMode, Tool, ToolArgumentError
 from .results import (
     NotRun,
     Outcome,
+    ResponseFields,
     ToolFailed,
     ToolResult,
     describe_exception,
@@ -127,7 +128,7 @@ class ToolExecutor:
         self._run: Run | None = None  # what the policy decided to run
         self._restart: asyncio.Event | None = None
         self.abandoned = False  # a cancelled attempt outlived the grace period
-        self.extra: dict[str, Any] = {}  # ``ctx.extra``: saved on the response however it ends
+        self.fields = ResponseFields()  # ``ctx.fields``: saved on the response however it ends
         self.live = LiveOutput(lambda: self._update(self.state))
         self.redacted = 0  # secrets taken out of the text the model reads (see _redact)
 
@@ -284,9 +285,8 @@ class ToolExecutor:
             if isinstance(event, ToolCallResponse):
                 update["decisions"] = [_recorded()]
             self.record(event.model_copy(update=update))
-        summary = getattr(saved, "subagent", None)  # the sub-agent's usage, as recorded
-        extra = {"subagent": summary} if summary else {}
-        outcome = Outcome(saved.content, saved.is_error, saved.status, list(saved.images), extra)
+        recorded = ResponseFields(subagent=saved.subagent)  # the sub-agent's usage, as recorded
+        outcome = Outcome(saved.content, saved.is_error, saved.status, list(saved.images), recorded)
         return self._respond(outcome)
 
     async def _attempt(self, tool: Tool, kwargs: dict[str, Any]) -> Outcome:
@@ -299,7 +299,7 @@ class ToolExecutor:
                 self._ask,
                 self.live.progress,
                 nest,
-                self.extra,
+                self.fields,
             )
         try:
             value = await invoke(tool, kwargs, self.live.progress)
@@ -317,8 +317,8 @@ class ToolExecutor:
         except Exception as exc:
             return Outcome(describe_exception(exc), True, "error")
         text, images = result_content(value, self.settings.max_result_chars)
-        extra = dict(value.extra) if isinstance(value, ToolResult) else {}
-        return Outcome(text, False, "done", images, extra)
+        fields = value.fields if isinstance(value, ToolResult) else ResponseFields()
+        return Outcome(text, False, "done", images, fields)
 
     async def _ask(self, question: str, choices: Sequence[str] | None) -> str | None:
         """``ctx.ask()``: the question and its answer are recorded as inquiry events."""
@@ -353,18 +353,10 @@ class ToolExecutor:
     def _respond(self, outcome: Outcome) -> ToolCallResponse:
         ended = self.settings.clock()
         self._status(outcome.status)
-        outcome.extra = {**self.extra, **outcome.extra}
-        if self.preview is not None:
-            outcome.extra = {"preview": self.preview, **outcome.extra}
-        self._redact(outcome)
-        saved = self._saved()
-        if saved is not None:  # a replay: is the result the recorded one?
-            same = (saved.content, saved.is_error) == (outcome.content, outcome.is_error)
-            check: dict[str, Any] = {"same": same}
-            if not same:
-                check["saved"] = saved.content[:4_000]
-            outcome.extra = {**outcome.extra, "replay": check}
+        outcome.fields = self.fields.under(outcome.fields)
+        preview = self._redact(outcome)
         elapsed = None if self.started_at is None else round(ended - self.started_at, 3)
+        fields = outcome.fields
         return ToolCallResponse(
             call_id=self.request.call_id,
             content=outcome.content,
@@ -373,13 +365,30 @@ class ToolExecutor:
             decisions=list(self.decisions),
             elapsed=elapsed,
             images=outcome.images,
-            **outcome.extra,
+            preview=preview,
+            subagent=fields.subagent,
+            cell=fields.cell,
+            outputs=fields.outputs,
+            state=fields.state,
+            replay=self._check_replayed(outcome),
         )
 
-    def _redact(self, outcome: Outcome) -> None:
+    def _check_replayed(self, outcome: Outcome) -> dict[str, Any] | None:
+        """In a replay, whether the result is the recorded one (and the recorded one when it
+        is not); None outside a replay."""
+        saved = self._saved()
+        if saved is None:
+            return None
+        same = (saved.content, saved.is_error) == (outcome.content, outcome.is_error)
+        return {"same": True} if same else {"same": False, "saved": saved.content[:4_000]}
+
+    def _redact(self, outcome: Outcome) -> dict[str, Any] | None:
         """Every response is made here, so this is where secrets leave what the model reads
         and the record saves: its text and the saved fields that hold notebook text
-        (``outputs``, ``state``, ``preview``...). Images are left as they are. The count is
-        of what the model reads (the saved fields mostly repeat it)."""
+        (``outputs``, ``state``, ``preview``...); returns the preview, redacted. Images are
+        left as they are. The count is of what the model reads (the saved fields mostly
+        repeat it)."""
         outcome.content, self.redacted = redact(outcome.content)
-        outcome.extra = redact_data(outcome.extra)[0]
+        outcome.fields = outcome.fields.redacted()
+        preview: dict[str, Any] | None = redact_data(self.preview)[0]
+        return preview

@@ -14,17 +14,21 @@ import json
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from ..model.content import MAX_IMAGES, ImageData
 from ..model.events import ToolStatus
 from ..model.images import image_of
+from ..redaction import redact_data
+
+_T = TypeVar("_T")
 
 __all__ = [
     "NotRun",
     "Outcome",
+    "ResponseFields",
     "ToolFailed",
     "ToolResult",
     "describe_exception",
@@ -34,14 +38,50 @@ __all__ = [
 
 
 @dataclass
+class ResponseFields:
+    """What a tool call saves on its response beside the text the model reads: the fields of
+    :class:`~jupyter_turns.model.events.ToolCallResponse` of the same names (None: not saved).
+    A tool returns them in its :class:`ToolResult`; ``ctx.fields`` holds those saved however
+    the call ends (a sub-agent's usage: tokens spent are spent even when nothing returns)."""
+
+    subagent: dict[str, Any] | None = None  # a sub-agent call's nested turn (engine/subagent.py)
+    cell: dict[str, Any] | None = None  # the cell a call inserted or edited: enough to undo it
+    outputs: list[dict[str, Any]] | None = None  # a code run's outputs, for "Add to notebook"
+    state: dict[str, Any] | None = None  # what a python run did to the namespace
+
+    def under(self, over: ResponseFields) -> ResponseFields:
+        """These fields, with those ``over`` sets in their place."""
+        return ResponseFields(
+            subagent=_either(over.subagent, self.subagent),
+            cell=_either(over.cell, self.cell),
+            outputs=_either(over.outputs, self.outputs),
+            state=_either(over.state, self.state),
+        )
+
+    def redacted(self) -> ResponseFields:
+        """These fields with every secret in their strings withheld (they hold notebook text)."""
+        return ResponseFields(
+            subagent=redact_data(self.subagent)[0],
+            cell=redact_data(self.cell)[0],
+            outputs=redact_data(self.outputs)[0],
+            state=redact_data(self.state)[0],
+        )
+
+
+def _either(first: _T | None, second: _T | None) -> _T | None:
+    return second if first is None else first
+
+
+@dataclass
 class Outcome:
-    """The content of a tool call's response, whether it is an error, and the call's status."""
+    """The content of a tool call's response, whether it is an error, the call's status, and
+    what the response saves beside its text."""
 
     content: str
     is_error: bool
     status: ToolStatus
     images: list[ImageData] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)  # saved on the response (``subagent``)
+    fields: ResponseFields = field(default_factory=ResponseFields)
 
 
 @dataclass
@@ -54,7 +94,7 @@ class ToolResult:
 
     text: str = ""
     images: Sequence[Any] = ()
-    extra: dict[str, Any] = field(default_factory=dict)  # fields saved on the response
+    fields: ResponseFields = field(default_factory=ResponseFields)  # saved, not sent to the model
 
 
 class NotRun(Exception):

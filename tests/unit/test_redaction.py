@@ -27,7 +27,7 @@ from jupyter_turns.model.content import Attachment, ImageData
 from jupyter_turns.model.events import Notice, ToolCallResponse
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.redaction import REDACTED, KeyBlocks, label, redact, redact_data, remember
-from jupyter_turns.tools import ToolResult
+from jupyter_turns.tools import ResponseFields, ToolResult
 from jupyter_turns.tools.output import ToolOutput
 from tests.support.fake_secrets import ALNUM, fake_key_in_use, fake_pem, fake_tokens, random_chars
 
@@ -243,7 +243,7 @@ async def test_tool_results_saved_fields_and_notice_withhold_secrets_images_kept
         """Print a token and return another, with an image."""
         print(f"printed {jwt}")
         image = ImageData(media_type="image/png", data=png)
-        return ToolResult(f"token={token}", [image], extra={"outputs": [{"text": jwt}]})
+        return ToolResult(f"token={token}", [image], ResponseFields(outputs=[{"text": jwt}]))
 
     @tool(run="unattended")
     def quiet() -> str:

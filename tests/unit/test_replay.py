@@ -14,7 +14,7 @@ import pytest
 from jupyter_turns import Chat, PolicyPrompter, Tool, TurnResult, Usage, subagent, tool
 from jupyter_turns.kernel.replay import ENV, SavedIndex, find_saved, plan, replay_mode, replaying
 from jupyter_turns.model.conversation import parse_events
-from jupyter_turns.model.events import Finished, Flush, Part, ToolCall, is_replay_notice, parent_of
+from jupyter_turns.model.events import Finished, Flush, Part, ToolCall, is_replay_notice
 from jupyter_turns.model.prompter import Approval, ApprovalRequest
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, reasoning, tool_call
 from jupyter_turns.record.format import record_bundle
@@ -94,7 +94,7 @@ async def _replay(
 def _shape(turn: TurnResult) -> list[tuple[str, str | None, Any]]:
     """What a reader sees of each event (not ids, times, or the notice that says "replay")."""
     return [
-        (e.kind, parent_of(e), getattr(e, "content", getattr(e, "text", None)))
+        (e.kind, e.parent, getattr(e, "content", getattr(e, "text", None)))
         for e in turn.events
         if not is_replay_notice(e)
     ]
@@ -211,7 +211,7 @@ async def test_a_sub_agent_replays_its_own_saved_turn(tmp_path: Path, own_provid
     again = await _replay(tmp_path, recorded, [_researcher(nowhere if own_provider else None)])
     assert _shape(again) == _shape(recorded) and nowhere.requests == []
     assert ("tool_call_request", "toolu_sub", None) in [
-        (e.kind, parent_of(e), None) for e in again.events
+        (e.kind, e.parent, None) for e in again.events
     ]  # the nested turn is there, inside the call's card
     responses = [e for e in again.events if e.kind == "tool_call_response"]
     assert [r.replay for r in responses] == [{"same": True}, {"same": True}]  # type: ignore[union-attr]

@@ -10,7 +10,7 @@ import pytest
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink, subagent, tool
 from jupyter_turns.errors import ProviderError
 from jupyter_turns.model.conversation import Conversation, anthropic_messages
-from jupyter_turns.model.events import ToolCallResponse, Usage, parent_of
+from jupyter_turns.model.events import ToolCallResponse, Usage
 from jupyter_turns.model.interrupt import InterruptAction
 from jupyter_turns.model.sink import SubagentUpdate
 from jupyter_turns.providers.scripted import Fail, ScriptedProvider, cycle, message, tool_call
@@ -41,7 +41,7 @@ def _outer(turn: object) -> ToolCallResponse:
     return next(
         e
         for e in turn  # type: ignore[attr-defined]
-        if isinstance(e, ToolCallResponse) and parent_of(e) is None
+        if isinstance(e, ToolCallResponse) and e.parent is None
     )
 
 
@@ -69,7 +69,7 @@ async def test_a_sub_agent_runs_a_nested_turn_whose_events_are_kept_but_not_sent
     chat = Chat(parent, tools=[researcher], prompter=PolicyPrompter("allow"), sink=sink)
     turn = await chat.send("Which city is rainiest?")
 
-    kinds = [(e.kind, parent_of(e)) for e in turn]
+    kinds = [(e.kind, e.parent) for e in turn]
     assert kinds == [
         ("chat_request", None),
         ("tool_call_request", None),
@@ -165,7 +165,7 @@ async def test_stop_on_the_caller_stops_the_nested_turn_and_keeps_its_partial_wo
     chat.interrupt(InterruptAction.STOP)
     turn = await asyncio.wait_for(task, 10)
     assert turn.outcome == "stopped"
-    nested_events = [e for e in turn if parent_of(e) == "toolu_sub"]
+    nested_events = [e for e in turn if e.parent == "toolu_sub"]
     assert [e.kind for e in nested_events][:3] == ["chat_request", "message", "tool_call_request"]
     slow_response = next(e for e in nested_events if e.kind == "tool_call_response")
     assert slow_response.status == "cancelled"
@@ -229,7 +229,7 @@ async def test_a_restarted_call_counts_the_usage_of_every_attempt() -> None:
     outer = _outer(turn)
     assert outer.content == "Done." and [d.action for d in outer.decisions][-1] == "restarted"
     # both attempts' events are in the card, and both attempts' tokens in its summary
-    assert [e.kind for e in turn if parent_of(e) == "toolu_sub"].count("chat_request") == 2
+    assert [e.kind for e in turn if e.parent == "toolu_sub"].count("chat_request") == 2
     assert subagent_totals(outer.subagent) == {
         "outcome": "complete",
         "cycles": 2,

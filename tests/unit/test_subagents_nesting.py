@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, subagent, tool
-from jupyter_turns.model.events import ToolCallResponse, Usage, parent_of
+from jupyter_turns.model.events import ToolCallResponse, Usage
 from jupyter_turns.model.prompter import HEADLESS_DENY_REASON, Approval, ApprovalRequest
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.widget.sink import WidgetSink
@@ -65,7 +65,7 @@ async def test_a_sub_agent_calling_a_sub_agent_marks_each_level_and_adds_up_its_
     sink.flush()
 
     # each level's events are marked with the call that ran it, the deepest with calc's
-    assert [(e.kind, parent_of(e)) for e in turn] == [
+    assert [(e.kind, e.parent) for e in turn] == [
         ("chat_request", None),
         ("tool_call_request", None),
         ("chat_request", "toolu_sub"),
