@@ -62,7 +62,7 @@ class Chat:
         model: str | None = None,
         max_tokens: int | None = None,
         thinking: Literal["off", "adaptive"] | int = "adaptive",
-        run_mode: RunMode | Literal["deny"] = "ask",
+        run_mode: RunMode = "ask",
         max_cycles: int = 25,
         sequential_tools: bool = False,
         retry: RetryPolicy | None = None,

@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ..text import plural
+from ..tools.registry import RunMode
 from .mcp_spec import ServerName, ServerSpec
 
 __all__ = [
@@ -55,7 +56,7 @@ class ThreadSettings(BaseModel):
     reasoning: _Display | None = None
     thinking: Literal["off", "adaptive"] | Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     max_cycles: Annotated[int, Field(ge=1, le=100_000)] | None = None
-    run_mode: Literal["ask", "unattended", "edit", "skip", "deny"] | None = None
+    run_mode: RunMode | None = None
     builtins: list[_Name] | None = Field(default=None, max_length=100)
     system: Annotated[str, StringConstraints(max_length=200_000)] | None = None
     always_allow: list[_Name] | None = Field(default=None, max_length=1_000)
