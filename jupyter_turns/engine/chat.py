@@ -85,7 +85,8 @@ class Chat:
         self.prompter: Prompter = prompter or PolicyPrompter()
         self.sink: Sink = sink or NullSink()
         self.conversation = conversation or Conversation()
-        # "always allow" decisions and saved results live here across turns
+        # what outlives a turn: the "always allow" decisions (each turn gets a copy with its own
+        # run mode, provider and saved results: _turn_config)
         self.execution = ExecutionSettings(clock=clock, new_chat=type(self))
         self.on_boundary = on_boundary
         self.interrupts = InterruptChannel()
@@ -182,7 +183,7 @@ class Chat:
             default_run=thread.run_mode,
             cancel_grace=thread.cancel_grace,
             provider=provider,  # sub-agents that name no provider use it
-            replay=saved if saved is not None else self.execution.replay,
+            replay=saved,
         )
         return TurnConfig(
             thread=thread,

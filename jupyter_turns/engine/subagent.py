@@ -80,7 +80,8 @@ def subagent(
         def save(turn: TurnResult | None, outcome: str = "") -> None:
             ctx.extra["subagent"] = _added(earlier, _summary(turn, sink, outcome))
 
-        task = asyncio.create_task(chat.send(request))
+        # nested results are checked against the recording too (a replay)
+        task = asyncio.create_task(chat.send(request, saved=ctx.nest.settings.replay))
         try:
             turn = await asyncio.shield(task)
         except asyncio.CancelledError:  # the caller was stopped: stop the nested turn cleanly
@@ -133,7 +134,6 @@ def _nested_chat(
         ),
     )
     chat.execution.allowed = nest.settings.allowed  # "always allow" is the thread's
-    chat.execution.replay = replay  # nested results are checked against the recording too
     return chat
 
 

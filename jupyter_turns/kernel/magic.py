@@ -244,14 +244,22 @@ class ChatMagics(Magics, McpSettings):
         thread.restored = False
         mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
         attachments = [*attached.attachments, *([note] if note else [])]
-        provider = chat.provider  # the thread's own: a replay swaps it for the turn
+        provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
+        played = replay.provider if replay is not None else None
+        saved = replay.calls if replay is not None else None
         kernel = getattr(self.shell, "kernel", None)
         if kernel is None:  # plain IPython: print instead
-            chat.sink = PrintSink()
             with replaying(chat, replay, None) as notes:
                 try:
-                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
+                    await chat.send(
+                        body,
+                        attachments,
+                        [*attached.notes, *mcp_notes, *notes],
+                        sink=PrintSink(),
+                        provider=played,
+                        saved=saved,
+                    )
                 finally:
                     _remember_fallback(thread, provider, streamed)
             return
@@ -260,7 +268,16 @@ class ChatMagics(Magics, McpSettings):
             front.show()
             with sigint_menu(chat, loop), replaying(chat, replay, front) as notes:
                 try:
-                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
+                    await chat.send(
+                        body,
+                        attachments,
+                        [*attached.notes, *mcp_notes, *notes],
+                        sink=front.sink,
+                        prompter=front.prompter,
+                        provider=played,
+                        on_boundary=front.boundary,
+                        saved=saved,
+                    )
                 finally:
                     _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()
