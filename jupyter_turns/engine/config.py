@@ -12,15 +12,15 @@ the notebook is a different thing on purpose: the validated, signed
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, TypeAlias, TypedDict
+from typing import TypedDict
 
+from ..providers.base import Thinking
 from ..tools.registry import RunMode
 from .compaction import DEFAULT_COMPACT_AT
 from .retry import RetryPolicy
 
 __all__ = ["DEFAULT_MAX_CYCLES", "Thinking", "ThreadConfig", "ThreadOptions"]
 
-Thinking: TypeAlias = Literal["off", "adaptive"] | int  # an int is a token budget
 DEFAULT_MAX_CYCLES = 25  # requests per turn before a runaway tool loop is stopped
 
 

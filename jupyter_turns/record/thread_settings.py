@@ -20,6 +20,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from ..providers.base import Thinking
 from ..text import plural
 from ..tools.registry import RunMode
 from .mcp_spec import ServerName, ServerSpec
@@ -78,7 +79,6 @@ GUARDED_FIELDS = (
     "thinking",
 )
 
-Thinking = str | int  # "off", "adaptive" or a token budget
 # (saved settings, the conversation they are for) -> signed by this user? (trust.SettingsKey)
 Verifier = Callable[[Mapping[str, Any], str], bool]
 
