@@ -14,7 +14,8 @@ import asyncio
 import random
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any, Unpack
 
 from ..errors import JupyterTurnsError
 from ..model.budget import Budget, Ledger
@@ -27,10 +28,11 @@ from ..model.sink import NullSink, Sink
 from ..providers.base import Provider
 from ..providers.models import model_info
 from ..providers.scripted import ScriptedProvider
-from ..tools.executor import ExecutionSettings
-from ..tools.registry import RunMode, Tool, tool_map
-from .compaction import DEFAULT_COMPACT_AT, Compaction, compact_threshold
-from .retry import ResilientCycle, RetryPolicy
+from ..tools.executor import ExecutionSettings, SavedResults
+from ..tools.registry import Tool, tool_map
+from .compaction import Compaction, compact_threshold
+from .config import Thinking, ThreadConfig, ThreadOptions
+from .retry import ResilientCycle
 from .subagent import subagent
 from .turn import TurnConfig, TurnCoordinator, TurnResult
 
@@ -40,9 +42,19 @@ __all__ = ["Chat"]
 class Chat:
     """One thread: its conversation, tools, settings and "always allow" decisions.
 
+    The settings are one frozen :class:`~jupyter_turns.engine.config.ThreadConfig`,
+    ``chat.config``: give it whole (``config=``) or field by field as keywords (``model``,
+    ``system``, ``max_tokens``, ``thinking``, ``run_mode``, ``max_cycles``, ``sequential_tools``,
+    ``retry``, ``cancel_grace``, ``budget_usd``, ``session_budget_usd``, ``compact_at``; the
+    keywords apply on top of ``config``). Change them with
+    ``chat.config = dataclasses.replace(chat.config, ...)``; the next turn uses them.
+
     ``run_mode`` is the default for tools that do not declare one: ``ask`` (the prompter
-    decides), ``unattended`` (run without asking), ``deny`` (never run). ``on_boundary`` is
-    called with the running TurnCoordinator at every cycle boundary (persistence hooks here).
+    decides), ``unattended`` (run without asking), ``deny`` (never run).
+
+    ``provider``, ``prompter``, ``sink`` and ``on_boundary`` (called with the running
+    TurnCoordinator at every cycle boundary: persistence hooks) are the defaults for turns that
+    :meth:`send` is not given its own.
 
     Long threads and cost (docs/architecture.md, "Long threads"): ``budget_usd`` pauses a turn
     before a request that would spend past it (``session_budget_usd`` does the same over ``ledger``,
@@ -58,53 +70,30 @@ class Chat:
         prompter: Prompter | None = None,
         *,
         sink: Sink | None = None,
-        system: str | None = None,
-        model: str | None = None,
-        max_tokens: int | None = None,
-        thinking: Literal["off", "adaptive"] | int = "adaptive",
-        run_mode: RunMode | Literal["deny"] = "ask",
-        max_cycles: int = 25,
-        sequential_tools: bool = False,
-        retry: RetryPolicy | None = None,
-        cancel_grace: float = 2.0,
+        config: ThreadConfig | None = None,
         conversation: Conversation | None = None,
         on_boundary: Callable[[TurnCoordinator], None] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         clock: Callable[[], float] = time.time,
         rand: Callable[[], float] = random.random,
-        budget_usd: float | None = None,
-        session_budget_usd: float | None = None,
         ledger: Ledger | None = None,
-        compact_at: float | None = DEFAULT_COMPACT_AT,
+        **settings: Unpack[ThreadOptions],
     ) -> None:
-        if max_cycles < 1:
-            raise ValueError("max_cycles must be at least 1")
+        self.config = replace(config or ThreadConfig(), **settings)
         self.provider: Provider = provider or ScriptedProvider()
         self.tools = tool_map(tools)
         self.prompter: Prompter = prompter or PolicyPrompter()
         self.sink: Sink = sink or NullSink()
         self.conversation = conversation or Conversation()
-        self.execution = ExecutionSettings(
-            default_run=run_mode,
-            cancel_grace=cancel_grace,
-            clock=clock,
-            new_chat=type(self),
-        )
-        self.system = system
-        self.model = model
-        self.max_tokens = max_tokens
-        self.thinking = thinking
-        self.max_cycles = max_cycles
-        self.sequential_tools = sequential_tools
-        self.retry = retry or RetryPolicy()
+        # what outlives a turn: the "always allow" decisions (each turn gets a copy with its own
+        # run mode, provider and saved results: _turn_config)
+        self.execution = ExecutionSettings(clock=clock, new_chat=type(self))
         self.on_boundary = on_boundary
         self.interrupts = InterruptChannel()
         self._sleep, self._clock, self._rand = sleep, clock, rand
         self.turn: TurnCoordinator | None = None  # the running turn, if any
-        self.budget_usd, self.session_budget_usd = budget_usd, session_budget_usd
         self.ledger = ledger or Ledger()
         self.name = "main"  # the thread's name in the ledger
-        self.compact_at = compact_at
         self.compact_next = False  # %chat compact: summarize before the next request
         self.pending_notes: list[Notice] = []  # shown (and applied) with the next request
         self.context_tokens: int | None = None  # the gauge: context in use after the last answer
@@ -112,7 +101,10 @@ class Chat:
     @property
     def context_window(self) -> int | None:
         """The model's context window in tokens (None: not known for this model)."""
-        model = self.model or getattr(self.provider, "model", None)
+        return self._window(self.provider)
+
+    def _window(self, provider: Provider) -> int | None:
+        model = self.config.model or getattr(provider, "model", None)
         return model_info(model).context_window if isinstance(model, str) else None
 
     def compact(self) -> None:
@@ -138,52 +130,42 @@ class Chat:
         text: str,
         attachments: Sequence[Attachment] = (),
         notes: Sequence[str | Notice] = (),
+        *,
+        sink: Sink | None = None,
+        prompter: Prompter | None = None,
+        provider: Provider | None = None,
+        on_boundary: Callable[[TurnCoordinator], None] | None = None,
+        saved: SavedResults | None = None,
     ) -> TurnResult:
         """Run one turn for ``text`` and return its events; the thread keeps them.
         ``attachments`` go with the request as labeled data, secrets withheld (like every tool
         result: :mod:`jupyter_turns.redaction`); ``notes`` are shown after it (a string as a
-        warning)."""
+        warning). ``sink``, ``prompter``, ``provider`` and ``on_boundary`` are this turn's (the
+        chat's own when not given); ``saved``: a replayed turn's saved tool results."""
         if self.turn is not None:
             raise JupyterTurnsError("a turn is already running in this thread")
-        self.execution.provider = self.provider  # sub-agents that name no provider use it
-        config = TurnConfig(
-            tools=self.tools,
-            execution=self.execution,
-            system=self.system,
-            model=self.model,
-            max_tokens=self.max_tokens,
-            thinking=self.thinking,
-            max_cycles=self.max_cycles,
-            sequential_tools=self.sequential_tools,
-            retry=self.retry,
-            budget=Budget(self.budget_usd, self.session_budget_usd, self.ledger),
-            compaction=Compaction(
-                at=compact_threshold(self.compact_at, self.context_window),
-                requested=self.compact_next,
-            ),
-            context_tokens=self.context_tokens,
-            context_window=self.context_window,
-        )
+        sink, prompter = sink or self.sink, prompter or self.prompter
+        provider = provider or self.provider
+        config = self._turn_config(provider, saved)
         resilient = ResilientCycle(
-            self.provider.classify,
-            self.retry,
+            provider.classify,
+            self.config.retry,
             sleep=self._sleep,
             clock=self._clock,
             rand=self._rand,
-            on_status=self.sink.update,
+            on_status=sink.update,
         )
-        self.turn = TurnCoordinator(
+        self.turn = turn = TurnCoordinator(
             self.conversation,
-            self.provider,
-            prompter=self.prompter,
-            sink=self.sink,
+            provider,
+            prompter=prompter,
+            sink=sink,
             config=config,
             interrupts=self.interrupts,
-            on_boundary=self.on_boundary,
+            on_boundary=on_boundary or self.on_boundary,
             resilient=resilient,
         )
         pending, self.pending_notes = self.pending_notes, []
-        turn = self.turn
         try:
             return await turn.run(text, attachments, [*pending, *notes])
         finally:
@@ -192,6 +174,28 @@ class Chat:
             if config.compaction.done:
                 self.compact_next = False
             self.ledger.add(self.name, turn.usage, turn.cost_usd)
+
+    def _turn_config(self, provider: Provider, saved: SavedResults | None) -> TurnConfig:
+        """This turn's settings: the thread's, with what the turn starts from."""
+        thread, window = self.config, self._window(provider)
+        execution = replace(  # shares ``allowed``: "always allow" outlives the turn
+            self.execution,
+            default_run=thread.run_mode,
+            cancel_grace=thread.cancel_grace,
+            provider=provider,  # sub-agents that name no provider use it
+            replay=saved,
+        )
+        return TurnConfig(
+            thread=thread,
+            tools=self.tools,
+            execution=execution,
+            budget=Budget(thread.budget_usd, thread.session_budget_usd, self.ledger),
+            compaction=Compaction(
+                at=compact_threshold(thread.compact_at, window), requested=self.compact_next
+            ),
+            context_tokens=self.context_tokens,
+            context_window=window,
+        )
 
     def as_tool(
         self,
@@ -202,7 +206,7 @@ class Chat:
         model: str | None = None,
         system: str | None = None,
         max_cycles: int | None = None,
-        thinking: Literal["off", "adaptive"] | int | None = None,
+        thinking: Thinking | None = None,
     ) -> Tool:
         """A sub-agent tool running on this chat's provider: each call runs a nested turn with
         ``tools``, ``model``, ``system``, ``max_cycles`` and ``thinking`` — each this chat's own
@@ -212,10 +216,10 @@ class Chat:
             description,
             tools=self.tools.values() if tools is None else tools,
             provider=self.provider,
-            model=model or self.model,
-            system=system if system is not None else self.system,
-            max_cycles=self.max_cycles if max_cycles is None else max_cycles,
-            thinking=self.thinking if thinking is None else thinking,
+            model=model or self.config.model,
+            system=system if system is not None else self.config.system,
+            max_cycles=self.config.max_cycles if max_cycles is None else max_cycles,
+            thinking=self.config.thinking if thinking is None else thinking,
         )
 
     def interrupt(self, action: InterruptAction | str | None = None, text: str = "") -> None:

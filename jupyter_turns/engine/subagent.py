@@ -19,7 +19,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal, cast
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import JupyterTurnsError
 from ..model.events import ConversationEvent, Part, ToolCallResponse, Usage
@@ -35,6 +36,7 @@ from ..model.sink import (
 from ..tools.context import Nest, ToolContext
 from ..tools.registry import RunMode, Tool, tool
 from ..tools.results import ToolResult
+from .config import Thinking, ThreadConfig
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -57,7 +59,7 @@ def subagent(
     model: str | None = None,
     system: str | None = None,
     max_cycles: int = 10,
-    thinking: Literal["off", "adaptive"] | int = "off",
+    thinking: Thinking = "off",
     run: RunMode | None = None,
 ) -> Tool:
     """A tool whose call runs a nested turn with the model's ``request`` as its input.
@@ -70,15 +72,16 @@ def subagent(
     async def run_agent(request: str, ctx: ToolContext) -> ToolResult:
         if ctx.nest is None:
             raise SubagentError(f"{name} runs inside a chat turn, not on its own")
-        chat = _nested_chat(ctx.nest, ctx.call_id, provider, nested_tools, model, system)
-        chat.max_cycles, chat.thinking = max_cycles, thinking
+        config = ThreadConfig(model=model, system=system, max_cycles=max_cycles, thinking=thinking)
+        chat = _nested_chat(ctx.nest, ctx.call_id, provider, nested_tools, config)
         sink = cast(NestSink, chat.sink)
         earlier = ctx.fields.subagent  # a restarted call: its first attempts count too
 
         def save(turn: TurnResult | None, outcome: str = "") -> None:
             ctx.fields.subagent = _added(earlier, _summary(turn, sink, outcome))
 
-        task = asyncio.create_task(chat.send(request))
+        # nested results are checked against the recording too (a replay)
+        task = asyncio.create_task(chat.send(request, saved=ctx.nest.settings.replay))
         try:
             turn = await asyncio.shield(task)
         except asyncio.CancelledError:  # the caller was stopped: stop the nested turn cleanly
@@ -110,8 +113,7 @@ def _nested_chat(
     call_id: str,
     provider: Provider | None,
     tools: list[Any],
-    model: str | None,
-    system: str | None,
+    config: ThreadConfig,
 ) -> Chat:
     make = nest.settings.new_chat  # the Chat class of the calling thread
     if make is None:
@@ -127,13 +129,11 @@ def _nested_chat(
         tools=tools,
         prompter=nest.prompter,
         sink=NestSink(nest, call_id),
-        system=system,
-        model=model,
-        run_mode=nest.settings.default_run,
-        cancel_grace=nest.settings.cancel_grace,
+        config=replace(
+            config, run_mode=nest.settings.default_run, cancel_grace=nest.settings.cancel_grace
+        ),
     )
     chat.execution.allowed = nest.settings.allowed  # "always allow" is the thread's
-    chat.execution.replay = replay  # nested results are checked against the recording too
     return chat
 
 

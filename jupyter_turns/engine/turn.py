@@ -88,7 +88,7 @@ class TurnCoordinator(InterruptSteps):
         self.interrupts = interrupts or InterruptChannel()
         self._on_boundary = on_boundary
         self._resilient = resilient or ResilientCycle(
-            provider.classify, config.retry, on_status=sink.update
+            provider.classify, config.thread.retry, on_status=sink.update
         )
         self.state = TurnState.IDLE
         self.usage = Usage()
@@ -219,7 +219,7 @@ class TurnCoordinator(InterruptSteps):
             return await self._tools_then_continue(segment_cycles)
         reason = finished.reason
         if reason in ("pause_turn", "compaction"):  # the server paused; send it all back
-            if segment_cycles >= self.config.max_cycles:
+            if segment_cycles >= self.config.thread.max_cycles:
                 return self._max_cycles()
             self._to(TurnState.CONTINUING)
             return Step.NEXT
@@ -243,7 +243,7 @@ class TurnCoordinator(InterruptSteps):
         return Step.END
 
     def _max_cycles(self) -> Literal[Step.END]:
-        cycles = plural(self.config.max_cycles, "cycle")
+        cycles = plural(self.config.thread.max_cycles, "cycle")
         text = f"Stopped after {cycles} (max-cycles). "
         text += "Run another %%chat cell to let the model go on."
         self._append(Notice(level="warning", text=text))
@@ -285,7 +285,7 @@ class TurnCoordinator(InterruptSteps):
             raise
 
     def _note_end(self, finished: Finished) -> None:
-        usage, model = finished.usage, finished.model or self.config.model
+        usage, model = finished.usage, finished.model or self.config.thread.model
         cost = None if usage is None else self.provider.cost(usage, model)
         self._append(*self.gate.notices(self.conversation.events[self.cycle.start :]))
         self.ends.append(ResponseEnd(finished.reason, len(self.events), usage, cost))
@@ -309,7 +309,7 @@ class TurnCoordinator(InterruptSteps):
         if stopped:
             self._append(Notice(text="Stopped by the user while tools were running."))
             return self._finish("stopped")
-        if segment_cycles >= self.config.max_cycles:
+        if segment_cycles >= self.config.thread.max_cycles:
             return self._max_cycles()
         self._to(TurnState.CONTINUING)
         return Step.NEXT
@@ -322,7 +322,7 @@ class TurnCoordinator(InterruptSteps):
             sink=self.sink,
             record=self._append,
             settings=self.config.execution,
-            sequential=self.config.sequential_tools,
+            sequential=self.config.thread.sequential_tools,
         )
         responses, stopped = await tools.run_interruptible(
             self.interrupts, self._menu, self._tools_paused

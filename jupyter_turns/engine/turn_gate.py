@@ -59,7 +59,7 @@ class TurnGate:
         budget = self.config.budget
         if budget is None or not budget.active:
             return None
-        model = self.config.model
+        model = self.config.thread.model
 
         def price(usage: Usage) -> float | None:
             return self.provider.cost(usage, model)

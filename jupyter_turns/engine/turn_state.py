@@ -21,7 +21,7 @@ from ..providers.base import Continuation, Request
 from ..tools.executor import ExecutionSettings
 from ..tools.registry import Tool
 from .compaction import Compaction
-from .retry import RetryPolicy
+from .config import ThreadConfig
 from .window import to_send
 
 __all__ = [
@@ -89,15 +89,11 @@ TurnOutcome = Literal["complete", "stopped", "aborted", "error", "max_cycles"]
 
 @dataclass
 class TurnConfig:
+    """One turn's settings: the thread's (``thread``) and what this turn starts from."""
+
+    thread: ThreadConfig = field(default_factory=ThreadConfig)
     tools: Mapping[str, Tool] = field(default_factory=dict)
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
-    system: str | None = None
-    model: str | None = None
-    max_tokens: int | None = None
-    thinking: Literal["off", "adaptive"] | int = "adaptive"  # an int is a token budget
-    max_cycles: int = 25
-    sequential_tools: bool = False
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
     budget: Budget | None = None  # spending limits that pause the turn
     compaction: Compaction = field(default_factory=Compaction)
     context_tokens: int | None = None  # the thread's context in use when the turn starts
@@ -116,9 +112,9 @@ class TurnConfig:
             events=tuple(to_send(events)),
             tools=tuple(tool.spec() for tool in self.tools.values()),
             system=self.system_for(events),
-            model=self.model,
-            max_tokens=self.max_tokens,
-            thinking=self.thinking,
+            model=self.thread.model,
+            max_tokens=self.thread.max_tokens,
+            thinking=self.thread.thinking,
             continuation=continuation,
             cycle=cycle,
             extra=dict(extra or {}),
@@ -130,9 +126,10 @@ class TurnConfig:
         reads = any(tool.reads_notebook for tool in self.tools.values()) or any(
             event.kind == "chat_request" and event.attachments for event in events
         )
+        system = self.thread.system
         if not reads:
-            return self.system
-        return f"{self.system}\n\n{DATA_RULE}" if self.system else DATA_RULE
+            return system
+        return f"{system}\n\n{DATA_RULE}" if system else DATA_RULE
 
 
 @dataclass(frozen=True, slots=True)

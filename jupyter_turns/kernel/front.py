@@ -95,9 +95,6 @@ class CellFront:
             metadata=metadata_writer() if has_frontend(namespace) else MetadataWriter(lambda: None),
             notebook_state=self._notebook_state,
         )
-        chat.sink = self.sink
-        chat.prompter = self.prompter
-        chat.on_boundary = self._boundary
         self._loop = loop
         self._last: TurnCoordinator | None = None
         self._displaced = list(session.cell_records.get(self.cell_id or "", ()))
@@ -178,7 +175,9 @@ class CellFront:
         ]
         return self._record(turn, partial)
 
-    def _boundary(self, turn: TurnCoordinator) -> None:
+    def boundary(self, turn: TurnCoordinator) -> None:
+        """At each cycle boundary of this cell's turn (``Chat.send(on_boundary=...)``): save
+        the record so far."""
         self._last = turn
         if turn.outcome == "running":  # the end of the turn is written once, by close()
             self._saved = self._mark(turn)

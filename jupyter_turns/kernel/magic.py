@@ -30,7 +30,7 @@ from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
 from . import commands
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
-from .cell_options import parse_options, parse_thinking
+from .cell_options import parse_options
 from .kernel_status import busy_while_running
 from .persist import MetadataWriter
 from .replay import ReplayPlan, choose, replaying
@@ -142,12 +142,7 @@ class ChatMagics(Magics, McpSettings):
         return CellSettings.of(self)
 
     def _new_chat(self) -> Chat:
-        return Chat(
-            system=self.system or None,
-            run_mode=self.tools,  # type: ignore[arg-type]
-            max_cycles=self.max_cycles,
-            thinking=parse_thinking(self.thinking),
-        )
+        return Chat(config=self.settings().thread_config())
 
     def _pre_run_cell(self, info: Any) -> None:
         self.session.cell_id = getattr(info, "cell_id", None)
@@ -249,14 +244,22 @@ class ChatMagics(Magics, McpSettings):
         thread.restored = False
         mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
         attachments = [*attached.attachments, *([note] if note else [])]
-        provider = chat.provider  # the thread's own: a replay swaps it for the turn
+        provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
+        played = replay.provider if replay is not None else None
+        saved = replay.calls if replay is not None else None
         kernel = getattr(self.shell, "kernel", None)
         if kernel is None:  # plain IPython: print instead
-            chat.sink = PrintSink()
             with replaying(chat, replay, None) as notes:
                 try:
-                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
+                    await chat.send(
+                        body,
+                        attachments,
+                        [*attached.notes, *mcp_notes, *notes],
+                        sink=PrintSink(),
+                        provider=played,
+                        saved=saved,
+                    )
                 finally:
                     _remember_fallback(thread, provider, streamed)
             return
@@ -265,7 +268,16 @@ class ChatMagics(Magics, McpSettings):
             front.show()
             with sigint_menu(chat, loop), replaying(chat, replay, front) as notes:
                 try:
-                    await chat.send(body, attachments, [*attached.notes, *mcp_notes, *notes])
+                    await chat.send(
+                        body,
+                        attachments,
+                        [*attached.notes, *mcp_notes, *notes],
+                        sink=front.sink,
+                        prompter=front.prompter,
+                        provider=played,
+                        on_boundary=front.boundary,
+                        saved=saved,
+                    )
                 finally:
                     _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()
@@ -308,24 +320,13 @@ class ChatMagics(Magics, McpSettings):
             thread.reasoning = self.reasoning
             thread.configured = True
         thread.provider, thread.model, thread.script = key
-        chat = thread.chat
-        if options.tools:
-            chat.execution.default_run = options.tools
         if options.reasoning:
             thread.reasoning = options.reasoning
-        if options.thinking is not None:
-            chat.thinking = options.thinking
-        if options.max_cycles is not None:
-            chat.max_cycles = options.max_cycles
-        if options.system is not None:
-            chat.system = options.system or None
         thread.builtins = builtins
         if options.stream:
             thread.stream = options.stream == "on"
-        chat.sequential_tools = options.sequential
-        if options.budget is not None:  # sticks to the thread for this session (not saved)
-            chat.budget_usd = options.budget or None
-        chat.session_budget_usd, chat.compact_at = self.budget_usd or None, self.compact_at
+        chat = thread.chat
+        chat.config = self.settings().cell_config(chat.config, options)
         chat.ledger, chat.name = self.session.ledger, thread.name
 
 

@@ -80,22 +80,17 @@ class ReplayPlan:
 
 @contextlib.contextmanager
 def replaying(chat: Chat, replay: ReplayPlan | None, front: Any) -> Iterator[list[str | Notice]]:
-    """Play ``replay`` on ``chat`` for one turn (the notices to show with it: that it is a
-    replay, and where it stops); afterwards the chat's own provider is back. Strict: raise
-    UsageError naming the tools whose results differ from the recording."""
+    """Around the turn that plays ``replay`` on ``chat`` (the caller passes ``replay.provider``
+    and ``replay.calls`` to ``Chat.send``): the notices to show with it (that it is a replay, and
+    where it stops). Strict: raise UsageError naming the tools whose results differ from the
+    recording."""
     if replay is None:
         yield []
         return
-    previous, start = chat.provider, len(chat.conversation)
-    chat.provider = replay.provider
-    chat.execution.replay = replay.calls
+    start = len(chat.conversation)
     if front is not None:
         front.replayed_from = replay.source  # saved with the turn
-    try:
-        yield [replay_notice(replay), *([replay.note] if replay.note else [])]
-    finally:
-        chat.provider = previous
-        chat.execution.replay = None
+    yield [replay_notice(replay), *([replay.note] if replay.note else [])]
     differing = [e for e in chat.conversation.events[start:] if _differs(e)]
     if replay.strict and differing:
         from IPython.core.error import UsageError

@@ -11,15 +11,18 @@ class and of an import cycle with magic.py. The session also holds this user's
 
 from __future__ import annotations
 
+import argparse
 import logging
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..engine.config import ThreadConfig
 from ..kernel_tools.builtin import default_builtins
 from ..mcp.servers import McpServers
 from ..model.budget import Ledger
 from ..record.thread_settings import UserDefaults
+from ..tools.registry import RunMode
 from .cell_options import parse_thinking
 from .threads import Thread, Threads
 from .trust import SettingsKey, secret_path
@@ -47,7 +50,7 @@ class CellSettings:
 
     provider: str
     model: str
-    tools: str
+    tools: RunMode  # the default run mode (ask, unattended or deny)
     reasoning: str
     thinking: str
     max_cycles: int
@@ -71,6 +74,35 @@ class CellSettings:
         """The current values of an object with these attributes (the magic's traitlets)."""
         return cls(**{f.name: getattr(configurable, f.name) for f in fields(cls)})
 
+    def thread_config(self) -> ThreadConfig:
+        """What a new thread's turns start with (the model comes with its provider)."""
+        return ThreadConfig(
+            system=self.system or None,
+            run_mode=self.tools,
+            max_cycles=self.max_cycles,
+            thinking=parse_thinking(self.thinking),
+        )
+
+    def cell_config(self, config: ThreadConfig, options: argparse.Namespace) -> ThreadConfig:
+        """The thread's ``config`` with this cell's options (they stick to the thread; the
+        budget for this session only: it is not saved) and the session-wide limits."""
+        changes: dict[str, Any] = {
+            "sequential_tools": options.sequential,
+            "session_budget_usd": self.budget_usd or None,
+            "compact_at": self.compact_at,
+        }
+        if options.tools:
+            changes["run_mode"] = options.tools
+        if options.thinking is not None:
+            changes["thinking"] = options.thinking
+        if options.max_cycles is not None:
+            changes["max_cycles"] = options.max_cycles
+        if options.system is not None:
+            changes["system"] = options.system or None
+        if options.budget is not None:
+            changes["budget_usd"] = options.budget or None
+        return replace(config, **changes)
+
     def defaults(self) -> UserDefaults:
         """What a new thread gets from these settings: a restored one may ask for no more
         without the user (see :func:`jupyter_turns.record.thread_settings.split_settings`)."""
@@ -87,7 +119,7 @@ class CellSettings:
         the executor refuses a policy's approval of an ``always_ask`` tool)."""
         if self.headless != "auto":
             return self.headless == "allow"
-        return thread.chat.execution.default_run == "unattended"
+        return thread.chat.config.run_mode == "unattended"
 
 
 @dataclass

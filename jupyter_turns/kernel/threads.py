@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..engine.chat import Chat
@@ -54,11 +54,11 @@ class Thread:
     @property
     def model(self) -> str | None:
         """The model asked for (None: the provider's default); the Chat holds it."""
-        return self.chat.model
+        return self.chat.config.model
 
     @model.setter
     def model(self, value: str | None) -> None:
-        self.chat.model = value
+        self.chat.config = replace(self.chat.config, model=value)
 
     @property
     def provider_key(self) -> ProviderKey:
@@ -72,10 +72,10 @@ class Thread:
             "model": self.model,
             "script": self.script,
             "builtins": sorted(self.builtins),
-            "run_mode": self.chat.execution.default_run,
-            "max_cycles": self.chat.max_cycles,
-            "thinking": self.chat.thinking,
-            "system": self.chat.system,
+            "run_mode": self.chat.config.run_mode,
+            "max_cycles": self.chat.config.max_cycles,
+            "thinking": self.chat.config.thinking,
+            "system": self.chat.config.system,
             "always_allow": sorted(self.chat.allowed_tools),
             "stream": self.stream,
             "mcp_servers": self.mcp_servers,
@@ -209,14 +209,10 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
     for name, value in values.items():
         if name in ("provider", "model", "script", "reasoning", "stream"):
             setattr(thread, name, value)
-        elif name == "thinking":
-            chat.thinking = value
-        elif name == "max_cycles":
-            chat.max_cycles = value
-        elif name == "run_mode":
-            chat.execution.default_run = value
+        elif name in ("thinking", "max_cycles", "run_mode"):
+            chat.config = replace(chat.config, **{name: value})
         elif name == "system":
-            chat.system = value or None
+            chat.config = replace(chat.config, system=value or None)
         elif name == "builtins":
             thread.builtins = {n for n in value if n in BUILTINS}
         elif name == "always_allow":

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..errors import ProviderError
 from ..model.events import ConversationEvent, StreamEvent, Usage
 
-__all__ = ["Continuation", "Provider", "Request", "ToolSpec"]
+__all__ = ["Continuation", "Provider", "Request", "Thinking", "ToolSpec"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,9 @@ class Continuation:
     reason: str = "interrupted"
 
 
+Thinking: TypeAlias = Literal["off", "adaptive"] | int  # how much to think; int: a token budget
+
+
 @dataclass(frozen=True, slots=True)
 class Request:
     """One cycle's request: the conversation so far plus the settings that shape the answer."""
@@ -41,7 +44,7 @@ class Request:
     system: str | None = None
     model: str | None = None
     max_tokens: int | None = None
-    thinking: Literal["off", "adaptive"] | int = "adaptive"  # an int is a token budget
+    thinking: Thinking = "adaptive"
     tool_choice: Literal["auto", "any", "none"] = "auto"
     continuation: Continuation | None = None
     cycle: int = 1

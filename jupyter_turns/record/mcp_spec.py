@@ -32,6 +32,7 @@ from pydantic import (
 )
 
 from ..errors import McpServerError
+from ..tools.registry import RunMode
 
 __all__ = [
     "SERVER_NAME",
@@ -63,7 +64,7 @@ class ServerSpec(BaseModel):
     headers: dict[_HeaderName, Annotated[str, StringConstraints(max_length=500)]] = Field(
         default_factory=dict, max_length=50
     )
-    run: Literal["ask", "unattended", "edit", "skip"] | None = None  # None: the thread's
+    run: RunMode | None = None  # None: the thread's
     timeout: float = Field(default=120.0, gt=0, le=86_400)  # seconds per call
     incomplete: bool = False  # a saved copy whose URL lost its query string
 

@@ -20,7 +20,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
+from ..providers.base import Thinking
 from ..text import plural
+from ..tools.registry import RunMode
 from .mcp_spec import ServerName, ServerSpec
 
 __all__ = [
@@ -55,7 +57,7 @@ class ThreadSettings(BaseModel):
     reasoning: _Display | None = None
     thinking: Literal["off", "adaptive"] | Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     max_cycles: Annotated[int, Field(ge=1, le=100_000)] | None = None
-    run_mode: Literal["ask", "unattended", "edit", "skip", "deny"] | None = None
+    run_mode: RunMode | None = None
     builtins: list[_Name] | None = Field(default=None, max_length=100)
     system: Annotated[str, StringConstraints(max_length=200_000)] | None = None
     always_allow: list[_Name] | None = Field(default=None, max_length=1_000)
@@ -77,7 +79,6 @@ GUARDED_FIELDS = (
     "thinking",
 )
 
-Thinking = str | int  # "off", "adaptive" or a token budget
 # (saved settings, the conversation they are for) -> signed by this user? (trust.SettingsKey)
 Verifier = Callable[[Mapping[str, Any], str], bool]
 

@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Protocol
 
 from ..model.events import (
     ConversationEvent,
@@ -85,7 +85,7 @@ class SavedResults(Protocol):
 class ExecutionSettings:
     """Thread-level settings every executor of a turn shares (``allowed`` is mutated)."""
 
-    default_run: RunMode | Literal["deny"] = "ask"  # deny: tools without their own mode never run
+    default_run: RunMode = "ask"  # deny: tools without their own mode never run
     allowed: set[str] = field(default_factory=set)  # "always allow" decisions of this thread
     max_result_chars: int = 100_000
     cancel_grace: float = 2.0  # seconds a cancelled tool gets to finish before it is abandoned

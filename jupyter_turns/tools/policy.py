@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from ..model.events import Decision, ToolCallRequest
 from ..model.prompter import Approval, ApprovalRequest, Prompter, ResultReview
@@ -36,7 +36,7 @@ async def decide_run(
     request: ToolCallRequest,
     arguments: dict[str, Any],
     *,
-    default_run: RunMode | Literal["deny"],
+    default_run: RunMode,
     allowed: set[str],
     prompter: Prompter,
     decisions: list[Decision],
@@ -81,7 +81,7 @@ async def decide_run(
 
 def _by_policy(
     tool: Tool,
-    mode: RunMode | Literal["deny"],
+    mode: RunMode,
     arguments: dict[str, Any],
     allowed: set[str],
     decisions: list[Decision],
@@ -89,7 +89,12 @@ def _by_policy(
     """The decision made without asking (the run mode, "always allow"); None: ask."""
     if mode == "deny":
         decisions.append(Decision(action="denied", by="policy", detail="tools disabled"))
-        return Outcome("Not run: tool use is disabled in this thread.", True, "skipped")
+        where = (
+            f"{tool.name} is set to deny"
+            if tool.run == "deny"
+            else "tool use is disabled in this thread"
+        )
+        return Outcome(f"Not run: {where}.", True, "skipped")
     if mode == "skip":
         decisions.append(Decision(action="skipped", by="policy", detail="run mode skip"))
         return Outcome(f"Not run: {tool.name} is set to skip.", True, "skipped")

@@ -13,7 +13,16 @@ import inspect
 import re
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal, TypeAlias, TypedDict, Unpack, get_type_hints, overload
+from typing import (
+    Any,
+    Literal,
+    TypeAlias,
+    TypedDict,
+    Unpack,
+    get_args,
+    get_type_hints,
+    overload,
+)
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
@@ -21,11 +30,23 @@ from ..errors import ToolDefinitionError
 from ..providers.base import ToolSpec
 from .context import ToolContext
 
-__all__ = ["ResultMode", "RunMode", "Tool", "ToolArgumentError", "ToolOptions", "tool", "tool_map"]
+__all__ = [
+    "RUN_MODES",
+    "ResultMode",
+    "RunMode",
+    "Tool",
+    "ToolArgumentError",
+    "ToolOptions",
+    "tool",
+    "tool_map",
+]
 
-RunMode: TypeAlias = Literal["ask", "unattended", "edit", "skip"]
+# How a call is decided without asking: "ask" (the prompter decides), "unattended" (run),
+# "edit" (the user edits the arguments first), "skip" (not run, the model is told), "deny" (tool
+# use is off). A tool's own mode, else the thread's default (Chat(run_mode=...), %%chat --tools).
+RunMode: TypeAlias = Literal["ask", "unattended", "edit", "skip", "deny"]
 ResultMode: TypeAlias = Literal["deliver", "ask", "edit", "skip"]
-_RUN_MODES = ("ask", "unattended", "edit", "skip")
+RUN_MODES: tuple[RunMode, ...] = get_args(RunMode)
 _RESULT_MODES = ("deliver", "ask", "edit", "skip")
 
 
@@ -189,8 +210,8 @@ def _check_options(
         raise ToolDefinitionError(
             f"tool name {tool_name!r} must be 1-64 letters, digits, '_' or '-'"
         )
-    if run is not None and run not in _RUN_MODES:
-        raise ToolDefinitionError(f"run mode must be one of {_RUN_MODES}, not {run!r}")
+    if run is not None and run not in RUN_MODES:
+        raise ToolDefinitionError(f"run mode must be one of {RUN_MODES}, not {run!r}")
     if result not in _RESULT_MODES:
         raise ToolDefinitionError(f"result mode must be one of {_RESULT_MODES}, not {result!r}")
     if timeout is not None and timeout <= 0:

@@ -212,8 +212,8 @@ def check_restore(shell: InteractiveShell, path: Path, *, joinable: bool = False
             if thread is not safe[0]:
                 assert chat.allowed_tools == set()
             assert thread.builtins <= set(DEFAULT), "a file must not add a built-in tool"
-            assert chat.execution.default_run != "unattended" and chat.system is None
-            assert chat.max_cycles <= 25 and chat.thinking != 1_000_000
+            assert chat.config.run_mode != "unattended" and chat.config.system is None
+            assert chat.config.max_cycles <= 25 and chat.config.thinking != 1_000_000
             assert thread.provider_key == ("anthropic", None, None)
             assert thread.mcp_servers == {} and magics.session.mcp.specs == {}
             chat.conversation.check_sendable()

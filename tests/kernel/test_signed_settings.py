@@ -144,7 +144,7 @@ def test_a_notebook_jupyterlab_signed_on_save_grants_nothing(tmp_path: Path, sto
             assert "not applied: these settings were not saved by your own jupyter_turns" in (
                 restored
             )
-            settings = f"{THREAD}.chat.max_cycles, {THREAD}.script, {THREAD}.mcp_servers"
+            settings = f"{THREAD}.chat.config.max_cycles, {THREAD}.script, {THREAD}.mcp_servers"
             assert _printed(kernel, settings) == "25 None {}"
             sessions = "get_ipython().magics_manager.registry['ChatMagics'].session.mcp"
             assert _printed(kernel, f"{sessions}.specs, {sessions}.connections") == "{} {}"
@@ -191,7 +191,7 @@ def test_the_users_own_settings_round_trip_through_a_kernel_and_a_restart(
             body = server.requests[-2].body
             assert body["model"] == "claude-haiku-4-5" and "Be brief." in json.dumps(body["system"])
             assert body["thinking"]["budget_tokens"] == 2048
-            assert _printed(restarted, f"{THREAD}.chat.max_cycles") == "40"
+            assert _printed(restarted, f"{THREAD}.chat.config.max_cycles") == "40"
         finally:
             restarted.close()
 
@@ -258,7 +258,7 @@ def test_a_save_after_a_turn_never_signs_what_the_file_asked_for(tmp_path: Path)
             assert "not applied: these settings were not saved by your own" in restored
             shown = fresh.run("%chat trust").stdout()
             assert f"    | {ATTACKER_SYSTEM}" in shown and "script: 'results'" in shown
-            assert _printed(fresh, f"{THREAD}.chat.allowed_tools, {THREAD}.chat.system") == (
+            assert _printed(fresh, f"{THREAD}.chat.allowed_tools, {THREAD}.chat.config.system") == (
                 "set() None"
             )
         finally:

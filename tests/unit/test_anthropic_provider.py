@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -160,13 +161,13 @@ async def test_multi_turn_recording_sends_the_growing_conversation(
     server.enqueue_recording(exchanges)
     chat = _chat(server, clock, tools=[_run_me("The secret code is: 42")])
     chat_turns = [await chat.send("Test message")]
-    chat.thinking = 12800
+    chat.config = replace(chat.config, thinking=12800)
     chat_turns.append(await chat.send("Repeat my previous message"))
-    chat.thinking = "off"
+    chat.config = replace(chat.config, thinking="off")
     chat_turns.append(
         await chat.send("Please run the tool, providing whatever arguments you want.")
     )
-    chat.thinking = 12800
+    chat.config = replace(chat.config, thinking=12800)
     chat_turns.append(await chat.send("What was the result of the previous tool call?"))
     tool_turn = chat_turns[2]
     assert len(tool_turn.cycle_usage) == 2  # the tool call, then the answer to its result

@@ -52,9 +52,13 @@ def test_a_failed_option_changes_nothing(magics: ChatMagics, line: str, message:
 def test_valid_options_apply_and_stick(magics: ChatMagics) -> None:
     run(magics, "--provider scripted --max-cycles 3 --thinking 2048 --reasoning hidden")
     thread = magics.session.threads.by_name["main"]
-    assert (thread.chat.max_cycles, thread.chat.thinking, thread.reasoning) == (3, 2048, "hidden")
+    assert (thread.chat.config.max_cycles, thread.chat.config.thinking, thread.reasoning) == (
+        3,
+        2048,
+        "hidden",
+    )
     run(magics, "")
-    assert thread.chat.max_cycles == 3 and len(thread.chat.conversation) == 4
+    assert thread.chat.config.max_cycles == 3 and len(thread.chat.conversation) == 4
 
 
 def test_budget_sticks_to_the_thread_and_the_session_settings_reach_every_cell(
@@ -63,12 +67,13 @@ def test_budget_sticks_to_the_thread_and_the_session_settings_reach_every_cell(
     magics.budget_usd, magics.compact_at = 5.0, 40_000
     run(magics, "--provider scripted --budget $0.50")
     chat = magics.session.threads.by_name["main"].chat
-    assert (chat.budget_usd, chat.session_budget_usd, chat.compact_at) == (0.5, 5.0, 40_000)
+    config = chat.config
+    assert (config.budget_usd, config.session_budget_usd, config.compact_at) == (0.5, 5.0, 40_000)
     assert chat.ledger is magics.session.ledger and chat.name == "main"
     run(magics, "")
-    assert chat.budget_usd == 0.5
+    assert chat.config.budget_usd == 0.5
     run(magics, "--budget off")
-    assert chat.budget_usd is None
+    assert chat.config.budget_usd is None
     assert magics.session.ledger.threads["main"].turns == 3
 
 

@@ -88,7 +88,7 @@ async def _replay(
     chat = Chat(ScriptedProvider([]), tools=tools, prompter=prompter or Headless())
     RAN.clear()
     with replaying(chat, chosen, None) as notes:
-        return await chat.send(request, notes=notes)
+        return await chat.send(request, notes=notes, provider=chosen.provider, saved=chosen.calls)
 
 
 def _shape(turn: TurnResult) -> list[tuple[str, str | None, Any]]:

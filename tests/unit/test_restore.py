@@ -167,9 +167,9 @@ def test_an_unsigned_notebook_restores_the_conversation_and_grants_nothing(
     thread = threads.adopt(saved.threads["main"], DEFAULTS)
     assert len(thread.chat.conversation) == 2 and thread.reasoning == "hidden"
     assert thread.chat.allowed_tools == set()
-    assert thread.chat.execution.default_run == "ask"
-    assert thread.builtins == set() and thread.chat.system is None
-    assert thread.chat.max_cycles == 25
+    assert thread.chat.config.run_mode == "ask"
+    assert thread.builtins == set() and thread.chat.config.system is None
+    assert thread.chat.config.max_cycles == 25
     assert thread.withheld == {
         k: v for k, v in ATTACK.items() if k not in ("provider", "reasoning")
     }
@@ -183,7 +183,7 @@ def test_a_notebook_signed_by_jupyter_grants_nothing(tmp_path: Path, in_metadata
     NotebookNotary().sign(notebook)
     assert NotebookNotary().check_signature(notebook)
     thread = Threads(Chat).adopt(_read(path).threads["main"], DEFAULTS)
-    assert thread.chat.allowed_tools == set() and thread.chat.system is None
+    assert thread.chat.allowed_tools == set() and thread.chat.config.system is None
     assert set(thread.withheld) == {"always_allow", "builtins", "run_mode", "system", "max_cycles"}
 
 
@@ -202,8 +202,8 @@ def test_settings_this_users_kernel_signed_restore_whole(tmp_path: Path, in_meta
     saved = _read(_signed_notebook(tmp_path, in_metadata=in_metadata))
     thread = Threads(Chat).adopt(saved.threads["main"], DEFAULTS)
     assert thread.chat.allowed_tools == {"python"} and thread.builtins == {"python"}
-    assert thread.chat.execution.default_run == "unattended"
-    assert thread.chat.system == ATTACK["system"] and thread.chat.max_cycles == 500
+    assert thread.chat.config.run_mode == "unattended"
+    assert thread.chat.config.system == ATTACK["system"] and thread.chat.config.max_cycles == 500
     assert thread.withheld == {}
 
 
@@ -257,7 +257,7 @@ def test_an_unsigned_cell_record_never_rides_on_signed_metadata(tmp_path: Path) 
     assert settings.signed == {"conversation_id": "c1", "reasoning": "full"}
     thread = Threads(Chat).adopt(saved.threads["main"], DEFAULTS)
     assert thread.reasoning == "full"  # the unsigned copy's harmless "hidden" does not mix in
-    assert thread.chat.allowed_tools == set() and thread.chat.system is None
+    assert thread.chat.allowed_tools == set() and thread.chat.config.system is None
     assert set(thread.withheld) == {"always_allow", "builtins", "run_mode", "system", "max_cycles"}
 
 
@@ -273,7 +273,7 @@ def test_the_users_signed_record_applies_beside_a_newer_unsigned_one_without_met
     thread = Threads(Chat).adopt(
         _read(_write(tmp_path, [_cell(own), _cell(added)])).threads["main"], DEFAULTS
     )
-    assert thread.chat.allowed_tools == {"f"} and thread.chat.system is None
+    assert thread.chat.allowed_tools == {"f"} and thread.chat.config.system is None
     assert thread.withheld == {"system": "attacker", "always_allow": ["f", "python"]}
 
 
@@ -301,7 +301,7 @@ def test_a_restored_thread_starts_from_the_users_provider_and_model(tmp_path: Pa
     defaults = UserDefaults(max_cycles=25, model="claude-mine", thinking="adaptive")
     thread = Threads(Chat).adopt(_read(_write(tmp_path, [_cell(record)])).threads["main"], defaults)
     assert thread.provider_key == ("anthropic", "claude-mine", None)
-    assert thread.chat.thinking != 1_000_000
+    assert thread.chat.config.thinking != 1_000_000
 
 
 # ---------------------------------------------------------------- exact restore
