@@ -4,6 +4,9 @@ Invariant, checked on every append and on load: every tool call request is answe
 no answer names an unknown or already answered call, no user request arrives while calls are
 unanswered, and reasoning metadata (a thinking signature) is kept byte-for-byte. Before each
 request the coordinator also calls :meth:`Conversation.check_sendable`.
+
+The events are provider-neutral: the Anthropic wire format they are sent in is
+:func:`jupyter_turns.providers.anthropic_wire.anthropic_messages`.
 """
 
 from __future__ import annotations
@@ -14,9 +17,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..errors import ConversationError, SchemaError
-from .content import api_blocks, labeled
 from .events import (
-    API_KINDS,
     READABLE_VERSIONS,
     SCHEMA_VERSION,
     ConversationEvent,
@@ -28,7 +29,7 @@ from .events import (
     new_id,
 )
 
-__all__ = ["Conversation", "anthropic_messages", "parse_events"]
+__all__ = ["Conversation", "parse_events"]
 
 _ASSISTANT_KINDS = frozenset({"reasoning", "message", "block", "tool_call_request"})
 _ORPHAN_TEXT = "No result: the session ended before this tool call finished."
@@ -188,35 +189,6 @@ class Conversation:
             conversation.answer_orphans()
         return conversation
 
-    # ------------------------------------------------------------------ Anthropic messages
-
-    def to_anthropic_messages(self) -> list[dict[str, Any]]:
-        """Messages for the Anthropic API: blocks in event order, same-role turns merged.
-
-        Assistant blocks go back exactly as received (thinking with its signature, opaque blocks
-        raw, tool_use with its extra fields); a tool_use's results open the next user message.
-        Reasoning without a signature (a stopped or offline one) is not sent: the API would
-        reject it.
-        """
-        return anthropic_messages(self._events)
-
-
-def anthropic_messages(events: Iterable[ConversationEvent]) -> list[dict[str, Any]]:
-    """See :meth:`Conversation.to_anthropic_messages`; works on any sequence of events."""
-    messages: list[dict[str, Any]] = []
-    for event in events:
-        if event.kind not in API_KINDS or event.parent is not None:
-            continue
-        blocks = _anthropic_blocks(event)
-        if not blocks:
-            continue
-        role = "user" if event.kind in ("chat_request", "tool_call_response") else "assistant"
-        if messages and messages[-1]["role"] == role:
-            messages[-1]["content"].extend(blocks)
-        else:
-            messages.append({"role": role, "content": blocks})
-    return messages
-
 
 def parse_events(record: Any) -> list[ConversationEvent]:
     """Validate a record's envelope and events; raises SchemaError naming what is wrong."""
@@ -267,51 +239,3 @@ def _depth(value: Any) -> int:
             children = item.values() if isinstance(item, dict) else item
             stack.extend((child, level + 1) for child in children)
     return deepest
-
-
-def _anthropic_blocks(event: ConversationEvent) -> list[dict[str, Any]]:
-    """The API content blocks of one event: a request with its attachments (labeled data and
-    their images), a tool result with its images; every other kind is one block or none."""
-    match event.kind:
-        case "chat_request":
-            blocks = [{"type": "text", "text": event.content}] if event.content else []
-            for attachment in event.attachments:
-                text = labeled(attachment.text, f"{attachment.source} {attachment.label}")
-                blocks.extend(api_blocks(text, attachment.images))
-            return blocks
-        case "tool_call_response":
-            result: dict[str, Any] = {"type": "tool_result", "tool_use_id": event.call_id}
-            result["content"] = (
-                api_blocks(event.content, event.images) if event.images else event.content
-            )
-            result["is_error"] = event.is_error
-            return [result]
-    block = _anthropic_block(event)
-    return [block] if block is not None else []
-
-
-def _anthropic_block(event: ConversationEvent) -> dict[str, Any] | None:
-    match event.kind:
-        case "message":
-            if not event.content:
-                return None
-            block: dict[str, Any] = {"type": "text", "text": event.content}
-            if event.metadata.get("citations"):
-                block["citations"] = event.metadata["citations"]
-            return block
-        case "reasoning":
-            signature = event.metadata.get("signature")
-            if not signature:
-                return None
-            return {"type": "thinking", "thinking": event.content, "signature": signature}
-        case "block":
-            raw = event.metadata.get("raw_block")
-            return dict(raw) if isinstance(raw, dict) else None
-        case "tool_call_request":
-            raw = event.metadata.get("raw_block")
-            tool_use = dict(raw) if isinstance(raw, dict) else {}
-            tool_use.update(type="tool_use", id=event.call_id, name=event.name)
-            tool_use["input"] = event.arguments
-            return tool_use
-        case _:
-            return None

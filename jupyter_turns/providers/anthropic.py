@@ -26,12 +26,12 @@ import anthropic
 import httpx2
 
 from ..errors import ProviderConfigError, ProviderError
-from ..model.conversation import anthropic_messages
 from ..model.events import Finished, StreamEvent, Usage, compaction_note
 from ..redaction import remember
 from .anthropic_errors import classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response, with_pending
 from .anthropic_stream import StreamAdapter
+from .anthropic_wire import anthropic_messages
 from .base import Request
 from .endpoints import current, environment_key, refusal
 from .limits import check_request

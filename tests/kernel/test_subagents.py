@@ -164,7 +164,7 @@ def test_nested_events_are_saved_and_restored_but_never_sent(tmp_path: Path) -> 
             "                  if getattr(e, 'parent', None) == 'toolu_sub']))"
         ).stdout()
         sent = kernel.run(
-            "from jupyter_turns.model.conversation import anthropic_messages\n"
+            "from jupyter_turns.providers.anthropic_wire import anthropic_messages\n"
             "print(json.dumps(anthropic_messages(events)))"
         ).stdout()
     finally:

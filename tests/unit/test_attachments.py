@@ -11,8 +11,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from jupyter_turns import Chat
-from jupyter_turns.model.conversation import anthropic_messages
 from jupyter_turns.model.events import ToolCallRequest
+from jupyter_turns.providers.anthropic_wire import anthropic_messages
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message
 from jupyter_turns.reading.attach import attach, mentions
 from jupyter_turns.reading.kernel_note import kernel_note, names_from_tool_calls

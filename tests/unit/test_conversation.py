@@ -24,6 +24,7 @@ from jupyter_turns.model.events import (
     ToolCallRequest,
     ToolCallResponse,
 )
+from jupyter_turns.providers.anthropic_wire import anthropic_messages
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "record_v1.json"
 
@@ -77,7 +78,7 @@ def test_signature_survives_byte_for_byte() -> None:
     conversation = Conversation([ChatRequest(content="q")])
     conversation.append(Reasoning(content=" spaced \n", metadata={"signature": signature}))
     loaded = Conversation.from_record(json.loads(json.dumps(conversation.to_record())))
-    thinking = loaded.to_anthropic_messages()[1]["content"][0]
+    thinking = anthropic_messages(loaded.events)[1]["content"][0]
     assert thinking == {"type": "thinking", "thinking": " spaced \n", "signature": signature}
 
 
@@ -160,7 +161,7 @@ def test_truncate_restores_the_invariant_state() -> None:
 
 
 def test_anthropic_messages_alternate_and_put_tool_results_first() -> None:
-    messages = sample().to_anthropic_messages()
+    messages = anthropic_messages(sample().events)
     assert [m["role"] for m in messages] == ["user", "assistant", "user", "assistant"]
     assistant = messages[1]["content"]
     assert [b["type"] for b in assistant] == ["thinking", "text", "tool_use", "tool_use"]
@@ -175,7 +176,7 @@ def test_anthropic_messages_alternate_and_put_tool_results_first() -> None:
 def test_reply_after_tools_shares_the_user_message_after_the_results() -> None:
     conversation = Conversation([ChatRequest(content="q"), _call("a"), _answer("a")])
     conversation.append(ChatRequest(content="actually, stop"))
-    last = conversation.to_anthropic_messages()[-1]
+    last = anthropic_messages(conversation.events)[-1]
     assert [b["type"] for b in last["content"]] == ["tool_result", "text"]
 
 
@@ -187,7 +188,7 @@ def test_unsigned_and_empty_blocks_are_not_sent() -> None:
             Message(content=""),
         ]
     )
-    assert conversation.to_anthropic_messages() == [
+    assert anthropic_messages(conversation.events) == [
         {"role": "user", "content": [{"type": "text", "text": "q"}]}
     ]
 
@@ -208,7 +209,7 @@ def test_tool_use_goes_back_with_its_extra_fields() -> None:
         },
     )
     conversation = Conversation([ChatRequest(content="q"), call])
-    block = conversation.to_anthropic_messages()[1]["content"][0]
+    block = anthropic_messages(conversation.events)[1]["content"][0]
     assert block == {
         "type": "tool_use",
         "id": "toolu_1",
@@ -244,7 +245,7 @@ def test_any_accepted_sequence_is_sendable_once_calls_are_answered(ops: list[str
             continue
     conversation.answer_orphans()
     conversation.check_sendable()
-    messages = conversation.to_anthropic_messages()
+    messages = anthropic_messages(conversation.events)
     roles = [m["role"] for m in messages]
     assert all(a != b for a, b in itertools.pairwise(roles))
     answered = [

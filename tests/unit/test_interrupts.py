@@ -11,6 +11,7 @@ from jupyter_turns.model.conversation import Conversation
 from jupyter_turns.model.events import ChatRequest, Message, MessageDelta, Part
 from jupyter_turns.model.interrupt import InterruptAction, InterruptChoice, InterruptContext
 from jupyter_turns.model.sink import Discarded
+from jupyter_turns.providers.anthropic_wire import anthropic_messages
 from jupyter_turns.providers.scripted import (
     Fail,
     Gate,
@@ -248,7 +249,7 @@ async def _interrupt_anywhere(
     conversation.check_sendable()
     reloaded = Conversation.from_record(json.loads(json.dumps(conversation.to_record())))
     assert list(reloaded.events) == list(conversation.events)
-    messages = conversation.to_anthropic_messages()
+    messages = anthropic_messages(conversation.events)
     uses = [b["id"] for m in messages for b in m["content"] if b["type"] == "tool_use"]
     results = [
         b["tool_use_id"] for m in messages for b in m["content"] if b["type"] == "tool_result"

@@ -18,6 +18,7 @@ from jupyter_turns.mcp import McpServers, ServerSpec
 from jupyter_turns.mcp.connection import ServerState
 from jupyter_turns.model.events import Notice, ToolCallResponse
 from jupyter_turns.model.sink import ToolUpdate
+from jupyter_turns.providers.anthropic_wire import anthropic_messages
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.tools.registry import Tool
 from tests.support.mcp_server import SCRIPT, HttpServer, leaked_tokens
@@ -129,7 +130,7 @@ async def test_an_image_result_becomes_an_image_block(servers: McpServers) -> No
     (response,) = _responses(turn.events)
     (image,) = response.images
     assert (image.media_type, image.width, image.height) == ("image/png", 40, 30)
-    (result,) = chat.conversation.to_anthropic_messages()[2]["content"]
+    (result,) = anthropic_messages(chat.conversation.events)[2]["content"]
     assert result["type"] == "tool_result"
     assert [block["type"] for block in result["content"]] == ["text", "image"]
 
@@ -143,7 +144,7 @@ async def test_tokens_in_a_servers_result_are_withheld_from_the_model_and_the_re
     assert response.content == (
         "github: [redacted: GitHub token]\nslack: [redacted: Slack token]\nregion: eu-north-1"
     )
-    sent = str(chat.conversation.to_anthropic_messages())
+    sent = str(anthropic_messages(chat.conversation.events))
     saved = str(chat.conversation.to_record())
     assert all(token not in sent and token not in saved for token in leaked_tokens())
     (notice,) = [e for e in turn.events if isinstance(e, Notice)]

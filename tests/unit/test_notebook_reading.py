@@ -17,8 +17,8 @@ from PIL import Image
 from jupyter_turns import Chat, ToolResult, tool
 from jupyter_turns.kernel_tools.builtin import BUILTINS, READ_ONLY
 from jupyter_turns.model.content import DATA_RULE, labeled
-from jupyter_turns.model.conversation import anthropic_messages
 from jupyter_turns.model.events import ToolCallResponse
+from jupyter_turns.providers.anthropic_wire import anthropic_messages
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.reading.sources import NotebookReader
 from jupyter_turns.record.format import RECORD_MIME

@@ -9,10 +9,11 @@ import pytest
 
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink, subagent, tool
 from jupyter_turns.errors import ProviderError
-from jupyter_turns.model.conversation import Conversation, anthropic_messages
+from jupyter_turns.model.conversation import Conversation
 from jupyter_turns.model.events import ToolCallResponse, Usage
 from jupyter_turns.model.interrupt import InterruptAction
 from jupyter_turns.model.sink import SubagentUpdate
+from jupyter_turns.providers.anthropic_wire import anthropic_messages
 from jupyter_turns.providers.scripted import Fail, ScriptedProvider, cycle, message, tool_call
 
 from .helpers import subagent_totals, until

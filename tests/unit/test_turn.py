@@ -14,6 +14,7 @@ from jupyter_turns.errors import InvalidTransition
 from jupyter_turns.model.events import ToolCallResponse
 from jupyter_turns.model.interrupt import InterruptAction
 from jupyter_turns.model.sink import StateChanged
+from jupyter_turns.providers.anthropic_wire import anthropic_messages
 from jupyter_turns.providers.scripted import (
     Gate,
     ScriptedProvider,
@@ -78,7 +79,7 @@ async def test_two_cycle_turn_with_parallel_tools_answers_in_request_order() -> 
     assert turn.outcome == "complete" and turn.cycles == 2
     provider.assert_complete()
     # the second request carried the results back, in request order
-    sent = chat.conversation.to_anthropic_messages()
+    sent = anthropic_messages(chat.conversation.events)
     assert [b["tool_use_id"] for b in sent[2]["content"]] == ["c1", "c2"]
 
 
