@@ -21,18 +21,22 @@
  *            stop_reason?: string}} Cycle
  * @typedef {EventBase & {kind: "chat_request", content: string,
  *            attachments?: Attachment[]}} ChatRequestEvent
+ * @typedef {{type: string, content?: unknown, [key: string]: unknown}} RawBlock
+ *   the provider's block, kept verbatim to send back
  * @typedef {EventBase & {kind: "reasoning", content: string,
- *            metadata?: {[key: string]: unknown}}} ReasoningEvent
+ *            metadata?: {partial?: boolean, signature?: string, [key: string]: unknown}}}
+ *            ReasoningEvent
  * @typedef {EventBase & {kind: "message", content: string,
  *            metadata?: {citations?: object[], partial?: boolean, [key: string]: unknown}}}
  *            MessageEvent
  * @typedef {{mode?: "edit"|"summarize", covers?: string|null, tokens_before?: number|null,
  *            tokens_after?: number|null}} Compaction
  * @typedef {EventBase & {kind: "block", metadata?: {compaction?: Compaction,
- *            raw_block?: {type: string, content?: unknown, [key: string]: unknown},
+ *            raw_block?: RawBlock,
  *            [key: string]: unknown}}} BlockEvent
  * @typedef {EventBase & {kind: "tool_call_request", call_id: string, name: string,
- *            arguments: {[key: string]: unknown}, metadata?: {[key: string]: unknown}}}
+ *            arguments: {[key: string]: unknown},
+ *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, [key: string]: unknown}}}
  *            ToolCallRequestEvent
  * @typedef {{kind: "insert"|"edit", cell_type?: string, diff?: string, index?: number,
  *            run?: boolean, source?: string}} Preview
