@@ -76,7 +76,7 @@ export const EVENT_FIELDS = {
 
 /**
  * The provider's type of an opaque block (`redacted_thinking`, `server_tool_use`...).
- * @param {ConvEvent} event
+ * @param {import("./types.js").BlockEvent} event
  * @returns {string}
  */
 export function blockType(event) {

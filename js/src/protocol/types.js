@@ -2,7 +2,70 @@
  * Shapes of the widget's synced traits (JSDoc only; nothing runs here). The custom messages
  * are in messages.js.
  *
- * @typedef {{kind: string, id: string, timestamp?: string, [field: string]: any}} ConvEvent
+ * Saved conversation events, one typedef per kind, following docs/event-schema.json (generated
+ * from jupyter_turns/model/events.py; test/eventtypes.test.js fails when the schema declares a
+ * kind or field these typedefs do not). Every kind keeps unknown extra keys (the Python models
+ * allow them), so each carries an index signature of `unknown`: a field the renderers read must
+ * be declared here to type-check.
+ *
+ * @typedef {{id: string, timestamp?: string, parent?: string, [extra: string]: unknown}} EventBase
+ *   parent: the call_id of the sub-agent call whose nested turn produced the event
+ * @typedef {{data: string, media_type: string, label?: string, width?: number|null,
+ *            height?: number|null, [extra: string]: unknown}} ImageData
+ * @typedef {{label: string, source?: string, text?: string, images?: ImageData[],
+ *            [extra: string]: unknown}} Attachment
+ * @typedef {{action: string, by: "user"|"policy", detail?: string|null,
+ *            [extra: string]: unknown}} Decision
+ * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
+ *            cache_creation_input_tokens?: number, cost_usd?: number|null, events?: number,
+ *            stop_reason?: string}} Cycle
+ * @typedef {EventBase & {kind: "chat_request", content: string,
+ *            attachments?: Attachment[]}} ChatRequestEvent
+ * @typedef {{type: string, content?: unknown, [key: string]: unknown}} RawBlock
+ *   the provider's block, kept verbatim to send back
+ * @typedef {EventBase & {kind: "reasoning", content: string,
+ *            metadata?: {partial?: boolean, signature?: string, [key: string]: unknown}}}
+ *            ReasoningEvent
+ * @typedef {EventBase & {kind: "message", content: string,
+ *            metadata?: {citations?: object[], partial?: boolean, [key: string]: unknown}}}
+ *            MessageEvent
+ * @typedef {{mode?: "edit"|"summarize", covers?: string|null, tokens_before?: number|null,
+ *            tokens_after?: number|null}} Compaction
+ * @typedef {EventBase & {kind: "block", metadata?: {compaction?: Compaction,
+ *            raw_block?: RawBlock,
+ *            [key: string]: unknown}}} BlockEvent
+ * @typedef {EventBase & {kind: "tool_call_request", call_id: string, name: string,
+ *            arguments: {[key: string]: unknown},
+ *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, [key: string]: unknown}}}
+ *            ToolCallRequestEvent
+ * @typedef {{kind: "insert"|"edit", cell_type?: string, diff?: string, index?: number,
+ *            run?: boolean, source?: string}} Preview
+ * @typedef {{outcome?: string, cycles?: number, per_cycle?: Cycle[], cost_usd?: number|null,
+ *            usage?: {[key: string]: unknown}}} Subagent
+ * @typedef {{op: "insert"|"edit", cell_id: string, index?: number, before?: string,
+ *            after?: string}} CellChange
+ * @typedef {{name?: string, summary?: string}} NameSummary
+ * @typedef {{created?: NameSummary[], changed?: NameSummary[], rebound?: NameSummary[],
+ *            deleted?: string[]}} NamespaceState
+ * @typedef {{same?: boolean, saved?: string}} ReplayCheck
+ * @typedef {EventBase & {kind: "tool_call_response", call_id: string, content: string,
+ *            status?: "done"|"error"|"cancelled"|"skipped"|"timeout", is_error?: boolean,
+ *            elapsed?: number|null, images?: ImageData[], decisions?: Decision[],
+ *            preview?: Preview, subagent?: Subagent, cell?: CellChange,
+ *            outputs?: {output_type?: string, [key: string]: unknown}[],
+ *            state?: NamespaceState, replay?: ReplayCheck}} ToolCallResponseEvent
+ * @typedef {EventBase & {kind: "inquiry_request", call_id: string, inquiry_id: string,
+ *            question: string, choices?: string[]|null}} InquiryRequestEvent
+ * @typedef {EventBase & {kind: "inquiry_response", call_id: string, inquiry_id: string,
+ *            answer: string|null, by?: string}} InquiryResponseEvent
+ * @typedef {EventBase & {kind: "notice", text: string, level?: string, data?: unknown}}
+ *            NoticeEvent
+ * @typedef {EventBase & {kind: "undo", call_id: string, tool: string, by?: string,
+ *            done?: string[], not_undone?: string[]}} UndoEvent
+ * @typedef {EventBase & {kind: "error", message: string, error_type?: string}} ErrorEvent
+ * @typedef {ChatRequestEvent | ReasoningEvent | MessageEvent | BlockEvent | ToolCallRequestEvent
+ *           | ToolCallResponseEvent | InquiryRequestEvent | InquiryResponseEvent | NoticeEvent
+ *           | UndoEvent | ErrorEvent} ConvEvent
  * @typedef {"waiting"|"running"|"done"|"error"|"cancelled"|"skipped"|"timeout"} ToolState
  * @typedef {{status: ToolState, started_at?: number|null, ended_at?: number|null,
  *            progress?: string[], progress_head?: number, progress_total?: number}} LiveTool

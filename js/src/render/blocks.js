@@ -10,6 +10,7 @@ import { MarkdownStream } from "./stream.js";
 
 /** @typedef {import("../util/stats.js").Stats} Stats */
 /** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../protocol/types.js").BlockEvent} BlockEvent */
 
 /** An assistant message, streaming (draft) or saved (event): same DOM either way. */
 export class MessageView {
@@ -48,7 +49,7 @@ export class MessageView {
 }
 
 /**
- * @param {ConvEvent} event
+ * @param {import("../protocol/types.js").ChatRequestEvent} event
  * @param {Stats} stats
  * @param {string} [who] the label: "You", or "Task" for a sub-agent's request
  */
@@ -112,7 +113,7 @@ function renderAttachment(attachment) {
   );
 }
 
-/** @param {ConvEvent} event */
+/** @param {import("../protocol/types.js").NoticeEvent} event */
 export function renderNotice(event) {
   const level = event.level === "warning" ? "warning" : "info";
   return h(
@@ -124,7 +125,7 @@ export function renderNotice(event) {
   );
 }
 
-/** @param {ConvEvent} event */
+/** @param {import("../protocol/types.js").ErrorEvent} event */
 export function renderError(event) {
   return h(
     "div",
@@ -134,7 +135,7 @@ export function renderError(event) {
   );
 }
 
-/** @param {ConvEvent} event */
+/** @param {BlockEvent} event */
 export function renderOpaqueBlock(event) {
   const metadata = event.metadata && typeof event.metadata === "object" ? event.metadata : {};
   const type = blockType(event);
@@ -151,10 +152,10 @@ export function renderOpaqueBlock(event) {
 /**
  * A compaction block: "Earlier conversation summarized", the sizes before and after, and the
  * summary the model now reads in place of the earlier conversation (folded).
- * @param {Record<string, any>} metadata
+ * @param {NonNullable<BlockEvent["metadata"]>} metadata
  */
 export function renderCompaction(metadata) {
-  const raw = metadata.raw_block ?? {};
+  const raw = /** @type {{content?: unknown}} */ (metadata.raw_block ?? {});
   const note =
     metadata.compaction && typeof metadata.compaction === "object" ? metadata.compaction : {};
   if (typeof raw.content !== "string") {

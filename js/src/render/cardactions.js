@@ -16,7 +16,9 @@ import { h } from "../util/dom.js";
 import { IMAGE_TYPES } from "./images.js";
 import { callPreview, copyText, renderCode } from "./cells.js";
 
-/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
+/** @typedef {import("../protocol/types.js").ToolCallRequestEvent} ToolCallRequestEvent */
+/** @typedef {import("../protocol/types.js").ToolCallResponseEvent} ToolCallResponseEvent */
+/** @typedef {import("../protocol/types.js").UndoEvent} UndoEvent */
 /**
  * @typedef {{ok: boolean, reason?: string, lines?: string[]}} ActionResult
  * @typedef {{undo(callId: string): Promise<ActionResult>,
@@ -29,9 +31,9 @@ const UNDOABLE = new Set(["python", "insert_cell", "edit_cell"]);
 
 /**
  * @param {string} callId
- * @param {ConvEvent | null} request
- * @param {ConvEvent} response
- * @param {ConvEvent | null} undo
+ * @param {ToolCallRequestEvent | null} request
+ * @param {ToolCallResponseEvent} response
+ * @param {UndoEvent | null} undo
  * @param {CardActions | null} actions
  * @returns {HTMLElement | null}
  */
@@ -73,7 +75,7 @@ export function renderAfterCall(callId, request, response, undo, actions) {
 }
 
 /**
- * @param {ConvEvent} undo
+ * @param {UndoEvent} undo
  * @returns {HTMLElement}
  */
 function renderUndo(undo) {
@@ -92,7 +94,7 @@ function renderUndo(undo) {
  * from someone else's notebook, and a cell the user adds is trusted: only text (streams,
  * plain-text results, errors) and images of the four allowed types go in, rebuilt field by
  * field, never a record's HTML or script.
- * @param {ConvEvent} response
+ * @param {ToolCallResponseEvent} response
  * @returns {object[]}
  */
 export function cellOutputs(response) {

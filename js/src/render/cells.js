@@ -75,7 +75,8 @@ export const CELL_TOOLS = new Set(["insert_cell", "edit_cell"]);
  * otherwise the new text itself is shown.
  * @param {string} name the tool's name
  * @param {Record<string, unknown>} args the call's arguments
- * @param {unknown} preview the kernel's preview (a diff for an edit)
+ * @param {import("../protocol/types.js").Preview | null | undefined} preview the kernel's preview
+ *   (a diff for an edit)
  * @returns {HTMLElement | null}
  */
 export function callPreview(name, args, preview) {
@@ -84,8 +85,7 @@ export function callPreview(name, args, preview) {
     return renderCell(args.cell_type === "markdown" ? "markdown" : "code", source);
   }
   if (name !== "edit_cell") return null;
-  const diff =
-    /** @type {any} */ (preview)?.kind === "edit" ? /** @type {any} */ (preview).diff : null;
+  const diff = preview?.kind === "edit" ? preview.diff : null;
   if (typeof diff === "string" && diffMatches(diff, source)) return renderDiff(diff);
   return h(
     "div",

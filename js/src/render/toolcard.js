@@ -15,13 +15,19 @@ import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
 import { renderImages } from "./images.js";
 
-/** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
 /** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
 /** @typedef {import("./cardactions.js").CardActions} CardActions */
-/** @typedef {{request: ConvEvent, response: ConvEvent | null}} Inquiry */
+/** @typedef {import("../protocol/types.js").ToolCallRequestEvent} ToolCallRequestEvent */
+/** @typedef {import("../protocol/types.js").ToolCallResponseEvent} ToolCallResponseEvent */
+/** @typedef {import("../protocol/types.js").UndoEvent} UndoEvent */
 /**
- * @typedef {{request: ConvEvent | null, response: ConvEvent | null, live: LiveTool | null,
- *            output: ProgressLog | null, inquiries: Inquiry[], undo: ConvEvent | null}} CallState
+ * @typedef {{request: import("../protocol/types.js").InquiryRequestEvent,
+ *            response: import("../protocol/types.js").InquiryResponseEvent | null}} Inquiry
+ */
+/**
+ * @typedef {{request: ToolCallRequestEvent | null, response: ToolCallResponseEvent | null,
+ *            live: LiveTool | null, output: ProgressLog | null, inquiries: Inquiry[],
+ *            undo: UndoEvent | null}} CallState
  */
 
 const STATUS_LABELS = /** @type {Record<string, string>} */ ({
@@ -146,7 +152,7 @@ export class ToolCard {
     }
   }
 
-  /** @param {ConvEvent} request */
+  /** @param {ToolCallRequestEvent} request */
   renderRequest(request) {
     this.name.textContent = String(request.name ?? "tool");
     const compact = safeCompactJson(request.arguments);
@@ -178,7 +184,7 @@ export class ToolCard {
 
   /**
    * The nested transcript's summary, from the saved response or the live status.
-   * @param {ConvEvent | null} response
+   * @param {ToolCallResponseEvent | null} response
    * @param {LiveTool | null} live
    */
   renderSubagent(response, live) {
@@ -239,9 +245,9 @@ export class ToolCard {
   }
 
   /**
-   * @param {ConvEvent | null} response
-   * @param {ConvEvent | null} [request]
-   * @param {ConvEvent | null} [undo]
+   * @param {ToolCallResponseEvent | null} response
+   * @param {ToolCallRequestEvent | null} [request]
+   * @param {UndoEvent | null} [undo]
    */
   renderResponse(response, request = null, undo = null) {
     if (!response) {

@@ -127,7 +127,7 @@ function num(value) {
  * A sub-agent call's usage: from its saved response (`subagent: {outcome, cycles, usage,
  * cost_usd}`) once there is one, else from its live `tools` entry (`subagent: {cycles,
  * cost_usd, input_tokens, output_tokens}`); null when the call is no sub-agent.
- * @param {ConvEvent | null | undefined} response
+ * @param {import("../protocol/types.js").ToolCallResponseEvent | null | undefined} response
  * @param {LiveTool | null | undefined} live
  * @returns {SubagentStats | null}
  */
