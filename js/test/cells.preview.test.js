@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { diffMatches } from "../src/render/cells.js";
 
-// Unified diffs as editing/tools.py's line_diff (difflib, 3 lines of context) writes them.
+// Unified diffs as editing/cell_tools.py's line_diff (difflib, 3 lines of context) writes them.
 const BEFORE = ["a = 1", "b = 2", "c = 3", "d = 4", "e = 5", "f = 6", "g = 7", "h = 8"];
 const AFTER = ["a = 1", "b = 2", "c = 3", "d = 40", "e = 5", "f = 6", "g = 7", "h = 8"];
 const DIFF = [

@@ -25,7 +25,7 @@ from ..model.events import (
     ToolCallRequest,
 )
 
-__all__ = ["Draft", "EventBuilder"]
+__all__ = ["EventBuilder", "PendingBlock"]
 
 BlockKind = Literal["message", "reasoning", "tool_call", "opaque"]
 TextKind = Literal["message", "reasoning"]
@@ -45,7 +45,7 @@ class _Buffer:
 
 
 @dataclass(frozen=True, slots=True)
-class Draft:
+class PendingBlock:
     """A block that has not become an event yet: its index, kind and text so far."""
 
     index: int
@@ -109,13 +109,13 @@ class EventBuilder:
             buffer.metadata = dict(flush.metadata)
         return self._release()
 
-    def drafts(self) -> list[Draft]:
+    def drafts(self) -> list[PendingBlock]:
         """Unreleased blocks in index order (flushed ones waiting for a lower block included)."""
         out = []
         for index in sorted(self._buffers):
             buffer = self._buffers[index]
             if buffer.kind == "message" or buffer.kind == "reasoning":
-                out.append(Draft(index, buffer.kind, buffer.text()))
+                out.append(PendingBlock(index, buffer.kind, buffer.text()))
         return out
 
     def drain(self) -> list[ConversationEvent]:

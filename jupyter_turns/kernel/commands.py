@@ -1,6 +1,6 @@
 """``%chat`` line commands: threads, history, settings, tool permissions, restore and export,
 where replay reads from (``%chat replay --from FILE``: :func:`.replay.replay_command`), and
-``%chat mcp`` (:mod:`jupyter_turns.mcp.commands`)."""
+``%chat mcp`` (:mod:`jupyter_turns.mcp.mcp_command`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from IPython.display import display
 from ..editing.page import NotebookEditor
 from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
-from ..mcp.commands import mcp_command
+from ..mcp.mcp_command import mcp_command
 from ..record.mcp_spec import ServerSpec
 from ..record.notebook import find_notebook, read_notebook
 from ..record.thread_settings import describe_guarded

@@ -23,9 +23,9 @@ from ..model.prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
 from ..providers.endpoints import custom
 from ..record.format import turn_record
 from ..record.notebook import session_paths
+from ..widget.buttons import WidgetPrompter
 from ..widget.chat_widget import ChatWidget
-from ..widget.prompter import WidgetPrompter
-from ..widget.sink import WidgetSink
+from ..widget.renderer import WidgetSink
 from .persist import MetadataWriter, Recorder
 
 if TYPE_CHECKING:

@@ -17,11 +17,11 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from ..editing.tools import edit_cell_tool, insert_cell_tool
+from ..editing.cell_tools import edit_cell_tool, insert_cell_tool
 from ..editing.undo import run_step
 from ..model.content import labeled
+from ..reading.notebook_tools import cell_output_tool, notebook_cells_tool, variables_tool
 from ..reading.sources import NotebookReader
-from ..reading.tools import cell_output_tool, notebook_cells_tool, variables_tool
 from ..reading.variables import summarize
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool

@@ -6,12 +6,12 @@
                 names (never values), run mode, timeout; what a thread saves of it
  servers.py     McpServers: the kernel's servers by name; prepare() gives a thread their tools
  connection.py  Connection: one server's client, held open by one task on the kernel's loop
- tools.py       McpTool (mcp__SERVER__TOOL): the server's schema, checked with jsonschema
- results.py     a CallToolResult as text and images (the Anthropic SDK's mcp_content)
- commands.py    %chat mcp list | add | remove | restart
+ mcp_tool.py    McpTool (mcp__SERVER__TOOL): the server's schema, checked with jsonschema
+ result_blocks.py  a CallToolResult as text and images (the Anthropic SDK's mcp_content)
+ mcp_command.py %chat mcp list | add | remove | restart
  shutdown.py    closing the servers when the kernel shuts down
 
-Only ``connection.py``, ``tools.py`` and ``results.py`` import the ``mcp`` SDK (an optional
+Only ``connection.py``, ``mcp_tool.py`` and ``result_blocks.py`` import the ``mcp`` SDK (an optional
 extra: ``pip install 'jupyter_turns[mcp]'``); they are loaded when a server is first used.
 See docs/architecture.md, "MCP servers as tools".
 """

@@ -189,7 +189,7 @@ class McpServers:
 
     async def _listed(self, name: str) -> tuple[list[Tool], list[str]]:
         from .connection import ServerState
-        from .tools import server_tools
+        from .mcp_tool import server_tools
 
         connection = self.connection(name)
         assert connection is not None

@@ -376,7 +376,7 @@ def _state(event: ConversationEvent) -> list[str]:
 
 
 def _diff(event: ConversationEvent) -> list[str]:
-    """An edit_cell proposal's line diff (see editing/tools.py)."""
+    """An edit_cell proposal's line diff (see editing/cell_tools.py)."""
     preview = event.preview if isinstance(event, ToolCallResponse) else None
     if preview is not None and preview.get("kind") == "edit":
         return [str(preview.get("diff", ""))]

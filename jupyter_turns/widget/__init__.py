@@ -1,1 +1,2 @@
-"""The chat widget: the anywidget, its sink and prompter, drafts, the page's messages."""
+"""The chat widget: the anywidget, its renderer sink (``renderer.py``) and
+button prompter (``buttons.py``), drafts, the page's messages."""

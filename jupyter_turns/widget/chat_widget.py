@@ -2,7 +2,7 @@
 
 Kernel -> page: durable state lives in synced traits (``events``, ``tools``, ``prompts``,
 ``status``, ``usage``, ``settings``), which a fresh view draws at once; the live tail streams as
-custom messages (:mod:`jupyter_turns.widget.sink`). Page -> kernel: every click is a custom
+custom messages (:mod:`jupyter_turns.widget.renderer`). Page -> kernel: every click is a custom
 message (:mod:`jupyter_turns.widget.messages`; never a trait write: ipywidgets holds back a busy
 cell's later trait updates); comm handlers may run on a subshell thread, so each message is
 handed to the turn's loop (:func:`~jupyter_turns.loops.call_soon_on`).

@@ -4,8 +4,10 @@ The sink keeps one copy of each unfinished block (its chunks, and how many of th
 has). ``delta`` messages carry each block's text added since the last flush. When blocks become
 events (:class:`~jupyter_turns.model.sink.Appended` names their indexes), ``released`` tells the
 page which event takes over which block, so its DOM is kept and never parsed again, whatever else is
-still streaming. The top level has one :class:`Draft`; each running sub-agent has its own, whose
-messages carry ``parent`` (its call id) so the page draws them inside that call's card.
+still streaming. The top level has one :class:`TranscriptDraft`; each running sub-agent has its
+own, whose messages carry ``parent`` (its call id) so the page draws them inside that call's card.
+(Not the engine's :class:`~jupyter_turns.engine.builder.PendingBlock`: that is one block's text
+as the turn holds it; this is what the page has been sent of them.)
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass, field
 from ..model.events import ConversationEvent, MessageDelta, Part, ReasoningDelta
 from .messages import DraftPart, KernelMessage, TextKind
 
-__all__ = ["Draft"]
+__all__ = ["TranscriptDraft"]
 
 
 @dataclass(slots=True)
@@ -43,7 +45,7 @@ class _Block:
         return "".join(self.chunks)
 
 
-class Draft:
+class TranscriptDraft:
     """Unfinished blocks by index, and the handovers to send with the next flush."""
 
     def __init__(self, send: Callable[[KernelMessage], None]) -> None:

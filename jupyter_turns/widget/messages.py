@@ -4,7 +4,7 @@
 names, kinds and fields (``tests/unit/test_messages.py`` compares the two lists). Durable state
 is not here: it travels in the widget's synced traits (``events``, ``tools``, ``prompts``...).
 
-Kernel → page, the live tail (see :mod:`jupyter_turns.widget.sink`): ``delta`` appends text
+Kernel → page, the live tail (see :mod:`jupyter_turns.widget.renderer`): ``delta`` appends text
 to draft blocks, ``released`` hands draft blocks over to the events that replace them,
 ``draft`` resends the whole draft (a view rendered late), ``draft_clear`` drops it (Abort),
 ``progress`` carries new output lines of running tools. The draft messages of a running

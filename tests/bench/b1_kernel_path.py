@@ -20,7 +20,7 @@ from typing import Any
 from jupyter_turns import Chat, PolicyPrompter
 from jupyter_turns.providers.scripted import ScriptedProvider
 from jupyter_turns.widget.chat_widget import ChatWidget
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 
 from .common import Dist, Figure, Settings, answer, counting_comms, deltas, judge_max
 from .scripts import answer_cycle, paced_sleep

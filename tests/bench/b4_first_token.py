@@ -78,7 +78,7 @@ _HOOK_COMM = """
 # each run to the comm, on the kernel clock.
 _PROBE = """
 import time
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 B4_SENT = []
 _b4_send = WidgetSink._send
 def _b4_probe(self, message):

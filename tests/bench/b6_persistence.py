@@ -36,7 +36,7 @@ from jupyter_turns.kernel.threads import Thread
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.record.format import RECORD_MIME, record_bundle
 from jupyter_turns.widget.chat_widget import ChatWidget
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 
 from .common import Dist, Figure, Settings, answer, counting_comms, judge_max
 

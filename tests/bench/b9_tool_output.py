@@ -21,7 +21,7 @@ from typing import Any
 from jupyter_turns import Chat, PolicyPrompter, tool
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.widget.chat_widget import ChatWidget
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 
 from .common import Dist, Figure, Settings, counting_comms, judge_max
 

@@ -7,9 +7,9 @@ from typing import Any
 
 from jupyter_turns import Chat, tool
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
+from jupyter_turns.widget.buttons import WidgetPrompter
 from jupyter_turns.widget.chat_widget import ChatWidget
-from jupyter_turns.widget.prompter import WidgetPrompter
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 from tests.unit.helpers import until
 
 

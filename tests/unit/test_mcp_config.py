@@ -241,7 +241,7 @@ def test_a_schema_is_checked_with_its_own_refs_and_never_fetches_others() -> Non
     from mcp.types import Tool as McpToolInfo
 
     from jupyter_turns.mcp.connection import Connection
-    from jupyter_turns.mcp.tools import server_tools
+    from jupyter_turns.mcp.mcp_tool import server_tools
     from jupyter_turns.tools.registry import ToolArgumentError
 
     fetched: list[str] = []
@@ -306,7 +306,7 @@ def _png(width: int, height: int) -> str:
 def test_results_map_to_text_and_images_like_a_local_tools() -> None:
     from mcp import types
 
-    from jupyter_turns.mcp.results import tool_result
+    from jupyter_turns.mcp.result_blocks import tool_result
     from jupyter_turns.tools.results import ToolFailed
 
     result = types.CallToolResult(

@@ -9,7 +9,7 @@ from jupyter_turns import Chat, PolicyPrompter, subagent, tool
 from jupyter_turns.model.events import ToolCallResponse, Usage
 from jupyter_turns.model.prompter import HEADLESS_DENY_REASON, Approval, ApprovalRequest
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 
 from .helpers import page_widget, subagent_totals
 from .test_subagents import Priced, lookup

@@ -13,7 +13,7 @@ from jupyter_turns.model.sink import ToolUpdate
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.tools.output import HEAD_LINES, LINE_CHARS, TAIL_LINES, ToolOutput
 from jupyter_turns.widget.chat_widget import ChatWidget
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 from tests.bench.common import counting_comms
 
 from .helpers import page_widget

@@ -19,7 +19,7 @@ from jupyter_turns.model.interrupt import InterruptAction
 from jupyter_turns.model.prompter import PolicyPrompter
 from jupyter_turns.model.sink import Appended
 from jupyter_turns.providers.scripted import Gate, ScriptedProvider, cycle, message, tool_call
-from jupyter_turns.widget.sink import WidgetSink
+from jupyter_turns.widget.renderer import WidgetSink
 
 from .helpers import PageComm, page_widget, until
 

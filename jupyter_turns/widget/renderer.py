@@ -33,7 +33,7 @@ from ..model.sink import (
     Update,
     UsageUpdate,
 )
-from .draft import Draft
+from .draft import TranscriptDraft
 from .messages import DraftPart, KernelMessage, ProgressUpdate
 
 if TYPE_CHECKING:
@@ -56,8 +56,8 @@ class WidgetSink:
         self.interval = 1.0 / max_rate
         self.clock = clock
         self.messages_sent = 0
-        self._draft = Draft(self._send)  # the top level's unfinished blocks
-        self._nested: dict[str, Draft] = {}  # running sub-agents' drafts, by call id
+        self._draft = TranscriptDraft(self._send)  # the top level's unfinished blocks
+        self._nested: dict[str, TranscriptDraft] = {}  # running sub-agents' drafts, by call id
         self._events: list[dict[str, Any]] = list(widget.events)
         self._events_dirty = False
         self._scheduled: asyncio.TimerHandle | None = None
@@ -138,11 +138,13 @@ class WidgetSink:
         """The top-level draft blocks no event has replaced yet (what a crash would lose)."""
         return self._draft.live_drafts()
 
-    def nested(self, call_id: str) -> Draft:
+    def nested(self, call_id: str) -> TranscriptDraft:
         """The draft of the sub-agent running as ``call_id``: its messages carry ``parent``."""
         draft = self._nested.get(call_id)
         if draft is None:
-            draft = self._nested[call_id] = Draft(lambda m: self._send(_nested(m, call_id)))
+            draft = self._nested[call_id] = TranscriptDraft(
+                lambda m: self._send(_nested(m, call_id))
+            )
         return draft
 
     def nested_changed(self) -> None:

@@ -35,7 +35,7 @@ from ..tools.context import ToolContext
 from ..tools.registry import Tool, ToolArgumentError
 from ..tools.results import ToolFailed, ToolResult
 from .connection import Connection
-from .results import progress_line, tool_result
+from .result_blocks import progress_line, tool_result
 
 __all__ = ["PREFIX", "McpTool", "api_name", "server_tools"]
 
