@@ -35,7 +35,7 @@ def test_the_state_table_in_the_architecture_page_is_current() -> None:
 
 def _layer_diagram() -> str:
     text = DOC.read_text(encoding="utf-8")
-    section = text.split("## 2. Layers", 1)[1].split("\n## ", 1)[0]
+    section = text.split("## 1. Layers", 1)[1].split("\n## ", 1)[0]
     return section.split("```", 2)[1]
 
 
@@ -46,7 +46,7 @@ def test_the_layer_diagram_names_every_package_and_top_level_module() -> None:
     diagram = _layer_diagram()
     missing = [f"{name}/" for name in packages if f" {name}/" not in diagram]
     missing += [name for name in modules if name not in diagram]
-    assert missing == [], f"docs/architecture.md §2 does not list: {', '.join(missing)}"
+    assert missing == [], f"docs/architecture.md, \"Layers\", does not list: {', '.join(missing)}"
     assert len(modules) <= 8, f"{len(modules)} modules at the top of the package: {modules}"
 
 
