@@ -22,10 +22,9 @@ import base64
 import binascii
 import io
 import sys
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from .content import MAX_IMAGES, ImageData
+from .content import ImageData
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
@@ -36,7 +35,6 @@ __all__ = [
     "image_from_base64",
     "image_from_bytes",
     "image_of",
-    "images_of",
 ]
 
 MAX_SIDE = 1568  # the API's useful long side: larger images are scaled down before the model
@@ -248,19 +246,3 @@ def image_of(value: Any, label: str = "") -> ImageData | None:
     # never a failed tool call (KeyboardInterrupt still propagates)
     except Exception:
         return None
-
-
-def images_of(values: Iterable[Any], label_prefix: str) -> list[ImageData]:
-    """The images among ``values``, at most :data:`MAX_IMAGES`, labeled ``"<prefix> 1"`` on.
-
-    Numbering counts the images found, not the values; iteration stops at the limit, so later
-    figures are never rendered.
-    """
-    found: list[ImageData] = []
-    for value in values:
-        image = image_of(value, f"{label_prefix} {len(found) + 1}".strip())
-        if image is not None:
-            found.append(image)
-            if len(found) == MAX_IMAGES:
-                break
-    return found

@@ -46,7 +46,7 @@ def test_the_layer_diagram_names_every_package_and_top_level_module() -> None:
     diagram = _layer_diagram()
     missing = [f"{name}/" for name in packages if f" {name}/" not in diagram]
     missing += [name for name in modules if name not in diagram]
-    assert missing == [], f"docs/architecture.md, \"Layers\", does not list: {', '.join(missing)}"
+    assert missing == [], f'docs/architecture.md, "Layers", does not list: {", ".join(missing)}'
     assert len(modules) <= 8, f"{len(modules)} modules at the top of the package: {modules}"
 
 

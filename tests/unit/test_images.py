@@ -12,13 +12,12 @@ import pytest
 from IPython.display import Image as IPythonImage
 from PIL import Image
 
-from jupyter_turns.model.content import MAX_IMAGES, ImageData
+from jupyter_turns.model.content import ImageData
 from jupyter_turns.model.images import (
     MAX_SIDE,
     image_from_base64,
     image_from_bytes,
     image_of,
-    images_of,
 )
 
 matplotlib.use("Agg")
@@ -176,10 +175,3 @@ def test_broken_and_ordinary_objects_are_not_images() -> None:
     assert image_of(Anything()) is None
     for value in (None, 3, "a string", [1, 2], {"a": 1}, object()):
         assert image_of(value) is None
-
-
-def test_images_of_keeps_at_most_max_images_and_numbers_what_it_found() -> None:
-    values: list[Any] = ["x", *(Image.new("L", (4, 4)) for _ in range(MAX_IMAGES + 2))]
-    images = images_of(values, "figure")
-    assert len(images) == MAX_IMAGES
-    assert [image.label for image in images] == [f"figure {n}" for n in range(1, 6)]
