@@ -1,6 +1,6 @@
 """B6 — persistence: a 200-cycle turn with tool calls, saved the way a %%chat cell saves it.
 
-The turn runs through Chat with the package's own ``CellFront._boundary`` / ``_record`` as its
+The turn runs through Chat with the package's own ``CellFront.boundary`` / ``_record`` as its
 ``on_boundary`` hook (borrowed onto a small stand-in, so no widget or kernel is needed) and the
 package's real ``Recorder`` with its defaults (at most one write per ``min_interval`` = 1 s, the
 newest record written by a deferred call), on fake display/update functions and a fake metadata
@@ -33,6 +33,7 @@ from jupyter_turns.engine.turn import TurnCoordinator
 from jupyter_turns.kernel.front import CellFront
 from jupyter_turns.kernel.persist import MetadataWriter, Recorder
 from jupyter_turns.kernel.threads import Thread
+from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.record.format import RECORD_MIME, record_bundle
 from jupyter_turns.widget.chat_widget import ChatWidget
@@ -99,7 +100,7 @@ class _Cell:
     _record = CellFront._record  # type: ignore[misc]
     _live_record = CellFront._live_record  # type: ignore[misc]
     _mark = CellFront._mark  # type: ignore[misc]
-    _boundary = CellFront._boundary  # type: ignore[misc]
+    _boundary = CellFront.boundary  # type: ignore[misc]
 
     def __init__(self, thread: Thread, recorder: Recorder, sink: WidgetSink | None) -> None:
         self.thread = thread
@@ -108,6 +109,19 @@ class _Cell:
         self._last: TurnCoordinator | None = None
         self._saved: object = None
         self._displaced: list[dict[str, Any]] = []  # a cell run for the first time
+        self.replayed_from: str | None = None  # a live turn, not a replay
+        self.session = _Session()
+
+
+class _Session:
+    """The session's one duty at a boundary: the thread's settings, signed as a kernel signs
+    them (with a throwaway key: the size and the cost are what count here)."""
+
+    key = SettingsKey(b"k" * 64)
+
+    def saved_settings(self, thread: Thread) -> dict[str, Any]:
+        settings = thread.settings()
+        return self.key.sign(settings, str(settings["conversation_id"]))
 
 
 class _NoDrafts:
