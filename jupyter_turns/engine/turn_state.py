@@ -135,20 +135,25 @@ class TurnConfig:
 @dataclass(frozen=True, slots=True)
 class ResponseEnd:
     """How one complete response ended. Saved per cycle with the turn (``turn.cycles``), so a
-    replay ends each cycle as it ended live: its stop reason, where its events end, its usage."""
+    replay ends each cycle as it ended live: its stop reason, where its events end, its usage,
+    and which provider and model answered (a thread may change provider between turns)."""
 
     reason: str
     events: int  # how many events the turn had once this response was in
     usage: Usage | None = None
     cost_usd: float | None = None
+    model: str | None = None  # as the server named it
+    provider: str | None = None  # the provider's name: anthropic, openai, openai-chat, ...
 
     def as_dict(self) -> dict[str, Any]:
         usage = self.usage.as_dict() if self.usage is not None else {}
+        named = {k: v for k, v in (("model", self.model), ("provider", self.provider)) if v}
         return {
             "stop_reason": self.reason,
             "events": self.events,
             **usage,
             "cost_usd": self.cost_usd,
+            **named,
         }
 
 

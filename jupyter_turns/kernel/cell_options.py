@@ -10,13 +10,16 @@ import argparse
 import re
 import shlex
 from typing import Any
+from urllib.parse import urlsplit
 
 from IPython.core.error import UsageError
 
 from ..kernel_tools.builtin import parse_builtins
+from ..providers.catalog import KINDS
+from ..providers.endpoints import shown
 from ..record.thread_settings import DISPLAY_PATTERN
 
-__all__ = ["parse_budget", "parse_options", "parse_thinking"]
+__all__ = ["parse_base_url", "parse_budget", "parse_options", "parse_thinking"]
 
 _REASONING = re.compile(DISPLAY_PATTERN)
 
@@ -26,7 +29,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--thread")
     parser.add_argument("--model")
-    parser.add_argument("--provider", choices=("anthropic", "scripted"))
+    parser.add_argument("--provider", choices=tuple(KINDS))
+    parser.add_argument("--base-url")
+    parser.add_argument("--region")
+    parser.add_argument("--project")
     parser.add_argument("--script")
     parser.add_argument("--tools", choices=("ask", "unattended", "deny"))
     parser.add_argument("--reasoning")
@@ -54,6 +60,8 @@ def parse_options(line: str) -> argparse.Namespace:
         raise UsageError("--reasoning must be full, hidden, truncate:N, progress or static")
     if options.thinking is not None:
         options.thinking = parse_thinking(options.thinking)
+    if options.base_url is not None:
+        options.base_url = parse_base_url(options.base_url)
     if options.max_cycles is not None and options.max_cycles < 1:
         raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
     if options.budget is not None:
@@ -63,6 +71,15 @@ def parse_options(line: str) -> argparse.Namespace:
     except ValueError as exc:
         raise UsageError(f"--builtins: {exc}") from None
     return options
+
+
+def parse_base_url(value: str) -> str:
+    """``--base-url URL``: an http(s) URL with a host (where requests, and a key given for it,
+    go)."""
+    parts = urlsplit(value.strip())
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"--base-url must be an http(s) URL, not {shown(value)!r}")
+    return value.strip()
 
 
 def parse_thinking(value: str) -> Any:

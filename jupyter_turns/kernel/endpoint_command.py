@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from IPython.core.error import UsageError
 
 from ..providers import endpoints
-from ..providers.endpoints import BASE_URL, DEFAULT_ENDPOINT, refusal, shown
+from ..providers.endpoints import ANTHROPIC, BASE_URL, refusal, shown
 from ..redaction import ENV_KEY, masked
 from .keys import dotenv_dirs, endpoint_lines, read_dotenvs
 
@@ -34,7 +34,7 @@ def endpoint_command(args: list[str]) -> None:
     elif args == ["--from-dotenv"]:
         _from_dotenv()
     elif len(args) == 1 and not args[0].startswith("-"):
-        url = DEFAULT_ENDPOINT if args[0] == "default" else args[0]
+        url = ANTHROPIC.default if args[0] == "default" else args[0]
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"not an http(s) URL: {shown(url)!r}. {ENDPOINT_USAGE}")

@@ -33,16 +33,17 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..providers import endpoints
 from ..providers.endpoints import (
-    BASE_URL,
-    DEFAULT_ENDPOINT,
+    ANTHROPIC,
     ENDPOINT_VARIABLES,
+    SERVICES,
+    Service,
     environment_key,
     shown,
 )
@@ -56,29 +57,36 @@ __all__ = [
     "dotenv_dirs",
     "endpoint_lines",
     "key_command",
+    "key_source",
     "load_dotenv",
     "parse_dotenv",
     "read_dotenvs",
 ]
 
-KEY_VARIABLES = (ENV_KEY,)  # all a .env file may set; another provider adds its key here
+KEY_VARIABLES = tuple(service.key_variable for service in SERVICES.values())  # all a .env sets
+_PREFIXES = ("ANTHROPIC_", "OPENAI_")  # the variables of this package's services a .env may name
 
 
 # ---------------------------------------------------------------------------- finding the key
 
 
-def api_key(namespace: dict[str, Any] | None = None) -> str | None:
-    """The key to use: the environment's, else one read from a ``.env`` file into it (and
-    bound to the endpoint in use). The kernel's key source for the providers it builds.
+def api_key(namespace: dict[str, Any] | None = None, service: Service = ANTHROPIC) -> str | None:
+    """The service's key to use: the environment's, else one read from a ``.env`` file into it
+    (and bound to the endpoint in use). The kernel's key source for the providers it builds.
 
     A key handed out is withheld from text for the rest of the session, even after the
     environment changes (``%chat key``).
     """
-    key = environment_key()
+    key = environment_key(service)
     if key is None:
         load_dotenv(dotenv_dirs(namespace))
-        key = environment_key()
+        key = environment_key(service)
     return key
+
+
+def key_source(service: Service) -> Callable[[], str | None]:
+    """The kernel's key source for a provider of ``service`` (asked before each request)."""
+    return lambda: api_key(None, service)
 
 
 def dotenv_dirs(namespace: dict[str, Any] | None) -> list[Path]:
@@ -109,7 +117,7 @@ def _ipython_namespace() -> dict[str, Any]:
 @dataclass(frozen=True)
 class DotenvFile:
     """What one ``.env`` file says to this package: keys it gives, endpoint values it names
-    (never applied by reading), and other ``ANTHROPIC_*`` names (never applied at all)."""
+    (never applied by reading), and other ``ANTHROPIC_*`` / ``OPENAI_*`` names (never applied)."""
 
     path: Path
     keys: dict[str, str]
@@ -118,7 +126,8 @@ class DotenvFile:
 
 
 def read_dotenvs(directories: Iterable[Path]) -> list[DotenvFile]:
-    """The ``.env`` files in ``directories`` that name any ``ANTHROPIC_*`` variable, in order."""
+    """The ``.env`` files in ``directories`` that name any ``ANTHROPIC_*`` or ``OPENAI_*``
+    variable, in order."""
     found: list[DotenvFile] = []
     for directory in directories:
         path = directory / ".env"
@@ -126,7 +135,7 @@ def read_dotenvs(directories: Iterable[Path]) -> list[DotenvFile]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        named = {k: v for k, v in parse_dotenv(text).items() if k.startswith("ANTHROPIC_") and v}
+        named = {k: v for k, v in parse_dotenv(text).items() if k.startswith(_PREFIXES) and v}
         if named:
             found.append(
                 DotenvFile(
@@ -157,8 +166,9 @@ def load_dotenv(directories: Iterable[Path], *, announce: bool = True) -> Path |
         return None
     taken = {k: v for k, v in source.keys.items() if not os.environ.get(k)}
     os.environ.update(taken)
-    for value in taken.values():
-        endpoints.bind(value, str(source.path))
+    for name, value in taken.items():
+        service = next(s for s in SERVICES.values() if s.key_variable == name)
+        endpoints.bind_to(value, str(source.path), service.current())
     if announce and taken:
         names = ", ".join(f"{name} ({masked(value)})" for name, value in sorted(taken.items()))
         print(f"jupyter_turns: read {names} from {source.path}{_for_endpoint()}")
@@ -218,7 +228,7 @@ def endpoint_lines(values: dict[str, str]) -> list[str]:
     each custom header with a secret-looking name masked."""
     lines = []
     for name, value in sorted(values.items()):
-        if name == BASE_URL:
+        if name in _BASE_URLS:
             lines.append(f"{name}={shown(value)}")
         elif name == "ANTHROPIC_CUSTOM_HEADERS":
             headers = [h.partition(":") for h in value.split("\n") if ":" in h]
@@ -232,47 +242,59 @@ def endpoint_lines(values: dict[str, str]) -> list[str]:
     return lines
 
 
+_BASE_URLS = tuple(service.base_url_variable for service in SERVICES.values())
+
+
 def _key_names() -> str:
     return ", ".join(KEY_VARIABLES)
 
 
-def _for_endpoint() -> str:
+def _for_endpoint(service: Service = ANTHROPIC, endpoint: str | None = None) -> str:
     """``"; it will be sent to http://…"``: where a key just given goes, if not the default."""
-    url = endpoints.custom(endpoints.current())
-    return f"; it will be sent to {url} (not the default {DEFAULT_ENDPOINT})" if url else ""
+    url = endpoints.custom(endpoint or service.current())
+    return f"; it will be sent to {url} (not the default {service.default})" if url else ""
 
 
 # ---------------------------------------------------------------------------- %chat key
 
+KEY_USAGE = "usage: %chat key (Anthropic) | %chat key openai: asks with a hidden prompt"
+_KEY_PREFIX = {"anthropic": "sk-ant-", "openai": "sk-"}
 
-def key_command(args: list[str]) -> None:
-    """``%chat key``: ask for the key with a hidden prompt and set it for this kernel only,
-    bound to the endpoint in use (which it names when that is not the default)."""
+
+def key_command(args: list[str], endpoint_for: Callable[[Service], str] | None = None) -> None:
+    """``%chat key [openai]``: ask for the service's key with a hidden prompt and set it for
+    this kernel only, bound to the endpoint it will go to (``endpoint_for``: the current
+    thread's, e.g. its ``--base-url``; named when it is not the default)."""
     import getpass
 
     from IPython.core.error import StdinNotImplementedError, UsageError
 
-    if args:
+    if len(args) > 1 or (args and args[0] not in SERVICES):
         # Whatever was typed is in the cell's source now, which the notebook saves.
         raise UsageError(
-            "%chat key takes no arguments: it asks for the key with a hidden prompt. "
-            "If you typed a key on this line, delete it from the cell: cell sources are saved."
+            f"{KEY_USAGE}. If you typed a key on this line, delete it from the cell: cell "
+            "sources are saved."
         )
+    service = SERVICES[args[0]] if args else ANTHROPIC
+    endpoint = endpoint_for(service) if endpoint_for is not None else service.current()
     try:
-        key = getpass.getpass("Anthropic API key (hidden; kept in this kernel only): ")
+        key = getpass.getpass(f"{service.label} API key (hidden; kept in this kernel only): ")
     except (StdinNotImplementedError, EOFError):
         raise UsageError(
-            "this frontend cannot ask for input. Set ANTHROPIC_API_KEY in the environment "
+            f"this frontend cannot ask for input. Set {service.key_variable} in the environment "
             "before starting Jupyter, or put it in a .env file next to the notebook."
         ) from None
     key = key.strip()
     if not key:
         print("No key entered; nothing changed.")
         return
-    os.environ[ENV_KEY] = key
-    endpoints.bind(key, "%chat key")
-    note = "" if key.startswith("sk-ant-") else " (Anthropic keys usually start with sk-ant-)"
+    os.environ[service.key_variable] = key
+    endpoints.bind_to(key, "%chat key", endpoint)
+    prefix = _KEY_PREFIX[service.name]
+    note = "" if key.startswith(prefix) else f" ({service.label} keys usually start with {prefix})"
+    note = note if endpoints.same(endpoint, service.default) else ""  # other servers: any key
     print(
-        f"{ENV_KEY} set for this kernel: {masked(key)}{note}{_for_endpoint()}. It is not saved "
-        "in the notebook; a restarted kernel asks again."
+        f"{service.key_variable} set for this kernel: {masked(key)}{note}"
+        f"{_for_endpoint(service, endpoint)}. It is not saved in the notebook; a restarted "
+        "kernel asks again."
     )

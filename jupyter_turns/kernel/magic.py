@@ -16,7 +16,7 @@ from typing import Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
-from traitlets import Bool, Enum, Float, Int, Unicode
+from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..engine.chat import Chat
 from ..engine.compaction import DEFAULT_COMPACT_AT
@@ -24,6 +24,7 @@ from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
 from ..mcp.settings import McpSettings
 from ..model.sink import PrintSink
+from ..providers.catalog import KINDS, ProviderChoice
 from ..reading.attach import attach
 from ..reading.history import KernelHistory
 from ..reading.kernel_note import kernel_note
@@ -33,9 +34,10 @@ from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, 
 from .cell_options import parse_options
 from .kernel_status import busy_while_running
 from .persist import MetadataWriter
+from .provider_limits import check_allowed, switch_notes
 from .replay import ReplayPlan, choose, replaying
 from .session import CellSettings, Session
-from .threads import ProviderKey, Thread, Threads, namespace_tools
+from .threads import Thread, Threads, namespace_tools
 
 __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
 
@@ -44,10 +46,32 @@ __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipytho
 class ChatMagics(Magics, McpSettings):
     """Settings are traitlets: ``%config ChatMagics.model = "claude-sonnet-5-5"``."""
 
-    provider = Enum(
-        ("anthropic", "scripted"), "anthropic", help="Default provider of new threads."
-    ).tag(config=True)
+    provider = Enum(tuple(KINDS), "anthropic", help="Default provider of new threads.").tag(
+        config=True
+    )
     model = Unicode("", help="Default model (empty: the provider's default).").tag(config=True)
+    base_url = Unicode(
+        "",
+        help="Default base URL of the OpenAI-compatible providers (openai, openai-chat, ollama); "
+        "empty: OPENAI_BASE_URL, else the provider's default. A key goes there only once given "
+        "for it (%chat key openai), unless it is OPENAI_BASE_URL's.",
+    ).tag(config=True)
+    region = Unicode("", help="Default region of Bedrock and Vertex (empty: their SDK's).").tag(
+        config=True
+    )
+    project = Unicode("", help="Default Google Cloud project of Vertex (empty: ADC's).").tag(
+        config=True
+    )
+    allowed_providers = List(
+        Unicode(),
+        help="Admin limit: the only providers a thread may use (empty: any). Set it in "
+        "ipython_config.py or a system-wide config; a notebook's saved settings never widen it.",
+    ).tag(config=True)
+    allowed_models = List(
+        Unicode(),
+        help="Admin limit: the only models a thread may use, by name or fnmatch pattern "
+        "(empty: any; offline scripted threads are not limited by it).",
+    ).tag(config=True)
     tools = Enum(("ask", "unattended", "deny"), "ask", help="Default tool run mode.").tag(
         config=True
     )
@@ -201,10 +225,11 @@ class ChatMagics(Magics, McpSettings):
         name = options.thread or (threads.fresh_name() if options.new else threads.current)
         existing = None if options.new else threads.by_name.get(name)
         key = self._provider_key(existing, options)
+        check_allowed(key, self.allowed_providers, self.allowed_models)
         replay = choose(
             session,
             self.replay,
-            key[0],
+            key.kind,
             body.strip(),
             pace=self.replay_pace,
             strict=self.replay_check == "strict",
@@ -213,6 +238,13 @@ class ChatMagics(Magics, McpSettings):
             provider = None if replay else threads.provider_for(name, key, namespace)
         except ProviderConfigError as exc:
             raise UsageError(str(exc)) from None
+        if provider is not None:  # the provider's own default model is checked too
+            check_allowed(
+                key._replace(model=getattr(provider, "model", key.model)),
+                self.allowed_providers,
+                self.allowed_models,
+            )
+        switched = switch_notes(existing, key)
         builtins = self._builtins(existing, options)
         only = [n.strip() for n in options.use.split(",")] if options.use else None
         tools = namespace_tools(namespace, only, builtins, session.reader)
@@ -227,9 +259,15 @@ class ChatMagics(Magics, McpSettings):
         thread.chat.tools = {t.name: t for t in tools}
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
-        return self._run(thread, body.strip(), replay)
+        return self._run(thread, body.strip(), replay, switched)
 
-    async def _run(self, thread: Thread, body: str, replay: ReplayPlan | None = None) -> None:
+    async def _run(
+        self,
+        thread: Thread,
+        body: str,
+        replay: ReplayPlan | None = None,
+        switched: list[str] | None = None,
+    ) -> None:
         from .front import CellFront
 
         chat = thread.chat
@@ -243,6 +281,7 @@ class ChatMagics(Magics, McpSettings):
         )
         thread.restored = False
         mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
+        mcp_notes = [*(switched or ()), *mcp_notes]
         attachments = [*attached.attachments, *([note] if note else [])]
         provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
@@ -300,26 +339,49 @@ class ChatMagics(Magics, McpSettings):
             names = (set() if clear else names) | added
         return names
 
-    def _provider_key(self, thread: Thread | None, options: argparse.Namespace) -> ProviderKey:
-        """Which provider the cell asks for: the thread's, or the defaults, with the options."""
+    def _provider_key(self, thread: Thread | None, options: argparse.Namespace) -> ProviderChoice:
+        """Which provider the cell asks for: the thread's, or the defaults, with the options.
+        Another provider starts from its own default model and endpoint unless the cell
+        names them."""
         if thread is not None and thread.configured:
-            kind, model, script = thread.provider_key
+            key = thread.provider_key
         else:
-            kind, model, script = self.provider, self.model or None, None
+            key = ProviderChoice(
+                self.provider,
+                self.model or None,
+                None,
+                self.base_url or None,
+                self.region or None,
+                self.project or None,
+            )
         if options.script:
-            kind, script = options.provider or "scripted", options.script
-        elif options.provider:
-            kind = options.provider
-        return (kind, options.model or model, script)
+            key = key._replace(kind=options.provider or "scripted", script=options.script)
+        elif options.provider and options.provider != key.kind:
+            key = ProviderChoice(
+                options.provider,
+                None,
+                None,
+                self.base_url or None,
+                self.region or None,
+                self.project or None,
+            )
+        named = {
+            "model": options.model,
+            "base_url": options.base_url,
+            "region": options.region,
+            "project": options.project,
+        }
+        return key._replace(**{k: v for k, v in named.items() if v is not None})
 
     def _apply(
-        self, thread: Thread, options: argparse.Namespace, key: ProviderKey, builtins: set[str]
+        self, thread: Thread, options: argparse.Namespace, key: ProviderChoice, builtins: set[str]
     ) -> None:
         """Cell options stick to the thread; a new thread starts from the configured defaults."""
         if not thread.configured:
             thread.reasoning = self.reasoning
             thread.configured = True
-        thread.provider, thread.model, thread.script = key
+        thread.provider, thread.model, thread.script = key.kind, key.model, key.script
+        thread.base_url, thread.region, thread.project = key.base_url, key.region, key.project
         if options.reasoning:
             thread.reasoning = options.reasoning
         thread.builtins = builtins

@@ -146,10 +146,8 @@ def choose(
     in ``auto`` mode when it cannot run live either (no key) and the notebook has recordings."""
     from IPython.core.error import UsageError
 
-    from .keys import api_key
-
     mode = replay_mode(configured)
-    if mode == "off" or (mode == "auto" and (kind != "anthropic" or api_key())):
+    if mode == "off" or (mode == "auto" and _can_run_live(kind)):
         return None
     found = find_saved(session.saved, session.namespace, session.cell_id, request, _ran(session))
     if found.turn is not None:
@@ -158,12 +156,24 @@ def choose(
         return chosen
     if mode == "on":
         raise UsageError(f"%%chat: replay is on, but this cell cannot be replayed: {found.why()}")
-    if _explains(found) and kind == "anthropic" and not api_key():  # auto: nor can it run live
+    if _explains(found) and kind == "anthropic":  # auto: nor can it run live
         from ..providers.anthropic import MISSING_KEY
 
         why = found.why()
         raise UsageError(f"{MISSING_KEY}\nNor can this cell be replayed from the notebook: {why}")
     return None
+
+
+def _can_run_live(kind: str) -> bool:
+    """Whether a cell of ``kind`` can run live: every provider but those that need a key and
+    have none (``auto`` replays those from the notebook)."""
+    from ..providers.catalog import KINDS
+    from .keys import api_key
+
+    found = KINDS.get(kind)
+    if found is None or not found.keyed or found.service is None:
+        return True
+    return api_key(None, found.service) is not None
 
 
 def _ran(session: Any) -> list[str]:

@@ -18,16 +18,17 @@ from typing import TYPE_CHECKING, Any
 from ..engine.chat import Chat
 from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS
+from ..providers import catalog
 from ..providers.base import Provider
+from ..providers.catalog import ProviderChoice
+from ..providers.endpoints import SERVICES
 from ..providers.scripted import ScriptedProvider
 from ..reading.sources import NotebookReader
 from ..record.thread_settings import SavedSettings, UserDefaults, known_builtins, split_settings
 from ..tools.registry import Tool
-from .keys import api_key
+from .keys import key_source
 
-__all__ = ["ProviderKey", "Thread", "Threads", "apply_settings", "build_provider"]
-
-ProviderKey = tuple[str, str | None, str | None]  # provider kind, model, script variable
+__all__ = ["Thread", "Threads", "apply_settings", "build_provider"]
 
 if TYPE_CHECKING:
     from ..record.notebook import SavedThread
@@ -39,6 +40,9 @@ class Thread:
     chat: Chat
     provider: str = "anthropic"
     script: str | None = None
+    base_url: str | None = None  # --base-url: an OpenAI-compatible server's
+    region: str | None = None  # --region: Bedrock's or Vertex's
+    project: str | None = None  # --project: Vertex's
     builtins: set[str] = field(default_factory=set)
     reasoning: str = "full"  # how the widget shows reasoning
     # None: ChatMagics.stream decides, cell by cell; True/False: this thread's own (--stream,
@@ -61,8 +65,10 @@ class Thread:
         self.chat.config = replace(self.chat.config, model=value)
 
     @property
-    def provider_key(self) -> ProviderKey:
-        return (self.provider, self.model, self.script)
+    def provider_key(self) -> ProviderChoice:
+        return ProviderChoice(
+            self.provider, self.model, self.script, self.base_url, self.region, self.project
+        )
 
     def settings(self) -> dict[str, Any]:
         """What is saved for this thread in the notebook's metadata (never a secret)."""
@@ -71,6 +77,9 @@ class Thread:
             "reasoning": self.reasoning,
             "model": self.model,
             "script": self.script,
+            "base_url": self.base_url,
+            "region": self.region,
+            "project": self.project,
             "builtins": sorted(self.builtins),
             "run_mode": self.chat.config.run_mode,
             "max_cycles": self.chat.config.max_cycles,
@@ -83,17 +92,11 @@ class Thread:
         }
 
 
-def build_provider(kind: str, model: str | None) -> Provider:
-    """A new provider of ``kind``: Anthropic's for ``model``, or the offline scripted echo
-    (a cell's ``--script VAR`` is resolved by :meth:`Threads.provider_for`). The kernel gives
-    Anthropic's its key source: the environment, else a ``.env`` next to the notebook."""
-    if kind == "scripted":
-        return ScriptedProvider()
-    if kind == "anthropic":
-        from ..providers.anthropic import AnthropicProvider
-
-        return AnthropicProvider(model, key_source=api_key)
-    raise ProviderConfigError(f"unknown provider {kind!r}: use anthropic or scripted")
+def build_provider(choice: ProviderChoice) -> Provider:
+    """A new provider for ``choice`` (:func:`jupyter_turns.providers.catalog.build`; a cell's
+    ``--script VAR`` is resolved by :meth:`Threads.provider_for`). The kernel gives each
+    provider its key source: the environment, else a ``.env`` next to the notebook."""
+    return catalog.build(choice, {name: key_source(s) for name, s in SERVICES.items()})
 
 
 class Threads:
@@ -103,7 +106,7 @@ class Threads:
         self._make_chat = make_chat
         self.by_name: dict[str, Thread] = {}
         self.current = "main"
-        self._provider_key: dict[str, tuple[str, str | None, str | None]] = {}
+        self._provider_key: dict[str, ProviderChoice] = {}
         # the provider playing each script list (by identity; the list is kept so its id is
         # never reused): later cells go on where one stopped, `script = [...]` again starts over
         self._scripts: dict[int, tuple[object, ScriptedProvider]] = {}
@@ -160,18 +163,17 @@ class Threads:
         return thread
 
     def provider_for(
-        self, thread_name: str, key: ProviderKey, namespace: Mapping[str, Any]
+        self, thread_name: str, key: ProviderChoice, namespace: Mapping[str, Any]
     ) -> Provider:
         """The provider for ``key``: the thread's own while its key is unchanged, else a new
         one (raises ProviderConfigError). Changes nothing in the thread or the namespace;
         :meth:`use_provider` commits it."""
-        kind, model, script = key
-        if kind == "scripted" and script is not None:
-            return self._scripted(script, namespace)
+        if key.kind == "scripted" and key.script is not None:
+            return self._scripted(key.script, namespace)
         existing = self.by_name.get(thread_name)
         if existing is not None and self._provider_key.get(thread_name) == key:
             return existing.chat.provider
-        return build_provider(kind, model)
+        return build_provider(key)
 
     def _scripted(self, script: str, namespace: Mapping[str, Any]) -> Provider:
         """``--script VAR``: a ScriptedProvider in VAR, or the one playing VAR's list of
@@ -207,7 +209,7 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
     """Set a thread's settings from checked values (see :class:`ThreadSettings`)."""
     chat = thread.chat
     for name, value in values.items():
-        if name in ("provider", "model", "script", "reasoning", "stream"):
+        if name in _THREAD_FIELDS:
             setattr(thread, name, value)
         elif name in ("thinking", "max_cycles", "run_mode"):
             chat.config = replace(chat.config, **{name: value})
@@ -221,6 +223,16 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
             thread.mcp_servers = dict(value)
 
 
+_THREAD_FIELDS = (
+    "provider",
+    "model",
+    "script",
+    "base_url",
+    "region",
+    "project",
+    "reasoning",
+    "stream",
+)
 _USER_TOOL = re.compile(r"^[A-Za-z_]\w*$")
 
 

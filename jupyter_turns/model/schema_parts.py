@@ -75,10 +75,12 @@ PARENT: dict[str, Any] = {
 CYCLE: dict[str, Any] = {
     "type": "object",
     "description": "one complete response of a turn: how it ended, how many events the turn "
-    "had then (a replay splits the saved events there), its usage and cost (older records: "
-    "usage and cost only)",
+    "had then (a replay splits the saved events there), its usage and cost, the provider and "
+    "model that answered (older records: usage and cost only)",
     "properties": {
         "stop_reason": {"type": "string"},
+        "provider": {"type": "string"},
+        "model": {"type": "string"},
         "events": {"type": "integer"},
         "input_tokens": {"type": "integer"},
         "output_tokens": {"type": "integer"},

@@ -22,15 +22,21 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from ..redaction import ENV_KEY, masked, remember
+from ..redaction import masked, remember
 
 __all__ = [
+    "ANTHROPIC",
     "BASE_URL",
+    "DEFAULTS",
     "DEFAULT_ENDPOINT",
     "ENDPOINT_VARIABLES",
+    "OPENAI",
+    "SERVICES",
     "Given",
+    "Service",
     "apply",
     "bind",
+    "bind_to",
     "current",
     "custom",
     "described",
@@ -40,17 +46,53 @@ __all__ = [
     "shown",
 ]
 
-DEFAULT_ENDPOINT = "https://api.anthropic.com"
+DEFAULTS: dict[str, str] = {  # service -> its default base URL (tests point one at 127.0.0.1)
+    "anthropic": "https://api.anthropic.com",
+    "openai": "https://api.openai.com/v1",
+}
+DEFAULT_ENDPOINT = DEFAULTS["anthropic"]
 BASE_URL = "ANTHROPIC_BASE_URL"
-# Read by the Anthropic SDK from the environment: another host, a bearer token, extra headers
-# (which can replace the key's own header).
-ENDPOINT_VARIABLES = (BASE_URL, "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS")
+# Read by the SDKs from the environment: another host, a bearer token, extra headers (which can
+# replace the key's own header).
+ENDPOINT_VARIABLES = (
+    BASE_URL,
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "OPENAI_BASE_URL",
+)
+
+
+@dataclass(frozen=True)
+class Service:
+    """An API whose key the package holds: the variable of its key, the variable that moves its
+    endpoint, and its default endpoint. The Anthropic API (and with it the Anthropic provider)
+    and the OpenAI API (the Responses and the Chat Completions providers, whatever server the
+    latter talks to)."""
+
+    name: str  # "anthropic" | "openai": the argument of %chat key
+    label: str
+    key_variable: str
+    base_url_variable: str
+
+    @property
+    def default(self) -> str:
+        return DEFAULTS[self.name]
+
+    def current(self, environ: Mapping[str, str] | None = None) -> str:
+        """The base URL its requests go to when nothing else is chosen: the environment's
+        base-URL variable if set, else the default."""
+        url = (os.environ if environ is None else environ).get(self.base_url_variable, "").strip()
+        return url or self.default
+
+
+ANTHROPIC = Service("anthropic", "Anthropic", "ANTHROPIC_API_KEY", BASE_URL)
+OPENAI = Service("openai", "OpenAI", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+SERVICES = {service.name: service for service in (ANTHROPIC, OPENAI)}
 
 
 def current(environ: Mapping[str, str] | None = None) -> str:
-    """The base URL requests go to: ``ANTHROPIC_BASE_URL`` if set, else the default."""
-    url = (os.environ if environ is None else environ).get(BASE_URL, "").strip()
-    return url or DEFAULT_ENDPOINT
+    """The base URL Anthropic requests go to: ``ANTHROPIC_BASE_URL`` if set, else the default."""
+    return ANTHROPIC.current(environ)
 
 
 def same(first: str, second: str) -> bool:
@@ -73,26 +115,30 @@ def shown(url: str) -> str:
 
 
 def custom(url: str) -> str | None:
-    """``url`` as shown, when it is not the default endpoint; None for the default."""
-    return None if same(url, DEFAULT_ENDPOINT) else shown(url)
+    """``url`` as shown, when it is not a service's default endpoint; None for a default."""
+    return None if any(same(url, default) for default in DEFAULTS.values()) else shown(url)
 
 
 _chosen_by: dict[str, str] = {}  # base URL -> who chose it in this kernel (%chat endpoint ...)
 
 
 def apply(values: Mapping[str, str], who: str, source: str | None = None) -> None:
-    """Set endpoint variables in this kernel's environment (``who`` chose them); the key in use
-    stays bound to the endpoint it was given for, unless it came from ``source``: the .env file
-    the values come from (a key and an endpoint given together go together)."""
-    before = current()
-    key = os.environ.get(ENV_KEY)
-    if key and key not in _given:
-        _given[key] = Given(before, "the environment")
+    """Set endpoint variables in this kernel's environment (``who`` chose them); each service's
+    key in use stays bound to the endpoint it was given for, unless it came from ``source``: the
+    .env file the values come from (a key and an endpoint given together go together)."""
+    keys = {}
+    for service in SERVICES.values():
+        key = os.environ.get(service.key_variable)
+        if key:
+            _given.setdefault(key, Given(service.current(), "the environment"))
+            keys[service.name] = key
     os.environ.update(values)
-    if BASE_URL in values:
-        _chosen_by[current().strip()] = who
-    if key and source is not None and _given[key].source == source:
-        _given[key] = Given(current(), source)
+    for service in SERVICES.values():
+        if service.base_url_variable in values:
+            _chosen_by[service.current().strip()] = who
+        key = keys.get(service.name)
+        if key and source is not None and _given[key].source == source:
+            _given[key] = Given(service.current(), source)
 
 
 def described() -> str:
@@ -123,24 +169,45 @@ def bind(key: str, source: str) -> None:
     _given[key] = Given(current(), source)
 
 
-def refusal(key: str, endpoint: str) -> str | None:
-    """Why ``key`` must not be sent to ``endpoint`` (it was given for another), or None."""
+def bind_to(key: str, source: str, endpoint: str) -> None:
+    """``key`` was just given (by ``source``) for ``endpoint``, not the service's usual one
+    (``%chat key openai`` for the current thread's ``--base-url``)."""
+    _given[key] = Given(endpoint, source)
+
+
+def refusal(key: str, endpoint: str, service: Service | None = None) -> str | None:
+    """Why ``key`` must not be sent to ``endpoint`` (it was given for another), or None.
+
+    A key nobody bound (one in the environment before Jupyter started) goes where its service's
+    environment sends requests (``ANTHROPIC_BASE_URL`` / ``OPENAI_BASE_URL``, else the default):
+    a base URL chosen on a cell (``--base-url``) or in a saved thread gets it only after the user
+    gives it there with ``%chat key``. (An unbound Anthropic key goes where the Anthropic
+    provider was pointed: in the kernel that is always the environment's endpoint.)"""
+    service = service or ANTHROPIC
     given = _given.get(key)
+    if given is None and service is not ANTHROPIC:  # Anthropic's has no per-thread base URL
+        given = Given(service.current(), "the environment")
     if given is None or same(given.endpoint, endpoint):
         return None
+    command = "%chat key" if service is ANTHROPIC else f"%chat key {service.name}"
+    back = (
+        f"%chat endpoint {shown(given.endpoint)} to go back"
+        if service is ANTHROPIC
+        else "go back to that endpoint"
+    )
     return (
-        f"Not sent: the API key in use ({masked(key)}, from {given.source}) was given for "
-        f"{shown(given.endpoint)}, and requests now go to {shown(endpoint)}. A key never follows "
-        f"a change of endpoint. Run %chat key to give a key for {shown(endpoint)}, or "
-        f"%chat endpoint {shown(given.endpoint)} to go back."
+        f"Not sent: the {service.label} key in use ({masked(key)}, from {given.source}) was "
+        f"given for {shown(given.endpoint)}, and requests now go to {shown(endpoint)}. A key "
+        f"never follows a change of endpoint. Run {command} to give a key for "
+        f"{shown(endpoint)}, or {back}."
     )
 
 
-def environment_key() -> str | None:
-    """The key in the environment (``ANTHROPIC_API_KEY``), or None: a provider's key source when
-    nobody passes one. A key handed out is withheld from text for the rest of the session, even
-    after the environment changes (``%chat key``)."""
-    key = os.environ.get(ENV_KEY) or None
+def environment_key(service: Service | None = None) -> str | None:
+    """The service's key in the environment (``ANTHROPIC_API_KEY`` by default), or None: a
+    provider's key source when nobody passes one. A key handed out is withheld from text for the
+    rest of the session, even after the environment changes (``%chat key``)."""
+    key = os.environ.get((service or ANTHROPIC).key_variable) or None
     if key is not None:
         remember(key)
     return key

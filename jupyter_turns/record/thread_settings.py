@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
 from ..providers.base import Thinking
+from ..providers.endpoints import shown
 from ..text import plural
 from ..tools.registry import RunMode
 from .mcp_spec import ServerName, ServerSpec
@@ -43,6 +44,11 @@ _Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w{0,99}$")]
 _Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 DISPLAY_PATTERN = r"^(full|hidden|progress|static|truncate:\d{1,6})$"  # how reasoning shows
 _Display = Annotated[str, StringConstraints(pattern=DISPLAY_PATTERN)]
+_Url = Annotated[str, StringConstraints(pattern=r"^https?://[^\s]{1,500}$")]
+_Place = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][\w.-]{0,99}$")]  # region, project
+ProviderName = Literal[
+    "anthropic", "openai", "openai-chat", "ollama", "bedrock", "vertex", "scripted"
+]
 
 
 class ThreadSettings(BaseModel):
@@ -51,9 +57,12 @@ class ThreadSettings(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True, strict=True)
 
     conversation_id: _Short | None = None
-    provider: Literal["anthropic", "scripted"] | None = None
+    provider: ProviderName | None = None
     model: _Short | None = None
     script: _Identifier | None = None
+    base_url: _Url | None = None
+    region: _Place | None = None
+    project: _Place | None = None
     reasoning: _Display | None = None
     thinking: Literal["off", "adaptive"] | Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     max_cycles: Annotated[int, Field(ge=1, le=100_000)] | None = None
@@ -77,6 +86,9 @@ GUARDED_FIELDS = (
     "model",
     "script",
     "thinking",
+    "base_url",
+    "region",
+    "project",
 )
 
 # (saved settings, the conversation they are for) -> signed by this user? (trust.SettingsKey)
@@ -235,6 +247,11 @@ def describe_guarded(guarded: dict[str, Any]) -> str:
         parts.append(f"the model `{guarded['model']}`")
     if "script" in guarded:
         parts.append(f"playing the variable `{guarded['script']}`")
+    if "base_url" in guarded:
+        parts.append(f"requests sent to {shown(guarded['base_url'])}")
+    for name in ("region", "project"):
+        if name in guarded:
+            parts.append(f"the {name} `{guarded[name]}`")
     if "thinking" in guarded:
         thinking = guarded["thinking"]
         budget = f"{thinking:,} tokens" if isinstance(thinking, int) else str(thinking)

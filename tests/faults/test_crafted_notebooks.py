@@ -214,7 +214,7 @@ def check_restore(shell: InteractiveShell, path: Path, *, joinable: bool = False
             assert thread.builtins <= set(DEFAULT), "a file must not add a built-in tool"
             assert chat.config.run_mode != "unattended" and chat.config.system is None
             assert chat.config.max_cycles <= 25 and chat.config.thinking != 1_000_000
-            assert thread.provider_key == ("anthropic", None, None)
+            assert thread.provider_key[:3] == ("anthropic", None, None)
             assert thread.mcp_servers == {} and magics.session.mcp.specs == {}
             chat.conversation.check_sendable()
             # a later turn runs and its record saves and reads back

@@ -78,7 +78,7 @@ def _start(env: dict[str, str], cwd: Path, **extra: str) -> KernelDriver:
 def _default_is(kernel: KernelDriver, url: str) -> None:
     """The victim set no endpoint: ``url`` stands in for the default, api.anthropic.com."""
     kernel.run(
-        f"from jupyter_turns.providers import endpoints\nendpoints.DEFAULT_ENDPOINT = {url!r}"
+        f"from jupyter_turns.providers import endpoints\nendpoints.DEFAULTS['anthropic'] = {url!r}"
     )
 
 

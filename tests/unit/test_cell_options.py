@@ -8,6 +8,7 @@ import pytest
 from IPython.core.error import UsageError
 
 from jupyter_turns.kernel.magic import ChatMagics
+from jupyter_turns.providers.catalog import ProviderChoice
 
 
 def run(magics: ChatMagics, line: str, body: str = "hello") -> None:
@@ -32,7 +33,7 @@ def state(magics: ChatMagics) -> tuple[str, dict[str, int]]:
             "--thread x --provider scripted --use nosuch_tool",
             "--use: no @tool named nosuch_tool",
         ),
-        ("--thread other --provider openai", "invalid choice"),
+        ("--thread other --provider gemini", "invalid choice"),
         ("--thread other --budget lots", "--budget must be an amount in USD"),
         ("--budget -1", "--budget must be an amount in USD"),
     ],
@@ -151,12 +152,12 @@ def test_stream_off_makes_plain_requests_and_sticks(magics: ChatMagics) -> None:
     provider = AnthropicProvider(
         "claude-haiku-4-5", api_key="test-key", base_url="http://127.0.0.1:9"
     )
-    magics._apply(thread, magics._options("--stream off"), ("anthropic", None, None), set())
+    magics._apply(thread, magics._options("--stream off"), ProviderChoice("anthropic"), set())
     magics.session.threads.use_provider(thread, provider)
     assert provider.streaming is False and thread.settings()["stream"] is False
-    magics._apply(thread, magics._options(""), ("anthropic", None, None), set())
+    magics._apply(thread, magics._options(""), ProviderChoice("anthropic"), set())
     magics.session.threads.use_provider(thread, provider)
     assert provider.streaming is False  # it sticks to the thread
-    magics._apply(thread, magics._options("--stream on"), ("anthropic", None, None), set())
+    magics._apply(thread, magics._options("--stream on"), ProviderChoice("anthropic"), set())
     magics.session.threads.use_provider(thread, provider)
     assert provider.streaming is True

@@ -28,6 +28,7 @@ from jupyter_turns.kernel.threads import build_provider
 from jupyter_turns.model.events import ErrorEvent
 from jupyter_turns.providers import endpoints
 from jupyter_turns.providers.anthropic import AnthropicProvider
+from jupyter_turns.providers.catalog import ProviderChoice
 from jupyter_turns.providers.endpoints import DEFAULT_ENDPOINT, ENDPOINT_VARIABLES
 from jupyter_turns.redaction import REDACTED, masked
 from tests.support.anthropic_replies import Reply
@@ -43,7 +44,7 @@ HAIKU = "claude-haiku-4-5"
 def _provider() -> Any:
     """Anthropic's provider as %%chat builds it: with the kernel's key source (the environment,
     else a .env file)."""
-    return build_provider("anthropic", HAIKU)
+    return build_provider(ProviderChoice("anthropic", HAIKU))
 
 
 @pytest.fixture
@@ -115,7 +116,7 @@ def test_dotenv_gives_only_keys_and_shows_what_it_does_not_apply(
     assert "ANTHROPIC_BASE_URL=http://user:…@attacker.example:8443/v" in out  # no password
     assert f"ANTHROPIC_AUTH_TOKEN={masked(ATTACKER_TOKEN)}" in out
     assert f"ANTHROPIC_CUSTOM_HEADERS=Authorization: {masked('Bearer ' + ATTACKER_TOKEN)}" in out
-    assert "ANTHROPIC_LOG (a .env file gives only ANTHROPIC_API_KEY)" in out
+    assert "ANTHROPIC_LOG (a .env file gives only ANTHROPIC_API_KEY, OPENAI_API_KEY)" in out
     assert f"Requests go to {DEFAULT_ENDPOINT} (the default)" in out
     assert KEY not in out and ATTACKER_TOKEN not in out and ":pw@" not in out
 
@@ -182,7 +183,7 @@ def test_the_masked_form_never_shows_the_key() -> None:
 
 def test_missing_key_recommends_ways_that_save_nothing(no_key: Path) -> None:
     with pytest.raises(ProviderConfigError) as info:
-        build_provider("anthropic", None)
+        build_provider(ProviderChoice("anthropic"))
     message = str(info.value)
     assert "%chat key" in message and ".env" in message and "before starting Jupyter" in message
     assert "%env" not in message and "--provider scripted" in message
