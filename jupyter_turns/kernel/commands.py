@@ -19,6 +19,8 @@ from ..editing.page import NotebookEditor
 from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
 from ..mcp.mcp_command import mcp_command
+from ..providers.catalog import KINDS
+from ..providers.endpoints import Service
 from ..record.mcp_spec import ServerSpec
 from ..record.notebook import find_notebook, read_notebook
 from ..record.thread_settings import describe_guarded
@@ -55,6 +57,18 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
     if handler is None:
         raise UsageError(f"unknown %chat command {command!r}; see %chat?")
     return handler(_Call(session, settings, args, help_text))
+
+
+def _endpoint_for(call: _Call, service: Service) -> str:
+    """Where a key given now for ``service`` goes: the current thread's endpoint when its
+    provider sends that service's key (its ``--base-url``, say), else the service's own."""
+    thread = call.session.threads.by_name.get(call.session.threads.current)
+    kind = KINDS.get(thread.provider) if thread is not None else None
+    if thread is not None and kind is not None and kind.service is service:
+        endpoint = getattr(thread.chat.provider, "endpoint", None)
+        if isinstance(endpoint, str):
+            return endpoint
+    return service.current()
 
 
 def _help(call: _Call) -> None:
@@ -152,7 +166,7 @@ def _export(call: _Call) -> str | None:
 COMMANDS: dict[str, Callable[[_Call], Any]] = {
     "help": _help,
     "?": _help,
-    "key": lambda call: keys.key_command(call.args),
+    "key": lambda call: keys.key_command(call.args, functools.partial(_endpoint_for, call)),
     "endpoint": lambda call: endpoint_command(call.args),
     **{name: functools.partial(_long_thread, command=name) for name in long_threads.COMMANDS},
     "threads": _threads,
