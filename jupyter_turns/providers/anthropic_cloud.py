@@ -116,7 +116,7 @@ class _CloudProvider(MessagesProvider):
     @property
     def endpoint(self) -> str:
         """The region's base URL, where every request goes."""
-        return str(self._client.base_url)
+        return str(self._client.base_url).rstrip("/")
 
     def _current_client(self) -> Any:
         return self._client
@@ -141,7 +141,7 @@ class BedrockProvider(_CloudProvider):
 
     name = "bedrock"
     platform = BEDROCK
-    stream_types = ("application/vnd.amazon.eventstream", "text/event-stream")
+    stream_types = ("application/vnd.amazon.eventstream",)  # the AWS event stream
     counts_tokens = False  # the SDK: "Token counting is not supported in Bedrock yet"
     api_version = "bedrock-2023-05-31"
 
