@@ -1,5 +1,10 @@
 """AnthropicProvider: the Claude Messages API through the official SDK, streamed raw.
 
+:class:`MessagesProvider` holds what every platform that serves Claude shares (the request, the
+stream and the plain answer, continuation, compaction, errors); :class:`AnthropicProvider` adds
+Anthropic's own client and its key, :mod:`.anthropic_cloud` Amazon Bedrock's and Vertex AI's
+clients and their credentials.
+
 Asks its key source for the key before each request: by default the environment's
 ``ANTHROPIC_API_KEY`` (:func:`jupyter_turns.providers.endpoints.environment_key`); the kernel
 passes its own, which also reads a ``.env`` file next to the notebook
@@ -20,7 +25,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import AsyncIterator, Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import anthropic
 import httpx2
@@ -28,7 +33,7 @@ import httpx2
 from ..errors import ProviderConfigError, ProviderError
 from ..model.events import Finished, StreamEvent, Usage, compaction_note
 from ..redaction import remember
-from .anthropic_errors import classify
+from .anthropic_errors import ANTHROPIC, Platform, classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response, with_pending
 from .anthropic_stream import StreamAdapter
 from .anthropic_wire import anthropic_messages
@@ -41,9 +46,12 @@ __all__ = [
     "DEFAULT_MODEL",
     "NOT_STREAMING",
     "AnthropicProvider",
+    "ClaudeClient",
     "KeySource",
+    "MessagesProvider",
     "build_params",
     "classify",
+    "client_timeout",
 ]
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -65,83 +73,48 @@ KeySource = Callable[[], str | None]
 """Where the provider's key comes from, asked again before each request (None: no key)."""
 
 
-class AnthropicProvider:
-    """``api_key`` is used as given (no binding to an endpoint); otherwise ``key_source`` is
-    asked before each request and its key is checked against the endpoint it was given for."""
+ClaudeClient: TypeAlias = (
+    "anthropic.AsyncAnthropic | anthropic.AsyncAnthropicBedrock | anthropic.AsyncAnthropicVertex"
+)
+"""An SDK client that speaks the Messages API: Anthropic's own, or Claude on a cloud platform."""
+
+
+class MessagesProvider:
+    """The Messages API's requests, streams and plain answers, whatever client sends them.
+
+    The seam between Claude's platforms: a subclass says which client the next request goes
+    through (:meth:`_current_client`, with its credentials) and where (:attr:`endpoint`); the
+    request, the stream, the continuation, the compaction and its refusal, and the error
+    mapping are the same for each. ``compaction`` and ``counts_tokens`` say what the platform
+    offers: the engine reads ``compaction``, and ``count_tokens`` answers None where there is
+    no token counter."""
 
     name = "anthropic"
+    platform: Platform = ANTHROPIC
+    # the content types of a streamed answer (a proxy may answer JSON instead)
+    stream_types: tuple[str, ...] = ("text/event-stream",)
+    counts_tokens = True  # the platform has a token counter
+    api_version: str | None = None  # the body's anthropic_version (None: the SDK's)
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        api_key: str | None = None,
-        key_source: KeySource = environment_key,
-        base_url: str | None = None,
-        timeout: float = 600.0,
-        client: anthropic.AsyncAnthropic | None = None,
-    ) -> None:
-        self.model = model or DEFAULT_MODEL
-        self._base_url = base_url  # None: the endpoint in use, read again for each request
+    def __init__(self, model: str, *, timeout: float = 600.0) -> None:
+        self.model = model
         self.streaming = True  # False: plain request/response (--stream off, or a proxy)
         self.compaction = True  # False: the endpoint refused the compact edit
-        self._counts = True  # False: the token counter is not available here
+        self._counts = self.counts_tokens  # False: the token counter is not available here
         # details for the next answer's Finished: notices, a refused compaction (cleared once
         # sent, so a retried request loses none)
         self._pending: dict[str, Any] = {}
         self._timeout = timeout
-        self._key_source = key_source
-        # the source's key and the endpoint the client was built with (None: a key or a
-        # client given by the caller, used as given)
-        self._built_for: tuple[str, str] | None = None
-        if client is None:
-            if api_key:
-                remember(api_key)
-                client = self._new_client(api_key, self._base_url or current())
-            else:
-                self._built_for = self._usable_key()
-                client = self._new_client(*self._built_for)
-        self._client = client
 
     @property
     def endpoint(self) -> str:
         """The base URL the next request goes to."""
-        if self._built_for is None:
-            return str(self._client.base_url)
-        return self._base_url or current()
+        return str(self._current_client().base_url)
 
-    def _new_client(self, key: str, endpoint: str) -> anthropic.AsyncAnthropic:
-        return anthropic.AsyncAnthropic(
-            api_key=key,
-            base_url=endpoint,
-            max_retries=0,
-            timeout=httpx2.Timeout(self._timeout, connect=10.0),
-        )
-
-    def _usable_key(self) -> tuple[str, str]:
-        """The key source's key and the endpoint in use; raises ProviderConfigError when there
-        is no key, or the key was given for another endpoint."""
-        endpoint = self._base_url or current()
-        key = self._key_source()
-        if not key:
-            raise ProviderConfigError(MISSING_KEY)
-        remember(key)  # whatever its source: withheld from text from now on
-        refused = refusal(key, endpoint)
-        if refused:
-            raise ProviderConfigError(refused)
-        return key, endpoint
-
-    def _current_client(self) -> anthropic.AsyncAnthropic:
-        """The client, rebuilt if the source's key or the endpoint changed since."""
-        if self._built_for is not None:
-            usable = self._usable_key()
-            if usable != self._built_for:
-                self._client = self._new_client(*usable)
-                self._built_for = usable
-        return self._client
-
-    def __repr__(self) -> str:  # never show the key
-        return f"AnthropicProvider(model={self.model!r})"
+    def _current_client(self) -> ClaudeClient:
+        """The client the next request goes through; raises ProviderConfigError when there is
+        none to be had (no key, no credentials)."""
+        raise NotImplementedError
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         model = request.model or self.model
@@ -157,7 +130,7 @@ class AnthropicProvider:
                     raise
                 response = None  # the endpoint refuses streaming
             try:
-                whole = response is None or not await is_event_stream(response)
+                whole = response is None or not await is_event_stream(response, self.stream_types)
             except BaseException:  # the body broke off while it was read
                 await response.close()
                 raise
@@ -188,7 +161,7 @@ class AnthropicProvider:
             )
 
     async def _create(
-        self, client: anthropic.AsyncAnthropic, params: dict[str, Any], request: Request, model: str
+        self, client: ClaudeClient, params: dict[str, Any], request: Request, model: str
     ) -> Any:
         """``messages.create``; without assistant prefill if the model refuses it."""
         try:
@@ -203,21 +176,24 @@ class AnthropicProvider:
             params.update(rebuilt, stream=params["stream"])
             return await self._call(client, **params)
 
-    async def _call(self, client: anthropic.AsyncAnthropic, **params: Any) -> Any:
+    async def _call(self, client: ClaudeClient, **params: Any) -> Any:
         """One request, through the beta endpoint when it names betas. A request with the
         compact edit that the endpoint refuses is sent again without it, once, and the thread
         goes on uncompacted; the answer's ``compaction_refused`` detail says why (the engine
         words the notice: the model or endpoint does not offer compaction)."""
-        create = client.beta.messages.create if "betas" in params else client.messages.create
+        # Any: the cloud clients' beta resource borrows the first-party create, which a type
+        # checker cannot bind to it
+        messages: Any = client.beta.messages if "betas" in params else client.messages
+        create = messages.create
         try:
-            return await create(**params)
+            return await create(**params, **self._body_fields())
         except anthropic.BadRequestError as exc:
             if "context_management" not in params:
                 raise
             self.compaction = False
             params.pop("context_management")
             _drop_beta(params, COMPACT_EDIT_BETA)
-            self._pending["compaction_refused"] = str(classify(exc).message)
+            self._pending["compaction_refused"] = str(self.classify(exc).message)
             return await self._call(client, **params)
 
     async def count_tokens(self, request: Request) -> int | None:
@@ -232,18 +208,98 @@ class AnthropicProvider:
         except ProviderConfigError:
             return None  # the request itself says why it is not sent
         try:
-            result = await client.messages.count_tokens(**counted)
+            result = await client.messages.count_tokens(**counted, **self._body_fields())
         except (anthropic.APIStatusError, anthropic.APIConnectionError):
             self._counts = False
             return None
         tokens = getattr(result, "input_tokens", None)
         return tokens if isinstance(tokens, int) else None
 
+    def _body_fields(self) -> dict[str, Any]:
+        """What the platform wants in every body beside the request's own fields."""
+        if self.api_version is None:
+            return {}
+        return {"extra_body": {"anthropic_version": self.api_version}}
+
     def classify(self, error: BaseException) -> ProviderError:
-        return classify(error)
+        return classify(error, self.platform)
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         return model_info(model or self.model).cost(usage)
+
+
+class AnthropicProvider(MessagesProvider):
+    """``api_key`` is used as given (no binding to an endpoint); otherwise ``key_source`` is
+    asked before each request and its key is checked against the endpoint it was given for."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        key_source: KeySource = environment_key,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        client: anthropic.AsyncAnthropic | None = None,
+    ) -> None:
+        super().__init__(model or DEFAULT_MODEL, timeout=timeout)
+        self._base_url = base_url  # None: the endpoint in use, read again for each request
+        self._key_source = key_source
+        # the source's key and the endpoint the client was built with (None: a key or a
+        # client given by the caller, used as given)
+        self._built_for: tuple[str, str] | None = None
+        if client is None:
+            if api_key:
+                remember(api_key)
+                client = self._new_client(api_key, self._base_url or current())
+            else:
+                self._built_for = self._usable_key()
+                client = self._new_client(*self._built_for)
+        self._client = client
+
+    @property
+    def endpoint(self) -> str:
+        """The base URL the next request goes to."""
+        if self._built_for is None:
+            return str(self._client.base_url)
+        return self._base_url or current()
+
+    def _new_client(self, key: str, endpoint: str) -> anthropic.AsyncAnthropic:
+        return anthropic.AsyncAnthropic(
+            api_key=key, base_url=endpoint, max_retries=0, timeout=client_timeout(self._timeout)
+        )
+
+    def _usable_key(self) -> tuple[str, str]:
+        """The key source's key and the endpoint in use; raises ProviderConfigError when there
+        is no key, or the key was given for another endpoint."""
+        endpoint = self._base_url or current()
+        key = self._key_source()
+        if not key:
+            raise ProviderConfigError(MISSING_KEY)
+        remember(key)  # whatever its source: withheld from text from now on
+        refused = refusal(key, endpoint)
+        if refused:
+            raise ProviderConfigError(refused)
+        return key, endpoint
+
+    def _current_client(self) -> anthropic.AsyncAnthropic:
+        """The client, rebuilt if the source's key or the endpoint changed since."""
+        if self._built_for is not None:
+            usable = self._usable_key()
+            if usable != self._built_for:
+                self._client = self._new_client(*usable)
+                self._built_for = usable
+        return self._client
+
+    def __repr__(self) -> str:  # never show the key
+        return f"AnthropicProvider(model={self.model!r})"
+
+
+def client_timeout(seconds: float) -> httpx2.Timeout:
+    """An SDK client's timeout: ``seconds`` for a response to go on, 10 s to connect."""
+    return httpx2.Timeout(seconds, connect=10.0)
 
 
 # ---------------------------------------------------------------------------- requests

@@ -2,9 +2,20 @@
 
 Each gets its retryability (429, 529, 5xx, timeouts and broken connections are worth another
 attempt; 4xx are not), the server's ``retry-after`` hint and a message the user can act on.
+
+The same Claude reaches us through Amazon Bedrock and Google Vertex AI with the same SDK
+exceptions but other error bodies: a :class:`Platform` names the service and what to check for
+each fatal status. Bedrock answers ``{"message": ...}`` with the error's name in the
+``x-amzn-errortype`` header, and mid-stream sends exception frames (``throttlingException``,
+``modelStreamErrorException``...) that the SDK turns into ``error`` events; Vertex answers
+Google's ``{"error": {"code", "message", "status": "RESOURCE_EXHAUSTED"}}``, sometimes inside a
+list.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import anthropic
 import httpx2
@@ -12,7 +23,7 @@ import httpx2
 from ..errors import ProviderError
 from ..redaction import ENV_KEY
 
-__all__ = ["classify"]
+__all__ = ["ANTHROPIC", "Platform", "classify"]
 
 _FATAL_HINTS = {
     401: f" Check {ENV_KEY} (%chat key sets it for this kernel).",
@@ -22,19 +33,38 @@ _FATAL_HINTS = {
 }
 
 
-def classify(error: BaseException) -> ProviderError:
+@dataclass(frozen=True, slots=True)
+class Platform:
+    """Where Claude is served: how errors name it and what to check after a fatal status."""
+
+    label: str  # "Anthropic API", "Amazon Bedrock"...
+    hints: Mapping[int, str] = field(default_factory=lambda: dict(_FATAL_HINTS))
+
+
+ANTHROPIC = Platform("Anthropic API")
+
+# an error's type inside a 200 stream -> (kind, retryable); other types: a retryable stream_error
+_STREAM_KINDS: dict[str, tuple[str, bool]] = {
+    "overloaded_error": ("overloaded", True),
+    "throttlingexception": ("rate_limit", True),  # Bedrock
+    "serviceunavailableexception": ("overloaded", True),  # Bedrock
+    "validationexception": ("bad_request", False),  # Bedrock
+}
+
+
+def classify(error: BaseException, platform: Platform = ANTHROPIC) -> ProviderError:
     """Map an SDK or transport exception to a ProviderError with its retryability."""
     if isinstance(error, ProviderError):
         return error
     if isinstance(error, anthropic.APIStatusError):
-        return _status_error(error)
+        return _status_error(error, platform)
     if isinstance(error, anthropic.APITimeoutError):
         return ProviderError(
-            "The request to the Anthropic API timed out.", kind="timeout", retryable=True
+            f"The request to the {platform.label} timed out.", kind="timeout", retryable=True
         )
     if isinstance(error, anthropic.APIConnectionError):
         return ProviderError(
-            f"Could not reach the Anthropic API: {error}", kind="connection", retryable=True
+            f"Could not reach the {platform.label}: {error}", kind="connection", retryable=True
         )
     if isinstance(error, httpx2.TimeoutException):
         return ProviderError("The response stalled and timed out.", kind="timeout", retryable=True)
@@ -44,19 +74,17 @@ def classify(error: BaseException) -> ProviderError:
     return ProviderError(f"{type(error).__name__}: {error}", kind="internal")
 
 
-def _status_error(error: anthropic.APIStatusError) -> ProviderError:
+def _status_error(error: anthropic.APIStatusError, platform: Platform) -> ProviderError:
     status = error.status_code
-    body = error.body if isinstance(error.body, dict) else {}
-    detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
-    error_type = str(detail.get("type") or getattr(error, "type", None) or "")
-    server_message = str(detail.get("message") or error.message)
+    error_type, server_message = _described(error)
     retry_after = _retry_after(error)
     if status == 200:  # an `error` event inside a 200 stream
-        kind = "overloaded" if error_type == "overloaded_error" else "stream_error"
+        kind, retryable = _STREAM_KINDS.get(error_type.lower(), ("stream_error", True))
         return ProviderError(
-            f"The API reported an error mid-stream ({error_type or 'error'}): {server_message}",
+            f"The {platform.label} reported an error mid-stream ({error_type or 'error'}): "
+            f"{server_message}",
             kind=kind,
-            retryable=True,
+            retryable=retryable,
             retry_after=retry_after,
             status=status,
         )
@@ -77,10 +105,29 @@ def _status_error(error: anthropic.APIStatusError) -> ProviderError:
     else:
         kind, retryable = "bad_request", False
     label = f"{status} {error_type}".strip()
-    message = f"Anthropic API error {label}: {server_message}{_FATAL_HINTS.get(status, '')}"
+    hint = platform.hints.get(status, "")
+    message = f"{platform.label} error {label}: {server_message}{hint}"
     return ProviderError(
         message, kind=kind, retryable=retryable, retry_after=retry_after, status=status
     )
+
+
+def _described(error: anthropic.APIStatusError) -> tuple[str, str]:
+    """The error's type and the server's message, from an Anthropic body, Google's (``status``,
+    maybe inside a list) or Bedrock's (``message``, the type in ``x-amzn-errortype``)."""
+    body = error.body[0] if isinstance(error.body, list) and error.body else error.body
+    body = body if isinstance(body, dict) else {}
+    detail = body.get("error", body) if isinstance(body.get("error", body), dict) else {}
+    headers = getattr(error.response, "headers", None)
+    amazon = str(headers.get("x-amzn-errortype", "")) if headers is not None else ""
+    error_type = (
+        detail.get("type")
+        or detail.get("status")
+        or amazon.split(":")[0]
+        or getattr(error, "type", None)
+        or ""
+    )
+    return str(error_type), str(detail.get("message") or body.get("Message") or error.message)
 
 
 def _retry_after(error: anthropic.APIStatusError) -> float | None:

@@ -24,16 +24,20 @@ __all__ = ["NOT_STREAMING", "is_event_stream", "message_events", "whole_response
 NOT_STREAMING = "This endpoint does not stream; continuing without streaming."
 
 
-async def is_event_stream(response: Any) -> bool:
+async def is_event_stream(
+    response: Any, stream_types: tuple[str, ...] = ("text/event-stream",)
+) -> bool:
     """Whether the SDK's stream is really one: a proxy may answer a stream request with JSON,
     and may leave the content type out. Without one the body is read first (such a stream is
-    then shown at once, not as it arrives) and is no stream when it is a Message object."""
+    then shown at once, not as it arrives) and is no stream when it is a Message object.
+    ``stream_types`` are the content types of a stream where the answer comes from (Bedrock
+    streams ``application/vnd.amazon.eventstream``)."""
     http = getattr(response, "response", None)
     if http is None:
         return True
     content_type = str(http.headers.get("content-type", ""))
     if content_type:
-        return content_type.startswith("text/event-stream")
+        return content_type.startswith(stream_types)
     body = await http.aread()  # the SDK's stream then reads the same bytes again
     try:
         parsed = json.loads(body)

@@ -7,6 +7,12 @@ pricing differ). Cache writes are billed at 1.25x input, cache reads at 0.1x inp
 window is the standard one (200,000 tokens for every Claude family; a larger window some models
 offer behind a beta header is not assumed); an unknown model's window is None: the gauge says
 it does not know.
+
+Claude's names on the cloud platforms are read the same way: Amazon Bedrock's model ids
+(``anthropic.claude-sonnet-4-5-20250929-v1:0``) and inference profiles (a geography first:
+``us.anthropic...``, ``global.anthropic...``), and Vertex AI's ``claude-sonnet-4-5@20250929``
+(the date after an ``@``). Their prices are the list prices above; a regional endpoint's
+premium is not added.
 """
 
 from __future__ import annotations
@@ -45,7 +51,8 @@ class ModelInfo:
         )
 
 
-_NEW_STYLE = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-|$)")
+# the version ends at "-" (a date, a Bedrock "-v1:0"), "@" (Vertex's date) or the name's end
+_NEW_STYLE = re.compile(r"claude-(opus|sonnet|haiku)-(\d+)(?:-(\d{1,2}))?(?:-|@|$)")
 _OLD_STYLE = re.compile(r"claude-(\d+)(?:-(\d{1,2}))?-(opus|sonnet|haiku)")
 
 # (family, from version) -> (input $/MTok, output $/MTok, max output tokens)

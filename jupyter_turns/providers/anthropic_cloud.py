@@ -1,0 +1,324 @@
+"""Claude on Amazon Bedrock and Google Vertex AI: the Anthropic provider with a cloud's client.
+
+:class:`BedrockProvider` (``--provider bedrock``) and :class:`VertexProvider` (``--provider
+vertex``) are :class:`~.anthropic.MessagesProvider`\\ s: the request, the stream and the plain
+answer (``--stream off``), thinking, prompt caching, continuation, compaction and the error
+mapping are the Anthropic provider's own. What differs is the client (the SDK's
+``AsyncAnthropicBedrock`` / ``AsyncAnthropicVertex``, which sign each request and route it to
+the platform's URL) and its credentials, which are the cloud's, never an Anthropic key:
+
+- **Bedrock**: a Bedrock API key (``api_key``, else ``AWS_BEARER_TOKEN_BEDROCK``) or the AWS
+  credential chain of boto3 (``AWS_ACCESS_KEY_ID``/``AWS_SECRET_ACCESS_KEY``, a profile,
+  SSO, an instance role...) signing with SigV4. The region: ``region``, else ``AWS_REGION`` /
+  ``AWS_DEFAULT_REGION``, else the profile's.
+- **Vertex**: an OAuth access token (``api_key``), a google-auth ``credentials`` object, or the
+  application default credentials. The region: ``region``, else ``CLOUD_ML_REGION``; the
+  project: ``project``, else ``ANTHROPIC_VERTEX_PROJECT_ID``, else the credentials'.
+
+Missing credentials, region or project are a ProviderConfigError that names the chain and what
+to set, when the provider is made; a credential that fails later (an expired SSO session or
+token) is an ``auth`` error saying the same.
+
+What the platforms do not offer, read from the SDK (``anthropic/lib/bedrock/_client.py``,
+``lib/vertex/_client.py``):
+
+- Bedrock has no token counter: the SDK refuses ``count_tokens`` before sending
+  ("not supported in Bedrock yet"), so :meth:`count_tokens` answers None (the budget estimates
+  from the last usage). Vertex routes it (``count-tokens:rawPredict``).
+- Betas reach both (Bedrock: the ``anthropic-beta`` header becomes the body's
+  ``anthropic_beta``; Vertex: the header), so compaction is asked for; where the platform
+  refuses the compact edit, the request goes again without it and the thread says once that
+  compaction is not offered (the Anthropic provider's own refusal path).
+- The body carries the platform's ``anthropic_version`` (``bedrock-2023-05-31``,
+  ``vertex-2023-10-16``, as their documentation requires); the SDK installed here would send
+  its own API version instead.
+
+Model names are the platform's (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``,
+``claude-sonnet-4-5@20250929``); :func:`~.models.model_info` reads them for prices, windows and
+thinking. Each client has ``max_retries=0`` (the engine retries visibly) and honours the proxy
+variables.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anthropic
+
+from ..errors import ProviderConfigError, ProviderError
+from ..redaction import remember
+from .anthropic import KeySource, MessagesProvider, client_timeout
+from .anthropic_errors import Platform
+
+__all__ = [
+    "BEDROCK",
+    "BEDROCK_MODEL",
+    "VERTEX",
+    "VERTEX_MODEL",
+    "BedrockProvider",
+    "VertexProvider",
+    "bedrock_model",
+]
+
+# Sonnet 4.5: the newest Sonnet whose ids on both platforms this package knows
+BEDROCK_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"
+VERTEX_MODEL = "claude-sonnet-4-5@20250929"
+
+_AWS_CHAIN = (
+    "Set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) in the environment "
+    "before starting Jupyter, or AWS_PROFILE for a profile of ~/.aws/config (aws configure, "
+    "aws sso login), or AWS_BEARER_TOKEN_BEDROCK for a Bedrock API key."
+)
+_GOOGLE_CHAIN = (
+    "Run `gcloud auth application-default login`, or set GOOGLE_APPLICATION_CREDENTIALS to a "
+    "service account's key file, before starting Jupyter."
+)
+BEDROCK = Platform(
+    "Amazon Bedrock",
+    {
+        401: f" Check the AWS credentials. {_AWS_CHAIN}",
+        403: " The AWS credentials were refused, or they lack bedrock:InvokeModel* for this "
+        "model, or the model is not enabled for the account (Bedrock console, Model access).",
+        404: " Check the model id (--model): a Bedrock id like "
+        f"{BEDROCK_MODEL}, or an inference profile (us.…, eu.…, global.…).",
+        413: " The request is too large: start a new thread or send less.",
+    },
+)
+VERTEX = Platform(
+    "Vertex AI",
+    {
+        401: f" Check the Google credentials. {_GOOGLE_CHAIN}",
+        403: " The Google credentials lack aiplatform.endpoints.predict in this project, or "
+        "the model is not enabled (Vertex AI Model Garden).",
+        404: " Check the model name (--model, e.g. "
+        f"{VERTEX_MODEL}), the region (--region) and the project (--project).",
+        413: " The request is too large: start a new thread or send less.",
+    },
+)
+
+
+def bedrock_model(region: str) -> str:
+    """The default model in ``region``: the cross-region inference profile of its geography
+    (newer models are served only through one), ``global.`` outside the US and Europe."""
+    geography = region.split("-")[0]
+    prefix = geography if geography in ("us", "eu") else "global"
+    return f"{prefix}.{BEDROCK_MODEL}"
+
+
+class _CloudProvider(MessagesProvider):
+    """A MessagesProvider whose client, built once, carries the cloud's own credentials."""
+
+    def __init__(self, model: str, client: Any, *, timeout: float) -> None:
+        super().__init__(model, timeout=timeout)
+        self._client = client
+
+    @property
+    def endpoint(self) -> str:
+        """The region's base URL, where every request goes."""
+        return str(self._client.base_url).rstrip("/")
+
+    def _current_client(self) -> Any:
+        return self._client
+
+    def classify(self, error: BaseException) -> ProviderError:
+        """Credentials that failed while a request was signed (an expired SSO session or
+        token) are an auth error naming the chain; the rest as the Anthropic provider's."""
+        if _credential_failure(error):
+            return ProviderError(
+                f"{self.platform.label}: the credentials could not be used: "
+                f"{type(error).__name__}: {error}.{self.platform.hints.get(401, '')}",
+                kind="auth",
+                retryable=False,
+            )
+        return super().classify(error)
+
+
+class BedrockProvider(_CloudProvider):
+    """Claude through Amazon Bedrock. ``api_key`` is a Bedrock API key (a bearer token), not an
+    Anthropic key; ``key_source`` is accepted for the registry's sake and never asked: no
+    Anthropic key goes to AWS."""
+
+    name = "bedrock"
+    platform = BEDROCK
+    stream_types = ("application/vnd.amazon.eventstream",)  # the AWS event stream
+    counts_tokens = False  # the SDK: "Token counting is not supported in Bedrock yet"
+    api_version = "bedrock-2023-05-31"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        key_source: KeySource | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        client: anthropic.AsyncAnthropicBedrock | None = None,
+        region: str | None = None,
+        profile: str | None = None,
+    ) -> None:
+        del key_source  # Bedrock signs with AWS credentials
+        if client is None:
+            region = region or _aws_region(profile)
+            client = _bedrock_client(api_key, region, profile, base_url, timeout)
+        self.region = str(client.aws_region)
+        super().__init__(model or bedrock_model(self.region), client, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return f"BedrockProvider(model={self.model!r}, region={self.region!r})"
+
+
+class VertexProvider(_CloudProvider):
+    """Claude through Google Vertex AI. ``api_key`` is an OAuth access token, not an Anthropic
+    key; ``key_source`` is accepted for the registry's sake and never asked."""
+
+    name = "vertex"
+    platform = VERTEX
+    api_version = "vertex-2023-10-16"
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        api_key: str | None = None,
+        key_source: KeySource | None = None,
+        base_url: str | None = None,
+        timeout: float = 600.0,
+        client: anthropic.AsyncAnthropicVertex | None = None,
+        region: str | None = None,
+        project: str | None = None,
+        credentials: Any = None,
+    ) -> None:
+        del key_source  # Vertex authenticates with Google credentials
+        if client is None:
+            client = _vertex_client(api_key, credentials, region, project, base_url, timeout)
+        self.region = str(client.region)
+        self.project = client.project_id
+        super().__init__(model or VERTEX_MODEL, client, timeout=timeout)
+
+    def __repr__(self) -> str:
+        return (
+            f"VertexProvider(model={self.model!r}, region={self.region!r}, "
+            f"project={self.project!r})"
+        )
+
+
+# ---------------------------------------------------------------------------- Bedrock
+
+
+def _aws_region(profile: str | None) -> str:
+    """``AWS_REGION`` / ``AWS_DEFAULT_REGION``, else the profile's region (as the SDK does)."""
+    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
+    if region:
+        return region
+    session = _aws_session(profile)
+    if session.region_name:
+        return str(session.region_name)
+    raise ProviderConfigError(
+        "No AWS region for Bedrock. Pass --region (or %config ChatMagics.aws_region), or set "
+        "AWS_REGION in the environment, or a region in the AWS profile (aws configure)."
+    )
+
+
+def _aws_session(profile: str | None) -> Any:
+    import boto3  # type: ignore[import-untyped]  # an extra: imported when Bedrock is used
+    import botocore.exceptions  # type: ignore[import-untyped]
+
+    try:
+        return boto3.Session(profile_name=profile)
+    except botocore.exceptions.BotoCoreError as exc:  # e.g. ProfileNotFound
+        raise ProviderConfigError(f"AWS: {exc}. {_AWS_CHAIN}") from exc
+
+
+def _bedrock_client(
+    api_key: str | None, region: str, profile: str | None, base_url: str | None, timeout: float
+) -> anthropic.AsyncAnthropicBedrock:
+    """The SDK's Bedrock client; raises ProviderConfigError when the AWS chain has no
+    credentials (checked here, not at the first request)."""
+    bearer = api_key or os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+    if bearer:
+        remember(bearer)
+    elif _aws_session(profile).get_credentials() is None:
+        raise ProviderConfigError(f"No AWS credentials found for Bedrock. {_AWS_CHAIN}")
+    try:
+        return anthropic.AsyncAnthropicBedrock(
+            aws_region=region,
+            aws_profile=profile,
+            api_key=api_key,
+            base_url=base_url,
+            max_retries=0,
+            timeout=client_timeout(timeout),
+        )
+    except ValueError as exc:  # e.g. a Bedrock API key and a profile at once
+        raise ProviderConfigError(f"Bedrock: {exc}") from exc
+
+
+# ---------------------------------------------------------------------------- Vertex
+
+
+def _vertex_client(
+    api_key: str | None,
+    credentials: Any,
+    region: str | None,
+    project: str | None,
+    base_url: str | None,
+    timeout: float,
+) -> anthropic.AsyncAnthropicVertex:
+    """The SDK's Vertex client with the region, the project and the credentials resolved
+    here, so that what is missing is said now (the SDK would find out at the first request)."""
+    region = region or os.environ.get("CLOUD_ML_REGION")
+    if not region:
+        raise ProviderConfigError(
+            "No Vertex AI region. Pass --region (or %config ChatMagics.vertex_region), or set "
+            "CLOUD_ML_REGION in the environment (e.g. us-east5, europe-west1 or global)."
+        )
+    project = project or os.environ.get("ANTHROPIC_VERTEX_PROJECT_ID")
+    if api_key:
+        remember(api_key)
+    elif credentials is None:
+        credentials, found = _google_credentials()
+        project = project or found
+    if not project:
+        raise ProviderConfigError(
+            "No Google Cloud project for Vertex AI. Pass --project (or %config "
+            "ChatMagics.vertex_project), or set ANTHROPIC_VERTEX_PROJECT_ID in the environment."
+        )
+    return anthropic.AsyncAnthropicVertex(
+        region=region,
+        project_id=project,
+        access_token=api_key,
+        credentials=credentials,
+        base_url=base_url,
+        max_retries=0,
+        timeout=client_timeout(timeout),
+    )
+
+
+def _google_credentials() -> tuple[Any, str | None]:
+    """The application default credentials and their project (no token is fetched here: the
+    SDK refreshes before the first request)."""
+    import google.auth
+    import google.auth.exceptions
+
+    try:
+        credentials, project = google.auth.default(
+            scopes=["https://www.googleapis.com/auth/cloud-platform"]
+        )
+    except google.auth.exceptions.GoogleAuthError as exc:
+        raise ProviderConfigError(
+            f"No Google credentials found for Vertex AI ({exc}). {_GOOGLE_CHAIN}"
+        ) from exc
+    return credentials, project
+
+
+# ---------------------------------------------------------------------------- errors
+
+
+def _credential_failure(error: BaseException) -> bool:
+    """Whether ``error`` came from the cloud's credential chain while a request was signed:
+    botocore's and google-auth's errors, and the SDK's "Could not resolve ..." (no credentials,
+    no token)."""
+    module = type(error).__module__
+    if module.startswith(("botocore.", "google.auth.")):
+        return True
+    return isinstance(error, RuntimeError) and str(error).startswith("Could not resolve")
