@@ -109,6 +109,18 @@ def _anthropic(choice: ProviderChoice, keys: KeySources) -> Provider:
     return AnthropicProvider(choice.model, **_key(keys, ANTHROPIC))
 
 
+def _bedrock(choice: ProviderChoice, keys: KeySources) -> Provider:
+    from .anthropic_cloud import BedrockProvider
+
+    return BedrockProvider(choice.model, region=choice.region)
+
+
+def _vertex(choice: ProviderChoice, keys: KeySources) -> Provider:
+    from .anthropic_cloud import VertexProvider
+
+    return VertexProvider(choice.model, region=choice.region, project=choice.project)
+
+
 def _scripted(choice: ProviderChoice, keys: KeySources) -> Provider:
     from .scripted import ScriptedProvider
 
@@ -117,6 +129,8 @@ def _scripted(choice: ProviderChoice, keys: KeySources) -> Provider:
 
 _BUILDERS: dict[str, Callable[[ProviderChoice, KeySources], Provider]] = {
     "anthropic": _anthropic,
+    "bedrock": _bedrock,
+    "vertex": _vertex,
     "scripted": _scripted,
 }
 

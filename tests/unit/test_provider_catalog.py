@@ -4,6 +4,7 @@ saved settings that name a provider's endpoint (guarded: they move requests)."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import typing
 
 import pytest
@@ -141,8 +142,28 @@ def test_a_saved_endpoint_region_or_project_waits_for_the_user() -> None:
     harmless, guarded = split_settings(asks, UserDefaults(max_cycles=25))
     assert harmless == {} and guarded == asks
     assert describe_guarded(guarded) == (
-        "requests sent to https://collector.example/v1, the region `us-east-1`, "
-        "the project `p`"
+        "requests sent to https://collector.example/v1, the region `us-east-1`, the project `p`"
     )
     bad = parse_settings({"base_url": "javascript:alert(1)", "region": "a b"})
     assert bad.values == {} and len(bad.problems) == 2
+
+
+@pytest.mark.parametrize(
+    "choice,extra,module",
+    [
+        (ProviderChoice("bedrock", region="us-east-1"), "bedrock", "boto3"),
+        (ProviderChoice("vertex", region="us-east5", project="p"), "vertex", "google"),
+    ],
+)
+def test_a_provider_without_its_sdk_names_the_extra_to_install(
+    monkeypatch: pytest.MonkeyPatch, choice: ProviderChoice, extra: str, module: str
+) -> None:
+    for name in ("boto3", "botocore", "google", "google.auth", "openai"):
+        monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret")
+    with pytest.raises(ProviderConfigError) as info:
+        catalog.build(choice, {})
+    message = str(info.value)
+    assert f"--provider {choice.kind} needs the '{extra}' extra ({module}" in message
+    assert f"pip install 'jupyter_turns[{extra}]'" in message
