@@ -194,8 +194,9 @@ class OpenAIChatProvider:
         classified = classify(error)
         if classified.kind == "auth" and self._why_no_key:
             return ProviderError(
-                f"{shown(self.endpoint)} asks for an API key, and {self._why_no_key}. Give one "
-                f"for this endpoint with %chat key openai (a hidden prompt), or set "
+                f"{shown(self.endpoint)} asks for an API key, and none was sent to it: "
+                f"{self._why_no_key}. Give one for this endpoint with %chat key openai (a "
+                f"hidden prompt), or set "
                 f"{KEY_VARIABLE} together with {BASE_URL_VARIABLE}={shown(self.endpoint)} in "
                 f"the environment. ({classified.message})",
                 kind="auth",
