@@ -346,25 +346,11 @@ class ChatMagics(Magics, McpSettings):
         if thread is not None and thread.configured:
             key = thread.provider_key
         else:
-            key = ProviderChoice(
-                self.provider,
-                self.model or None,
-                None,
-                self.base_url or None,
-                self.region or None,
-                self.project or None,
-            )
+            key = self._default_choice(self.provider)._replace(model=self.model or None)
         if options.script:
             key = key._replace(kind=options.provider or "scripted", script=options.script)
         elif options.provider and options.provider != key.kind:
-            key = ProviderChoice(
-                options.provider,
-                None,
-                None,
-                self.base_url or None,
-                self.region or None,
-                self.project or None,
-            )
+            key = self._default_choice(options.provider)
         named = {
             "model": options.model,
             "base_url": options.base_url,
@@ -372,6 +358,16 @@ class ChatMagics(Magics, McpSettings):
             "project": options.project,
         }
         return key._replace(**{k: v for k, v in named.items() if v is not None})
+
+    def _default_choice(self, kind: str) -> ProviderChoice:
+        """A new thread's (or a new provider's) choice from the ``ChatMagics`` defaults:
+        ``base_url`` is the OpenAI-compatible servers' (Ollama has its own address)."""
+        return ProviderChoice(
+            kind,
+            base_url=(self.base_url or None) if kind in ("openai", "openai-chat") else None,
+            region=self.region or None,
+            project=self.project or None,
+        )
 
     def _apply(
         self, thread: Thread, options: argparse.Namespace, key: ProviderChoice, builtins: set[str]

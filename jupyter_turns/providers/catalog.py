@@ -109,6 +109,18 @@ def _anthropic(choice: ProviderChoice, keys: KeySources) -> Provider:
     return AnthropicProvider(choice.model, **_key(keys, ANTHROPIC))
 
 
+def _openai_chat(choice: ProviderChoice, keys: KeySources) -> Provider:
+    from .openai_chat import OpenAIChatProvider
+
+    return OpenAIChatProvider(choice.model, base_url=choice.base_url, **_key(keys, OPENAI))
+
+
+def _ollama(choice: ProviderChoice, keys: KeySources) -> Provider:
+    from .openai_chat import OllamaProvider
+
+    return OllamaProvider(choice.model, base_url=choice.base_url, **_key(keys, OPENAI))
+
+
 def _bedrock(choice: ProviderChoice, keys: KeySources) -> Provider:
     from .anthropic_cloud import BedrockProvider
 
@@ -129,6 +141,8 @@ def _scripted(choice: ProviderChoice, keys: KeySources) -> Provider:
 
 _BUILDERS: dict[str, Callable[[ProviderChoice, KeySources], Provider]] = {
     "anthropic": _anthropic,
+    "openai-chat": _openai_chat,
+    "ollama": _ollama,
     "bedrock": _bedrock,
     "vertex": _vertex,
     "scripted": _scripted,

@@ -32,7 +32,7 @@ from ..errors import ProviderConfigError, ProviderError
 from ..model.events import StreamEvent, Usage
 from ..redaction import remember
 from .base import Request
-from .endpoints import refusal, same, shown
+from .endpoints import OPENAI, environment_key, refusal, shown
 from .models import model_info
 from .openai_chat_stream import ChunkAdapter, completion_chunks
 from .openai_chat_wire import build_params
@@ -51,9 +51,8 @@ __all__ = [
     "ollama_base_url",
 ]
 
-KEY_VARIABLE = "OPENAI_API_KEY"
-BASE_URL_VARIABLE = "OPENAI_BASE_URL"
-OPENAI_ENDPOINT = "https://api.openai.com/v1"  # where the environment's key goes by default
+KEY_VARIABLE = OPENAI.key_variable
+BASE_URL_VARIABLE = OPENAI.base_url_variable
 OLLAMA_DEFAULT = "http://localhost:11434"
 NO_KEY = "not-needed"  # sent when no key may go to this endpoint: the SDK needs a string
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
@@ -73,10 +72,6 @@ OLLAMA_NEEDS_MODEL = (
     "%config ChatMagics.model = 'NAME'. `ollama list` shows the models on this machine, "
     "`ollama pull NAME` fetches one."
 )
-
-
-def _environment_endpoint() -> str:
-    return os.environ.get(BASE_URL_VARIABLE, "").strip() or OPENAI_ENDPOINT
 
 
 class OpenAIChatProvider:
@@ -134,19 +129,15 @@ class OpenAIChatProvider:
         if self._api_key:
             self._why_no_key = None
             return self._api_key
-        key = self._key_source() if self._key_source is not None else _environment_key()
+        key = self._key_source() if self._key_source is not None else environment_key(OPENAI)
         why: str | None = None
         if not key:
             why = "no API key was given"
         else:
             remember(key)  # whatever its source: withheld from text from now on
-            if refusal(key, self.endpoint):
-                why = "the key in use was given for another endpoint, so it was not sent"
-            elif self._key_source is None and not same(self.endpoint, _environment_endpoint()):
-                why = (
-                    f"{KEY_VARIABLE} in the environment goes only to "
-                    f"{shown(_environment_endpoint())}, so it was not sent"
-                )
+            refused = refusal(key, self.endpoint, OPENAI)
+            if refused:  # e.g. the environment's key, which goes only where it names
+                why = refused.partition(". A key never")[0].removeprefix("Not sent: ")
         self._why_no_key = why
         return NO_KEY if why else str(key)
 
@@ -247,10 +238,6 @@ def ollama_base_url(environ: dict[str, str] | None = None) -> str:
     port = parts.port or (443 if parts.scheme == "https" else 11434)
     path = parts.path.rstrip("/")
     return f"{parts.scheme}://{name}:{port}{path}/v1"
-
-
-def _environment_key() -> str | None:
-    return os.environ.get(KEY_VARIABLE) or None
 
 
 async def _as_stream(chunks: Any) -> AsyncIterator[Any]:

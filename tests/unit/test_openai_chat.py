@@ -504,15 +504,20 @@ async def test_a_key_bound_to_another_endpoint_is_not_sent(
     assert server.requests[0].headers["authorization"] == f"Bearer {NO_KEY}"
     error = provider.classify(raised.value)
     assert error.kind == "auth" and not error.retryable
-    assert "given for another endpoint" in error.message and "%chat key openai" in error.message
+    assert "was given for" in error.message and "%chat key openai" in error.message
     assert key not in error.message and "Missing bearer token" in error.message
 
 
-async def test_a_key_from_the_source_is_sent(server: AnthropicTestServer) -> None:
-    key = SECRET + "fresh"  # not bound: given for whatever endpoint the caller chose
-    server.enqueue(chat_reply(chunk_body(["Hi"])))
+async def test_a_key_from_the_source_goes_only_where_it_was_given(
+    server: AnthropicTestServer,
+) -> None:
+    key = SECRET + "fresh"  # nobody bound it: it goes where OPENAI_BASE_URL sends it, not here
+    server.enqueue(chat_reply(chunk_body(["Hi"])), chat_reply(chunk_body(["Hi"])))
     await _events(_provider(server, key_source=lambda: key), _hello())
-    assert server.requests[0].headers["authorization"] == f"Bearer {key}"
+    assert server.requests[0].headers["authorization"] == f"Bearer {NO_KEY}"
+    endpoints.bind_to(key, "%chat key openai", f"{server.url}/v1")  # given for this server
+    await _events(_provider(server, key_source=lambda: key), _hello())
+    assert server.requests[1].headers["authorization"] == f"Bearer {key}"
 
 
 async def test_401_without_a_key_says_how_to_give_one(server: AnthropicTestServer) -> None:
