@@ -10,6 +10,9 @@ with replies left unserved.  ``close()`` ends open connections and pending ``Wai
 every thread it started.  With ``cache`` set (a ``prompt_cache.PromptCache``) the usage of every
 streamed reply is what prompt caching would bill for that request; with ``count_tokens`` on,
 ``/v1/messages/count_tokens`` is answered by the same token approximation.
+
+Nothing else in it is Anthropic's: the OpenAI tests serve ``tests/fixtures/openai`` and their
+own streams through it too (``tests.support.openai_sse``: replies for ``POST /v1/responses``).
 """
 
 from __future__ import annotations
