@@ -624,3 +624,22 @@ def test_stop_reasons_and_their_details() -> None:
         responses_body([Text(["x"])], status="incomplete", incomplete="max_output_tokens")
     )
     assert cut.reason == "max_tokens"
+
+
+async def test_a_summary_refusal_is_answered_by_asking_without_summaries(
+    server: AnthropicTestServer, clock: FakeClock
+) -> None:
+    from tests.support.openai_sse import openai_error
+
+    refusal = "Your organization must be verified to generate reasoning summaries."
+    server.enqueue(openai_error(400, refusal, code="unsupported_value"))
+    _serve(server, _HELLO, _HELLO)
+    provider = _provider(server)
+    chat = _chat(server, clock, provider=provider, thinking=4000)
+    turn = await chat.send("hi")
+    assert turn.outcome == "complete" and clock.sleeps == []
+    sent = [r.body["reasoning"] for r in server.requests]
+    assert sent[0] == {"effort": "low", "summary": "auto"} and sent[1] == {"effort": "low"}
+    await chat.send("again")  # the thread remembers
+    assert server.requests[2].body["reasoning"] == {"effort": "low"} and not provider.summaries
+    server.assert_all_served()
