@@ -24,7 +24,7 @@ a user message quoting where the answer stopped.
 from __future__ import annotations
 
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import anthropic
@@ -37,7 +37,7 @@ from .anthropic_errors import ANTHROPIC, Platform, classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response, with_pending
 from .anthropic_stream import StreamAdapter
 from .anthropic_wire import anthropic_messages
-from .base import Request
+from .base import KeySource, Request, continue_request
 from .endpoints import current, environment_key, refusal
 from .limits import check_request
 from .models import model_info
@@ -58,7 +58,6 @@ DEFAULT_MODEL = "claude-sonnet-5-5"
 COMPACT_EDIT_BETA = "compact-2026-01-12"  # context_management edit compact_20260112
 SUMMARIZE_BETA = "compact-2026-09-04"  # the top-level compaction = {"type": "summarize"}
 DEFAULT_THINKING_BUDGET = 8_000
-_QUOTE_CHARS = 400
 
 MISSING_KEY = (
     "No Anthropic API key found. Run %chat key (a hidden prompt; the key stays in this kernel), "
@@ -67,10 +66,6 @@ MISSING_KEY = (
     "cells and their outputs are saved in the notebook. "
     "To try everything offline, use %%chat --provider scripted."
 )
-
-
-KeySource = Callable[[], str | None]
-"""Where the provider's key comes from, asked again before each request (None: no key)."""
 
 
 ClaudeClient: TypeAlias = (
@@ -374,19 +369,8 @@ def _continue(messages: list[dict[str, Any]], partial: str, *, prefill: bool) ->
         messages.append({"role": "assistant", "content": [text_block]})
     if prefill:
         return
-    tail = partial[-_QUOTE_CHARS:]
     messages.append(
-        {
-            "role": "user",
-            "content": [
-                {
-                    "type": "text",
-                    "text": "Your previous answer was cut off. Continue it exactly where it "
-                    "stopped, without repeating anything and without any preamble. It ended "
-                    f"with:\n\n<answer_end>{tail}</answer_end>",
-                }
-            ],
-        }
+        {"role": "user", "content": [{"type": "text", "text": continue_request(partial)}]}
     )
 
 

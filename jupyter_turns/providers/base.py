@@ -7,14 +7,27 @@ maps its own exceptions into :class:`~jupyter_turns.errors.ProviderError` in :me
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, TypeAlias, runtime_checkable
 
 from ..errors import ProviderError
 from ..model.events import ConversationEvent, StreamEvent, Usage
 
-__all__ = ["Continuation", "Provider", "Request", "Thinking", "ToolSpec"]
+__all__ = [
+    "Continuation",
+    "KeySource",
+    "Provider",
+    "Request",
+    "Thinking",
+    "ToolSpec",
+    "continue_request",
+]
+
+KeySource: TypeAlias = Callable[[], str | None]
+"""Where a provider's key comes from, asked again before each request (None: no key)."""
+
+_QUOTE_CHARS = 400
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +43,17 @@ class Continuation:
 
     partial_text: str
     reason: str = "interrupted"
+
+
+def continue_request(partial: str) -> str:
+    """The user message that asks a model to go on from ``partial`` where it cannot be
+    prefilled: the answer's end is quoted so the model knows where it stopped."""
+    tail = partial[-_QUOTE_CHARS:]
+    return (
+        "Your previous answer was cut off. Continue it exactly where it stopped, without "
+        f"repeating anything and without any preamble. It ended with:\n\n<answer_end>{tail}"
+        "</answer_end>"
+    )
 
 
 Thinking: TypeAlias = Literal["off", "adaptive"] | int  # how much to think; int: a token budget

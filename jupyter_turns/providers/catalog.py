@@ -109,6 +109,12 @@ def _anthropic(choice: ProviderChoice, keys: KeySources) -> Provider:
     return AnthropicProvider(choice.model, **_key(keys, ANTHROPIC))
 
 
+def _openai(choice: ProviderChoice, keys: KeySources) -> Provider:
+    from .openai_responses import OpenAIResponsesProvider
+
+    return OpenAIResponsesProvider(choice.model, base_url=choice.base_url, **_key(keys, OPENAI))
+
+
 def _openai_chat(choice: ProviderChoice, keys: KeySources) -> Provider:
     from .openai_chat import OpenAIChatProvider
 
@@ -141,6 +147,7 @@ def _scripted(choice: ProviderChoice, keys: KeySources) -> Provider:
 
 _BUILDERS: dict[str, Callable[[ProviderChoice, KeySources], Provider]] = {
     "anthropic": _anthropic,
+    "openai": _openai,
     "openai-chat": _openai_chat,
     "ollama": _ollama,
     "bedrock": _bedrock,

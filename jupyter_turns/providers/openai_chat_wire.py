@@ -20,11 +20,10 @@ from typing import Any
 
 from ..model.content import ImageData, labeled
 from ..model.events import API_KINDS, ConversationEvent
-from .base import Continuation, Request, ToolSpec
+from .base import Continuation, Request, ToolSpec, continue_request
 
-__all__ = ["QUOTE_CHARS", "build_params", "chat_messages", "chat_tools"]
+__all__ = ["build_params", "chat_messages", "chat_tools"]
 
-QUOTE_CHARS = 400  # how much of a stopped answer a continuation request quotes
 _TOOL_CHOICE = {"auto": "auto", "any": "required", "none": "none"}
 
 
@@ -185,12 +184,4 @@ def _continue(messages: list[dict[str, Any]], continuation: Continuation) -> Non
         last["content"] = f"{last.get('content') or ''}{partial}"
     else:
         messages.append({"role": "assistant", "content": partial})
-    tail = partial[-QUOTE_CHARS:]
-    messages.append(
-        {
-            "role": "user",
-            "content": "Your previous answer was cut off. Continue it exactly where it "
-            "stopped, without repeating anything and without any preamble. It ended "
-            f"with:\n\n<answer_end>{tail}</answer_end>",
-        }
-    )
+    messages.append({"role": "user", "content": continue_request(partial)})

@@ -1,11 +1,12 @@
-"""The one place where the ``openai`` SDK's and ``httpx2``'s exceptions become ProviderErrors.
+"""The one place where the OpenAI SDK's and ``httpx2``'s exceptions become ProviderErrors.
 
-Each gets its retryability (429, 5xx, timeouts and broken connections are worth another
-attempt; other 4xx are not; a 429 for an exhausted quota is not), the server's ``retry-after``
-hint and a message the user can act on. Servers that speak the OpenAI APIs word their errors
-differently (``{"error": {"message": ...}}``, Ollama's ``{"error": "..."}``, a bare
-``{"message": ...}``, plain text): the server's own words are quoted whatever the shape.
-A provider adds its own wording (which key, which server) by wrapping :func:`classify`.
+API-neutral between the Responses API and Chat Completions (both raise the same SDK exceptions
+with the same ``{"error": {"message", "type", "param", "code"}}`` bodies), so every OpenAI
+provider classifies here. Each error gets its retryability (429 rate limits, 5xx, timeouts and
+broken connections are worth another attempt; 4xx are not, nor is a 429 ``insufficient_quota``:
+no retry pays a bill), the server's ``retry-after-ms`` / ``retry-after`` hint and a message the
+user can act on. An error reported inside a stream (an ``error`` event, ``response.failed``)
+has a code and no status: :func:`coded_error` maps it.
 """
 
 from __future__ import annotations
@@ -18,18 +19,33 @@ import openai
 
 from ..errors import ProviderError
 
-__all__ = ["CONTEXT_TOO_LONG", "classify", "server_message"]
+__all__ = ["CONTEXT_TOO_LONG", "KEY_HINT", "classify", "coded_error", "server_message"]
 
+KEY_HINT = "Check the key: run %chat key openai, or set OPENAI_API_KEY (or put it in a .env file)."
 CONTEXT_TOO_LONG = (
-    "The conversation no longer fits the model's context: start a new thread or %chat compact."
+    "The conversation is longer than the model's context window: start a new thread "
+    "(%%chat --new) or %chat compact (or %chat forget N to stop sending the oldest N "
+    "exchanges)."
 )
-_CONTEXT_CODES = {"context_length_exceeded", "exceed_context_size_error", "string_above_max_length"}
-_CONTEXT_WORDS = re.compile(r"context (length|size|window)|maximum context|too many tokens", re.I)
-_HINTS = {
-    401: " Check the API key (%chat key openai gives one to this kernel; or OPENAI_API_KEY).",
-    403: " The key may lack access to this model or feature.",
+_QUOTA = (
+    "The OpenAI account has no quota left (insufficient_quota): retrying will not help. "
+    "Check the plan and billing at platform.openai.com."
+)
+_FATAL_HINTS = {
+    401: f" {KEY_HINT}",
+    403: " The key may lack access to this model or feature (some models need a verified "
+    "organization).",
     404: " Check the model name (--model, or %chat settings) and the base URL.",
     413: " The request is too large: start a new thread or send less.",
+}
+_CONTEXT_CODES = ("context_length_exceeded", "exceed_context_size_error", "string_above_max_length")
+_CONTEXT_WORDS = re.compile(r"context (length|size|window)|maximum context|too many tokens", re.I)
+_RETRYABLE_CODES = {
+    "rate_limit_exceeded": "rate_limit",
+    "server_error": "server",
+    "server_is_overloaded": "overloaded",
+    "slow_down": "overloaded",
+    "internal_error": "server",
 }
 
 
@@ -41,18 +57,15 @@ def classify(error: BaseException) -> ProviderError:
         return _status_error(error)
     if isinstance(error, openai.APITimeoutError):
         return ProviderError("The request to the API timed out.", kind="timeout", retryable=True)
-    if isinstance(error, openai.APIConnectionError):
+    if isinstance(error, openai.APIConnectionError):  # the cause says why (refused, TLS...)
         cause = error.__cause__ or error.__context__
         detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
         return ProviderError(
             f"Could not reach the API: {detail}", kind="connection", retryable=True
         )
-    if isinstance(error, openai.APIError):  # an error object inside a 200 stream
-        return ProviderError(
-            f"The API reported an error mid-stream: {server_message(error.body, error.message)}",
-            kind="stream_error",
-            retryable=True,
-        )
+    if isinstance(error, openai.APIError):  # an error in a 200 stream: a body, no status
+        body = error.body if isinstance(error.body, dict) else {}
+        return coded_error(error.code or body.get("type"), error.message)
     if isinstance(error, httpx2.TimeoutException):
         return ProviderError("The response stalled and timed out.", kind="timeout", retryable=True)
     if isinstance(error, httpx2.TransportError):
@@ -61,8 +74,31 @@ def classify(error: BaseException) -> ProviderError:
     return ProviderError(f"{type(error).__name__}: {error}", kind="internal")
 
 
+def coded_error(code: Any, message: Any) -> ProviderError:
+    """An error the API reported inside a stream (its ``code`` and ``message``): the context
+    window, rate limits and server trouble are told apart by the code; anything else is the
+    request's fault and not retried."""
+    code_text = str(code or "")
+    text = str(message or "the API reported an error")
+    if _is_context(code_text, text):
+        return ProviderError(f"{CONTEXT_TOO_LONG} ({text})", kind="context_too_long")
+    if code_text == "insufficient_quota":
+        return ProviderError(f"{_QUOTA} ({text})", kind="rate_limit")
+    kind = _RETRYABLE_CODES.get(code_text)
+    if kind is None and code_text.isdigit():  # a server that reports a status as the code
+        status_kind, retryable = _status_kind(int(code_text))
+        kind = status_kind if retryable else None
+    label = f" ({code_text})" if code_text else ""
+    if kind is not None:
+        return ProviderError(
+            f"The OpenAI API reported an error mid-stream{label}: {text}", kind=kind, retryable=True
+        )
+    return ProviderError(f"The OpenAI API refused the request{label}: {text}", kind="bad_request")
+
+
 def server_message(body: Any, fallback: str) -> str:
-    """What the server said, from whichever error shape it used."""
+    """What the server said, whichever error shape it used (OpenAI's ``{"error": {...}}``,
+    Ollama's ``{"error": "..."}``, a bare ``{"message"}`` or ``{"detail"}``, plain text)."""
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict):
@@ -77,33 +113,39 @@ def server_message(body: Any, fallback: str) -> str:
     return fallback
 
 
+def _is_context(code: str, message: str) -> bool:
+    return code in _CONTEXT_CODES or _CONTEXT_WORDS.search(message) is not None
+
+
 def _status_error(error: openai.APIStatusError) -> ProviderError:
     status = error.status_code
     body = error.body if isinstance(error.body, dict) else {}
-    code = str(body.get("code") or body.get("type") or "")
+    code = str(error.code or body.get("code") or body.get("type") or "")
     said = server_message(error.body, error.message)
     retry_after = _retry_after(error)
-    kind, retryable = _kind(status, code, said)
-    label = f"{status} {code}".strip() if code and not code.isdigit() else str(status)
-    hint = f" {CONTEXT_TOO_LONG}" if kind == "context_too_long" else _HINTS.get(status, "")
+    if status in (400, 413) and _is_context(code, said):
+        return ProviderError(
+            f"{CONTEXT_TOO_LONG} (API error {status}: {said})",
+            kind="context_too_long",
+            status=status,
+        )
+    if status == 429 and code == "insufficient_quota":
+        return ProviderError(f"{_QUOTA} (API error 429: {said})", kind="rate_limit", status=status)
+    kind, retryable = _status_kind(status)
+    label = f"{status} {code or error.type or ''}".strip()
+    message = f"API error {label}: {said}{_FATAL_HINTS.get(status, '')}"
     return ProviderError(
-        f"API error {label}: {said}{hint}",
-        kind=kind,
-        retryable=retryable,
-        retry_after=retry_after,
-        status=status,
+        message, kind=kind, retryable=retryable, retry_after=retry_after, status=status
     )
 
 
-def _kind(status: int, code: str, said: str) -> tuple[str, bool]:
+def _status_kind(status: int) -> tuple[str, bool]:
     if status == 429:
-        return "rate_limit", code != "insufficient_quota"  # a spent quota does not come back
-    if status == 529:
+        return "rate_limit", True
+    if status in (503, 529):
         return "overloaded", True
     if status in (408, 409) or status >= 500:
         return "server", True
-    if status in (400, 413) and (code in _CONTEXT_CODES or _CONTEXT_WORDS.search(said)):
-        return "context_too_long", False
     return {
         401: "auth",
         403: "permission",

@@ -87,7 +87,7 @@ FAULTS = [
             code="context_length_exceeded",
         ),
         "error",
-        ("maximum context length", "start a new thread or %chat compact"),
+        ("maximum context length", "start a new thread", "%chat compact"),
     ),
     Fault("404", lambda: chat_error(404, "model 'nope' not found"), "error", ("404", "--model")),
 ]

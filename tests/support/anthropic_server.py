@@ -9,9 +9,12 @@ script is exhausted and is recorded as a failure, which ``assert_all_served()`` 
 with replies left unserved.  ``close()`` ends open connections and pending ``WaitFor``s and joins
 every thread it started.  With ``cache`` set (a ``prompt_cache.PromptCache``) the usage of every
 streamed reply is what prompt caching would bill for that request; with ``count_tokens`` on,
-``/v1/messages/count_tokens`` is answered by the same token approximation. Claude on Amazon
-Bedrock and Vertex AI is served the same way: ``cloud_replies`` builds their replies (the AWS
-event stream, their error bodies) with ``expect`` set to the platform's path.
+``/v1/messages/count_tokens`` is answered by the same token approximation.
+
+Nothing else in it is Anthropic's. Claude on Amazon Bedrock and Vertex AI is served the same way
+(``cloud_replies`` builds their replies: the AWS event stream, their error bodies, with
+``expect`` set to the platform's path), and so are the OpenAI APIs (``openai_sse``: replies for
+``POST /v1/responses``; ``openai_chat_replies``: Chat Completions).
 """
 
 from __future__ import annotations

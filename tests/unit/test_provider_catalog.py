@@ -153,6 +153,9 @@ def test_a_saved_endpoint_region_or_project_waits_for_the_user() -> None:
     [
         (ProviderChoice("bedrock", region="us-east-1"), "bedrock", "boto3"),
         (ProviderChoice("vertex", region="us-east5", project="p"), "vertex", "google"),
+        (ProviderChoice("openai"), "openai", "openai"),
+        (ProviderChoice("openai-chat", "m", base_url="http://127.0.0.1:9/v1"), "openai", "openai"),
+        (ProviderChoice("ollama", "llama3.2"), "openai", "openai"),
     ],
 )
 def test_a_provider_without_its_sdk_names_the_extra_to_install(
@@ -160,6 +163,11 @@ def test_a_provider_without_its_sdk_names_the_extra_to_install(
 ) -> None:
     for name in ("boto3", "botocore", "google", "google.auth", "openai"):
         monkeypatch.setitem(sys.modules, name, None)  # as if the extra were not installed
+    for name in list(sys.modules):  # and the providers that need one not imported yet
+        if name.startswith(
+            ("jupyter_turns.providers.openai", "jupyter_turns.providers.anthropic_c")
+        ):
+            monkeypatch.delitem(sys.modules, name)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "AKIDEXAMPLE")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "not-a-secret")
     with pytest.raises(ProviderConfigError) as info:
