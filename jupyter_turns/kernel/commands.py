@@ -20,7 +20,7 @@ from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
 from ..mcp.mcp_command import mcp_command
 from ..providers.catalog import KINDS
-from ..providers.endpoints import Service
+from ..providers.endpoints import Service, shown
 from ..record.mcp_spec import ServerSpec
 from ..record.notebook import find_notebook, read_notebook
 from ..record.thread_settings import describe_guarded
@@ -87,6 +87,8 @@ def _threads(call: _Call) -> None:
         mark = "*" if name == threads.current else " "
         events = plural(len(thread.chat.conversation), "event")
         line = f"{mark} {name}: {events}, {thread.provider} {thread.model or ''}".rstrip()
+        if thread.base_url:
+            line += f" at {shown(thread.base_url)}"
         context = long_threads.context_line(thread)
         print(f"{line}, {context}" if context else line)
 

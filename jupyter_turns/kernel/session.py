@@ -68,6 +68,11 @@ class CellSettings:
     mcp_servers: dict[str, Any]  # ChatMagics.mcp_servers, checked when it was set
     budget_usd: float
     compact_at: float
+    base_url: str  # the OpenAI-compatible servers' default base URL
+    region: str
+    project: str
+    allowed_providers: list[str]  # admin limits, checked on every cell
+    allowed_models: list[str]
 
     @classmethod
     def of(cls, configurable: Any) -> CellSettings:
