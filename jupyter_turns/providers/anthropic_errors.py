@@ -1,7 +1,9 @@
 """The one place where the Anthropic SDK's and ``httpx2``'s exceptions become ProviderErrors.
 
 Each gets its retryability (429, 529, 5xx, timeouts and broken connections are worth another
-attempt; 4xx are not), the server's ``retry-after`` hint and a message the user can act on.
+attempt; 4xx are not), the server's ``retry-after`` hint and a message the user can act on. A
+server certificate the client does not trust is a connection error that no retry mends: it says
+so at once and names ``SSL_CERT_FILE`` (:mod:`jupyter_turns.providers.tls`).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import httpx2
 
 from ..errors import ProviderError
 from ..redaction import ENV_KEY
+from .tls import CERTIFICATE_HINT, untrusted_certificate
 
 __all__ = ["classify"]
 
@@ -32,16 +35,31 @@ def classify(error: BaseException) -> ProviderError:
         return ProviderError(
             "The request to the Anthropic API timed out.", kind="timeout", retryable=True
         )
-    if isinstance(error, anthropic.APIConnectionError):
-        return ProviderError(
-            f"Could not reach the Anthropic API: {error}", kind="connection", retryable=True
-        )
+    if isinstance(error, anthropic.APIConnectionError | httpx2.ConnectError):
+        return _connection_error(error)
     if isinstance(error, httpx2.TimeoutException):
         return ProviderError("The response stalled and timed out.", kind="timeout", retryable=True)
     if isinstance(error, httpx2.TransportError):
         detail = str(error) or type(error).__name__
         return ProviderError(f"The connection broke: {detail}", kind="connection", retryable=True)
     return ProviderError(f"{type(error).__name__}: {error}", kind="internal")
+
+
+def _connection_error(error: anthropic.APIConnectionError | httpx2.ConnectError) -> ProviderError:
+    """The transport's own words (the SDK's are just "Connection error."); an untrusted
+    certificate is not retryable and says what to set."""
+    cause = error.__cause__ if isinstance(error, anthropic.APIConnectionError) else None
+    detail = str(cause or "") or str(error) or type(error).__name__
+    if untrusted_certificate(error):
+        return ProviderError(
+            "Could not reach the Anthropic API: its TLS certificate is not trusted "
+            f"({detail}). {CERTIFICATE_HINT}",
+            kind="connection",
+            retryable=False,
+        )
+    return ProviderError(
+        f"Could not reach the Anthropic API: {detail}", kind="connection", retryable=True
+    )
 
 
 def _status_error(error: anthropic.APIStatusError) -> ProviderError:
