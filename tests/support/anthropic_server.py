@@ -9,7 +9,9 @@ script is exhausted and is recorded as a failure, which ``assert_all_served()`` 
 with replies left unserved.  ``close()`` ends open connections and pending ``WaitFor``s and joins
 every thread it started.  With ``cache`` set (a ``prompt_cache.PromptCache``) the usage of every
 streamed reply is what prompt caching would bill for that request; with ``count_tokens`` on,
-``/v1/messages/count_tokens`` is answered by the same token approximation.
+``/v1/messages/count_tokens`` is answered by the same token approximation.  Given an
+``ssl.SSLContext`` (``tls=``) it serves HTTPS instead (``url`` then starts with ``https://``); a
+client that refuses the certificate is counted in ``handshake_failures``, not as a fault.
 
 Nothing else in it is Anthropic's. Claude on Amazon Bedrock and Vertex AI is served the same way
 (``cloud_replies`` builds their replies: the AWS event stream, their error bodies, with
@@ -26,6 +28,7 @@ import json
 import selectors
 import socket
 import socketserver
+import ssl
 import struct
 import sys
 import threading
@@ -165,8 +168,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             selector.register(self.connection, selectors.EVENT_READ)
             if not selector.select(0):
                 return False
-        try:
-            peeked: bytes = self.connection.recv(1, socket.MSG_PEEK)
+        try:  # the plain socket's recv: an SSLSocket refuses flags (a peek at TLS bytes will do)
+            peeked: bytes = socket.socket.recv(self.connection, 1, socket.MSG_PEEK)
         except OSError:
             return True
         return peeked == b""
@@ -178,6 +181,14 @@ class _TCPServer(socketserver.TCPServer):
     def __init__(self, owner: AnthropicTestServer, address: tuple[str, int]) -> None:
         self.owner = owner
         super().__init__(address, _Handler)
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        """The accepted socket, wrapped for TLS when the owner has a context; the handshake is
+        left to the connection's own thread (``_run``) so a slow or refused one blocks no one."""
+        sock, address = super().get_request()
+        if self.owner.tls is not None:
+            sock = self.owner.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
 
     def process_request(self, request: Any, client_address: Any) -> None:
         """One daemon thread per connection, tracked so ``close()`` can end and join it."""
@@ -194,13 +205,26 @@ class _TCPServer(socketserver.TCPServer):
 
     def _run(self, request: Any, client_address: Any) -> None:
         try:
-            self.finish_request(request, client_address)
+            if self._handshake(request):
+                self.finish_request(request, client_address)
         except Exception:
             self.handle_error(request, client_address)
         finally:
             with self.owner._lock:
                 self.owner._conns.discard(request)
             self.shutdown_request(request)
+
+    def _handshake(self, request: Any) -> bool:
+        """True when there is no TLS or its handshake succeeded; a refused one is noted."""
+        if not isinstance(request, ssl.SSLSocket):
+            return True
+        try:
+            request.do_handshake()
+        except (ssl.SSLError, OSError) as exc:
+            with self.owner._lock:
+                self.owner._handshake_failures.append(str(exc))
+            return False
+        return True
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         if isinstance(sys.exc_info()[1], ConnectionError):
@@ -213,9 +237,16 @@ class AnthropicTestServer:
     """See the module docstring.  Use as a context manager (or ``start()``/``close()``)."""
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, *, join_timeout: float = 5.0
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        join_timeout: float = 5.0,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         self._address = (host, port)
+        self.tls = tls  # set: HTTPS with this (server-side) context
+        self._handshake_failures: list[str] = []
         self._join_timeout = join_timeout
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -276,7 +307,8 @@ class AnthropicTestServer:
         if self._server is None:
             raise RuntimeError("server not started")
         host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        scheme = "https" if self.tls is not None else "http"
+        return f"{scheme}://{host!s}:{port}"
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -287,6 +319,12 @@ class AnthropicTestServer:
     def failures(self) -> list[str]:
         with self._lock:
             return list(self._failures)
+
+    @property
+    def handshake_failures(self) -> list[str]:
+        """TLS handshakes that failed (e.g. the client did not trust the certificate)."""
+        with self._lock:
+            return list(self._handshake_failures)
 
     @property
     def open_connections(self) -> int:
