@@ -1,8 +1,9 @@
 """The one place where the Anthropic SDK's and ``httpx2``'s exceptions become ProviderErrors.
 
 Each gets its retryability (429, 529, 5xx, timeouts and broken connections are worth another
-<<<<<<< HEAD
-attempt; 4xx are not), the server's ``retry-after`` hint and a message the user can act on.
+attempt; 4xx are not), the server's ``retry-after`` hint and a message the user can act on. A
+server certificate the client does not trust is a connection error that no retry mends: it says
+so at once and names ``SSL_CERT_FILE`` (:mod:`jupyter_turns.providers.tls`).
 
 The same Claude reaches us through Amazon Bedrock and Google Vertex AI with the same SDK
 exceptions but other error bodies: a :class:`Platform` names the service and what to check for
@@ -11,11 +12,6 @@ each fatal status. Bedrock answers ``{"message": ...}`` with the error's name in
 ``modelStreamErrorException``...) that the SDK turns into ``error`` events; Vertex answers
 Google's ``{"error": {"code", "message", "status": "RESOURCE_EXHAUSTED"}}``, sometimes inside a
 list.
-=======
-attempt; 4xx are not), the server's ``retry-after`` hint and a message the user can act on. A
-server certificate the client does not trust is a connection error that no retry mends: it says
-so at once and names ``SSL_CERT_FILE`` (:mod:`jupyter_turns.providers.tls`).
->>>>>>> issue26-proxy
 """
 
 from __future__ import annotations
@@ -69,15 +65,8 @@ def classify(error: BaseException, platform: Platform = ANTHROPIC) -> ProviderEr
         return ProviderError(
             f"The request to the {platform.label} timed out.", kind="timeout", retryable=True
         )
-<<<<<<< HEAD
-    if isinstance(error, anthropic.APIConnectionError):
-        return ProviderError(
-            f"Could not reach the {platform.label}: {error}", kind="connection", retryable=True
-        )
-=======
     if isinstance(error, anthropic.APIConnectionError | httpx2.ConnectError):
-        return _connection_error(error)
->>>>>>> issue26-proxy
+        return _connection_error(error, platform)
     if isinstance(error, httpx2.TimeoutException):
         return ProviderError("The response stalled and timed out.", kind="timeout", retryable=True)
     if isinstance(error, httpx2.TransportError):
@@ -86,28 +75,26 @@ def classify(error: BaseException, platform: Platform = ANTHROPIC) -> ProviderEr
     return ProviderError(f"{type(error).__name__}: {error}", kind="internal")
 
 
-<<<<<<< HEAD
-def _status_error(error: anthropic.APIStatusError, platform: Platform) -> ProviderError:
-=======
-def _connection_error(error: anthropic.APIConnectionError | httpx2.ConnectError) -> ProviderError:
+def _connection_error(
+    error: anthropic.APIConnectionError | httpx2.ConnectError, platform: Platform
+) -> ProviderError:
     """The transport's own words (the SDK's are just "Connection error."); an untrusted
     certificate is not retryable and says what to set."""
     cause = error.__cause__ if isinstance(error, anthropic.APIConnectionError) else None
     detail = str(cause or "") or str(error) or type(error).__name__
     if untrusted_certificate(error):
         return ProviderError(
-            "Could not reach the Anthropic API: its TLS certificate is not trusted "
+            f"Could not reach the {platform.label}: its TLS certificate is not trusted "
             f"({detail}). {CERTIFICATE_HINT}",
             kind="connection",
             retryable=False,
         )
     return ProviderError(
-        f"Could not reach the Anthropic API: {detail}", kind="connection", retryable=True
+        f"Could not reach the {platform.label}: {detail}", kind="connection", retryable=True
     )
 
 
-def _status_error(error: anthropic.APIStatusError) -> ProviderError:
->>>>>>> issue26-proxy
+def _status_error(error: anthropic.APIStatusError, platform: Platform) -> ProviderError:
     status = error.status_code
     error_type, server_message = _described(error)
     retry_after = _retry_after(error)

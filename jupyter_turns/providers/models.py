@@ -3,18 +3,6 @@ estimated prices. :func:`model_info` is the one entry point, for Claude and Open
 
 Prices are list prices in USD per million tokens by model family, as published when this table
 was written; cost figures computed from them are estimates (batch, regional and priority
-<<<<<<< HEAD
-pricing differ). Cache writes are billed at 1.25x input, cache reads at 0.1x input. The context
-window is the standard one (200,000 tokens for every Claude family; a larger window some models
-offer behind a beta header is not assumed); an unknown model's window is None: the gauge says
-it does not know.
-
-Claude's names on the cloud platforms are read the same way: Amazon Bedrock's model ids
-(``anthropic.claude-sonnet-4-5-20250929-v1:0``) and inference profiles (a geography first:
-``us.anthropic...``, ``global.anthropic...``), and Vertex AI's ``claude-sonnet-4-5@20250929``
-(the date after an ``@``). Their prices are the list prices above; a regional endpoint's
-premium is not added.
-=======
 pricing differ). Claude: cache writes are billed at 1.25x input, cache reads at 0.1x input. The
 context window is the standard one (200,000 tokens for every Claude family; a larger window some
 models offer behind a beta header is not assumed); an unknown model's window is None: the gauge
@@ -25,7 +13,12 @@ at its own, discounted, price; a cache write costs what input costs (no surcharg
 snapshot (``gpt-5-mini-2025-08-07``) or a suffixed name (``gpt-4.1-mini-latest``) is priced as
 its model; a name not in the table (a newer GPT-5.x) gets no price and no window, but still the
 reasoning behaviour of its family (:func:`_openai_reasoning`).
->>>>>>> issue26-oai-resp
+
+Claude's names on the cloud platforms are read the same way: Amazon Bedrock's model ids
+(``anthropic.claude-sonnet-4-5-20250929-v1:0``) and inference profiles (a geography first:
+``us.anthropic...``, ``global.anthropic...``), and Vertex AI's ``claude-sonnet-4-5@20250929``
+(the date after an ``@``). Their prices are the list prices above; a regional endpoint's
+premium is not added.
 """
 
 from __future__ import annotations

@@ -37,6 +37,7 @@ from .models import model_info
 from .openai_chat_stream import ChunkAdapter, completion_chunks
 from .openai_chat_wire import build_params
 from .openai_errors import classify
+from .tls import untrusted_certificate
 
 if TYPE_CHECKING:
     from .anthropic import KeySource
@@ -55,6 +56,14 @@ KEY_VARIABLE = OPENAI.key_variable
 BASE_URL_VARIABLE = OPENAI.base_url_variable
 OLLAMA_DEFAULT = "http://localhost:11434"
 NO_KEY = "not-needed"  # sent when no key may go to this endpoint: the SDK needs a string
+_PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
 _LOCAL_HOSTS = {"localhost", "127.0.0.1", "::1", "0.0.0.0"}
 
 NEEDS_BASE_URL = (
@@ -258,13 +267,21 @@ async def _json_body(response: Any) -> Any:
 
 
 def _refused(error: BaseException) -> bool:
-    """Whether the connection was refused (nothing listens there), not lost on the way."""
+    """Whether the connection was refused (nothing listens there), not lost on the way, nor
+    refused by a certificate check, nor stopped at a proxy."""
+    if untrusted_certificate(error) or _proxied():
+        return False
     seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, httpx2.ConnectError | ConnectionRefusedError):
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _proxied() -> bool:
+    """Whether requests go through a proxy (then a refused connection is the proxy's)."""
+    return any(os.environ.get(name) for name in _PROXY_VARIABLES)
 
 
 def _is_local(url: str) -> bool:

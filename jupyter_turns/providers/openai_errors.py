@@ -18,6 +18,7 @@ import httpx2
 import openai
 
 from ..errors import ProviderError
+from .tls import CERTIFICATE_HINT, untrusted_certificate
 
 __all__ = ["CONTEXT_TOO_LONG", "KEY_HINT", "classify", "coded_error", "server_message"]
 
@@ -57,12 +58,8 @@ def classify(error: BaseException) -> ProviderError:
         return _status_error(error)
     if isinstance(error, openai.APITimeoutError):
         return ProviderError("The request to the API timed out.", kind="timeout", retryable=True)
-    if isinstance(error, openai.APIConnectionError):  # the cause says why (refused, TLS...)
-        cause = error.__cause__ or error.__context__
-        detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
-        return ProviderError(
-            f"Could not reach the API: {detail}", kind="connection", retryable=True
-        )
+    if isinstance(error, openai.APIConnectionError | httpx2.ConnectError):
+        return _connection_error(error)
     if isinstance(error, openai.APIError):  # an error in a 200 stream: a body, no status
         body = error.body if isinstance(error.body, dict) else {}
         return coded_error(error.code or body.get("type"), error.message)
@@ -72,6 +69,20 @@ def classify(error: BaseException) -> ProviderError:
         detail = str(error) or type(error).__name__
         return ProviderError(f"The connection broke: {detail}", kind="connection", retryable=True)
     return ProviderError(f"{type(error).__name__}: {error}", kind="internal")
+
+
+def _connection_error(error: BaseException) -> ProviderError:
+    """The transport's own words (the SDK's are just "Connection error."); an untrusted
+    certificate is not retryable and says what to set (:mod:`jupyter_turns.providers.tls`)."""
+    cause = (error.__cause__ or error.__context__) if isinstance(error, openai.APIError) else None
+    detail = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+    if untrusted_certificate(error):
+        return ProviderError(
+            f"Could not reach the API: its TLS certificate is not trusted ({detail}). "
+            f"{CERTIFICATE_HINT}",
+            kind="connection",
+        )
+    return ProviderError(f"Could not reach the API: {detail}", kind="connection", retryable=True)
 
 
 def coded_error(code: Any, message: Any) -> ProviderError:

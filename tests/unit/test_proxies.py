@@ -24,9 +24,13 @@ from jupyter_turns.model.events import ChatRequest, ErrorEvent
 from jupyter_turns.model.stream_events import MessageDelta, Part
 from jupyter_turns.providers.anthropic import AnthropicProvider
 from jupyter_turns.providers.base import Provider, Request
+from jupyter_turns.providers.openai_chat import OpenAIChatProvider
+from jupyter_turns.providers.openai_responses import OpenAIResponsesProvider
 from tests.support.anthropic_server import AnthropicTestServer, Reply, split_events
 from tests.support.anthropic_sse import sse_text_response
 from tests.support.http_proxy import Carried, ForwardProxy
+from tests.support.openai_chat_replies import chunk_body
+from tests.support.openai_sse import Text, responses_body
 from tests.support.throwaway_ca import ThrowawayCA, make_ca
 
 from .conftest import FakeClock
@@ -60,11 +64,23 @@ def anthropic_at(base_url: str) -> Provider:
     return AnthropicProvider("claude-haiku-4-5", api_key="test-key", base_url=base_url)
 
 
-# The OpenAI providers join when merged, each as one more Case: OpenAIResponsesProvider(model,
-# api_key=..., base_url=f"{base_url}/v1") posting to /v1/responses, and OpenAIChatProvider likewise
-# to /v1/chat/completions, with a text answer in their own stream format (tests/support/openai_sse)
-# and a classify that asks providers.tls.untrusted_certificate, as anthropic_errors does.
-CASES = [pytest.param(Case(anthropic_at, sse_text_response, "/v1/messages"), id="anthropic")]
+def openai_at(base_url: str) -> Provider:
+    return OpenAIResponsesProvider("gpt-5-mini", api_key="test-key", base_url=f"{base_url}/v1")
+
+
+def openai_chat_at(base_url: str) -> Provider:
+    return OpenAIChatProvider("llama", api_key="test-key", base_url=f"{base_url}/v1")
+
+
+def _responses_text(pieces: list[str]) -> str:
+    return responses_body([Text(pieces)])
+
+
+CASES = [
+    pytest.param(Case(anthropic_at, sse_text_response, "/v1/messages"), id="anthropic"),
+    pytest.param(Case(openai_at, _responses_text, "/v1/responses"), id="openai"),
+    pytest.param(Case(openai_chat_at, chunk_body, "/v1/chat/completions"), id="openai-chat"),
+]
 
 
 @pytest.fixture(params=CASES)
