@@ -173,11 +173,14 @@ class ChatMagics(Magics, McpSettings):
 
     @line_cell_magic
     def chat(self, line: str, cell: str | None = None) -> Any:
-        """Chat with Claude in this notebook.
+        """Chat with Claude, OpenAI's models or any OpenAI-compatible server in this notebook.
 
         %%chat [options]      the cell body is your request; the answer streams below
           --new               start a new thread       --thread NAME   use (or create) a thread
-          --provider anthropic|scripted   --model NAME --script VAR (a ScriptedProvider)
+          --provider anthropic|openai|openai-chat|ollama|bedrock|vertex|scripted
+          --model NAME        --script VAR (a ScriptedProvider)
+          --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1)
+          --region NAME       Bedrock's or Vertex's region   --project ID   Vertex's project
           --tools ask|unattended|deny     default run mode of tools without their own
           --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
@@ -190,8 +193,8 @@ class ChatMagics(Magics, McpSettings):
           --budget USD|off    pause a turn before a request that would spend past USD
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings
-        %chat key           ask for the API key (hidden); it is sent only to the endpoint
-                            in use now
+        %chat key [openai]  ask for the Anthropic (or OpenAI) key, hidden; it is sent only
+                            to the endpoint in use now (openai: the current thread's)
         %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
                             .env file's endpoint is applied only by --from-dotenv
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
@@ -202,7 +205,8 @@ class ChatMagics(Magics, McpSettings):
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
         output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
-        mcp_servers).
+        mcp_servers, base_url, region, project; admin limits: allowed_providers,
+        allowed_models).
         """
         if cell is None:
             help_text = type(self).chat.__doc__
