@@ -288,7 +288,7 @@ class TurnCoordinator(InterruptSteps):
         usage, model = finished.usage, finished.model or self.config.thread.model
         cost = None if usage is None else self.provider.cost(usage, model)
         self._append(*self.gate.notices(self.conversation.events[self.cycle.start :]))
-        name = getattr(self.provider, "name", None)
+        name = finished.details.get("provider") or getattr(self.provider, "name", None)
         end = ResponseEnd(finished.reason, len(self.events), usage, cost, finished.model, name)
         self.ends.append(end)
         if usage is None:

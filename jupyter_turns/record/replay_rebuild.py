@@ -183,8 +183,9 @@ def cycles_of(
     guessed = ends is None
     if ends is None:
         ends = _guessed_ends(blocks, results, stop, note, saved, usage)
+    answered = [] if guessed else _answered_by(saved, stop)
     cycles, start = [], 0
-    for end, reason, spent in ends:
+    for number, (end, reason, spent) in enumerate(ends):
         mine = [event for position, event in blocks if start <= position < end]
         after = max((p + 1 for p, _ in blocks if start <= p < end), default=start)
         refusal = _refusal(events, after, own)
@@ -192,7 +193,10 @@ def cycles_of(
         if refusal is not None and (reason == "refusal" or (guessed and reason == "end_turn")):
             reason, details = "refusal", refusal  # an older record: its notice tells
         items = [item for index, event in enumerate(mine) for item in _block(index, event, pace)]
-        cycles.append([*items, Finished(reason, spent, details)])
+        model, provider = answered[number] if number < len(answered) else (None, None)
+        if provider:  # the replay saves again who answered live, not "replay"
+            details["provider"] = provider
+        cycles.append([*items, Finished(reason, spent, details, model)])
         start = end
     return cycles, note
 
@@ -215,6 +219,23 @@ def _saved_ends(saved: Sequence[Any], stop: int) -> list[End] | None:
             known = cast(FinishReason, reason) if reason in _REASONS else "end_turn"
             ends.append((end, known, _as_usage(entry)))
     return ends if entries else None
+
+
+def _answered_by(saved: Sequence[Any], stop: int) -> list[tuple[str | None, str | None]]:
+    """The model and provider each replayed response was saved with (None: not saved)."""
+    out: list[tuple[str | None, str | None]] = []
+    for entry in saved:
+        if not isinstance(entry, dict) or not isinstance(entry.get("events"), int):
+            continue
+        if entry["events"] <= stop:
+            model, provider = entry.get("model"), entry.get("provider")
+            out.append(
+                (
+                    model if isinstance(model, str) else None,
+                    provider if isinstance(provider, str) else None,
+                )
+            )
+    return out
 
 
 def _guessed_ends(

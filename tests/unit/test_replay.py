@@ -164,6 +164,11 @@ async def test_a_replay_ends_each_cycle_as_recorded_with_its_usage(
     recorded = await Chat(ScriptedProvider(script), tools=[double]).send("Go")
     again = await _replay(tmp_path, recorded, [double])
     assert [(e.reason, e.usage) for e in again.ends] == [(e.reason, e.usage) for e in recorded.ends]
+    # who answered is saved again as it was live (the player is not named)
+    assert [(e.provider, e.model) for e in again.ends] == [
+        (e.provider, e.model) for e in recorded.ends
+    ]
+    assert {e.provider for e in recorded.ends} == {"scripted"}
     assert (again.outcome, again.cycles, again.usage) == (
         recorded.outcome,
         recorded.cycles,
