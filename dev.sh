@@ -150,12 +150,12 @@ run_tests() {
     static_checks "$static" >"$static.log" 2>&1 &
     local static_pid=$!
     stage pytest pytest_count "$VENV/bin/python" -m pytest tests "$@"
-    # examples/replay.ipynb was recorded against the API: with no key it replays offline. The
-    # kernels get a Jupyter data directory of their own (the settings secret is made there), so
-    # the suite never writes the real one.
+    # examples/replay.ipynb and providers.ipynb were recorded against the APIs: with no key they
+    # replay offline. The kernels get a Jupyter data directory of their own (the settings secret
+    # is made there), so the suite never writes the real one.
     local nbval_data
     nbval_data=$(mktemp -d)
-    stage nbval nbval_count env -u ANTHROPIC_API_KEY JUPYTER_TURNS_REPLAY=auto \
+    stage nbval nbval_count env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY JUPYTER_TURNS_REPLAY=auto \
         JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
     rm -rf "$nbval_data"
     wait "$static_pid" || true

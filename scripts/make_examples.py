@@ -1,8 +1,10 @@
 """Build the example notebooks and store their outputs by executing them offline with nbclient.
 
-Run: ``python scripts/make_examples.py`` (from the repo root, in the project's venv). The
-notebooks use ScriptedProvider, so no network or API key is needed; nbval then checks that a
-fresh run reproduces the stored outputs (``pytest --nbval examples/``).
+Run: ``python scripts/make_examples.py [NAME.ipynb ...]`` from the repo root, in the project's
+venv: every notebook, or only those named. Most notebooks use ScriptedProvider; replay.ipynb and
+providers.ipynb are recorded against the project's local test API servers (``recording`` in
+more_examples.py), so no network or API key is needed. nbval then checks that a fresh run
+reproduces the stored outputs (``pytest --nbval examples/``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ HERE = Path(__file__).resolve().parent.parent / "examples"
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mcp_example import MCP  # noqa: E402
 from more_examples import CONTEXT, REPLAY, SUBAGENTS, SWITCH, recording  # noqa: E402  (later features' notebooks)
+from provider_example import PROVIDERS  # noqa: E402
 
 QUICKSTART = [
     new_markdown_cell(
@@ -247,6 +250,7 @@ NOTEBOOKS = {
     "subagents.ipynb": SUBAGENTS,
     "replay.ipynb": REPLAY,
     "mcp.ipynb": MCP,
+    "providers.ipynb": PROVIDERS,
 }
 
 
@@ -282,6 +286,11 @@ def build(name: str, cells: list[object]) -> None:
 
 def main(names: list[str]) -> None:
     HERE.mkdir(exist_ok=True)
+    unknown = sorted(set(names) - set(NOTEBOOKS))
+    if unknown:
+        raise SystemExit(
+            f"no such example notebook: {', '.join(unknown)} (one of {', '.join(NOTEBOOKS)})"
+        )
     for name, cells in NOTEBOOKS.items():
         if not names or name in names:
             build(name, cells)

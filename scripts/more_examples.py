@@ -143,7 +143,14 @@ REPLAY = [
 @contextlib.contextmanager
 def recording(name: str) -> Iterator[dict[str, str]]:
     """The environment a notebook is recorded in: for the replay example, a key and the local
-    test API server playing a turn with reasoning and a tool call; for the others nothing."""
+    test API server playing a turn with reasoning and a tool call; for the providers example, the
+    Anthropic and OpenAI test servers (provider_example.py); for the others nothing."""
+    if name == "providers.ipynb":
+        from provider_example import provider_recording
+
+        with provider_recording() as env:
+            yield env
+        return
     if name != "replay.ipynb":
         yield {}
         return

@@ -1,12 +1,13 @@
 """Start an isolated JupyterLab server and Debian's Chromium for the browser tests.
 
 The server is isolated from the user's Jupyter setup (config, data, runtime, settings,
-workspaces and IPython dirs are temporary; ANTHROPIC_* variables are removed), has no token,
-XSRF check, news, update check or extension manager, and kernels are the `python3` kernelspec of
-this virtualenv. The jupyter_turns lab extension comes from the package's build output
-(`jupyter_turns/labextension`, what `npm run build` / the hatch hook wrote) when it exists —
-so an editable checkout tests its current build, not the copy `pip install -e` made — and
-otherwise from the installed `share/jupyter/labextensions/jupyter_turns`. In the browser no
+workspaces and IPython dirs are temporary; the providers' ANTHROPIC_*, OPENAI_* and OLLAMA_*
+variables are removed), has no token, XSRF check, news, update check or extension manager, and
+kernels are the `python3` kernelspec of this virtualenv. The jupyter_turns lab extension comes
+from the package's build output (`jupyter_turns/labextension`, what `npm run build` / the hatch
+hook wrote) when it exists — so an editable checkout tests its current build, not the copy
+`pip install -e` made — and otherwise from the installed
+`share/jupyter/labextensions/jupyter_turns`. In the browser no
 host name resolves, so nothing on a page can reach past 127.0.0.1.
 """
 
@@ -168,7 +169,7 @@ def _server_environment(workdir: Path) -> dict[str, str]:
     }
     for path in dirs.values():
         path.mkdir(parents=True, exist_ok=True)
-    dropped = ("JUPYTER", "JPY_", "IPYTHON", "ANTHROPIC_")
+    dropped = ("JUPYTER", "JPY_", "IPYTHON", "ANTHROPIC_", "OPENAI_", "OLLAMA_")
     env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     env.update({k: str(v) for k, v in dirs.items()})
     # jupyter_core puts the virtualenv's paths before the user's inside a venv; the temporary
