@@ -184,7 +184,8 @@ def cycles_of(
     if ends is None:
         ends = _guessed_ends(blocks, results, stop, note, saved, usage)
     cycles, start = [], 0
-    for end, reason, spent in ends:
+    models = [] if guessed else _saved_models(saved)
+    for number, (end, reason, spent) in enumerate(ends):
         mine = [event for position, event in blocks if start <= position < end]
         after = max((p + 1 for p, _ in blocks if start <= p < end), default=start)
         refusal = _refusal(events, after, own)
@@ -192,9 +193,20 @@ def cycles_of(
         if refusal is not None and (reason == "refusal" or (guessed and reason == "end_turn")):
             reason, details = "refusal", refusal  # an older record: its notice tells
         items = [item for index, event in enumerate(mine) for item in _block(index, event, pace)]
-        cycles.append([*items, Finished(reason, spent, details)])
+        model = models[number] if number < len(models) else None
+        cycles.append([*items, Finished(reason, spent, details, model)])
         start = end
     return cycles, note
+
+
+def _saved_models(saved: Sequence[Any]) -> list[str | None]:
+    """The model each saved response names (as its server named it), so that a replayed
+    record still says which model wrote it."""
+    return [
+        entry["model"] if isinstance(entry.get("model"), str) else None
+        for entry in saved
+        if isinstance(entry, dict)
+    ]
 
 
 def _saved_ends(saved: Sequence[Any], stop: int) -> list[End] | None:
