@@ -177,7 +177,10 @@ class ChatMagics(Magics, McpSettings):
 
         %%chat [options]      the cell body is your request; the answer streams below
           --new               start a new thread       --thread NAME   use (or create) a thread
-          --provider anthropic|scripted   --model NAME --script VAR (a ScriptedProvider)
+          --provider anthropic|openai|openai-chat|ollama|bedrock|vertex|scripted
+          --model NAME        --script VAR (a ScriptedProvider)
+          --base-url URL      an OpenAI-compatible server (openai, openai-chat, ollama)
+          --region R --project P          Bedrock's / Vertex's
           --tools ask|unattended|deny     default run mode of tools without their own
           --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
