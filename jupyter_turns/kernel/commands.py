@@ -60,8 +60,15 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
 
 
 def _endpoint_for(call: _Call, service: Service) -> str:
-    """Where a key given now for ``service`` goes: the current thread's endpoint when its
-    provider sends that service's key (its ``--base-url``, say), else the service's own."""
+    """Where a key given now for ``service`` goes: the endpoint of the ``%%chat`` cell that just
+    failed for want of one (the cell's error says to run ``%chat key``; it made no thread),
+    else the current thread's endpoint when its provider sends that service's key (its
+    ``--base-url``, say), else the service's own."""
+    unbuilt = call.session.unbuilt
+    kind = KINDS.get(unbuilt.kind) if unbuilt is not None else None
+    chosen = unbuilt is not None and kind is not None and kind.service is service
+    if chosen and unbuilt is not None and kind is not None and (unbuilt.base_url or kind.keyed):
+        return unbuilt.base_url or service.current()
     thread = call.session.threads.by_name.get(call.session.threads.current)
     kind = KINDS.get(thread.provider) if thread is not None else None
     if thread is not None and kind is not None and kind.service is service:

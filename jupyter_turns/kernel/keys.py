@@ -42,6 +42,7 @@ from ..providers import endpoints
 from ..providers.endpoints import (
     ANTHROPIC,
     ENDPOINT_VARIABLES,
+    OPENAI,
     SERVICES,
     Service,
     environment_key,
@@ -217,10 +218,28 @@ def _report_unapplied(file: DotenvFile) -> None:
     if file.endpoint:
         lines.append(
             "A .env file may give a key, not choose where requests (and your key) go. "
-            f"Requests go to {endpoints.described()}. If you trust this file and want its "
+            f"{_where_requests_go(file.endpoint)}. If you trust this file and want its "
             "endpoint: %chat endpoint --from-dotenv"
         )
     print("\n".join(lines))
+
+
+def _where_requests_go(named: Iterable[str]) -> str:
+    """Where requests go now, for each service whose endpoint the file named (an
+    ``OPENAI_BASE_URL`` is about OpenAI's requests, not Anthropic's)."""
+    named = set(named)
+    said = []
+    if named - {OPENAI.base_url_variable}:
+        said.append(f"Requests go to {endpoints.described()}")
+    if OPENAI.base_url_variable in named:
+        url = OPENAI.current()
+        where = (
+            "the default"
+            if endpoints.same(url, OPENAI.default)
+            else f"{OPENAI.base_url_variable} in this kernel's environment"
+        )
+        said.append(f"OpenAI requests go to {shown(url)} ({where})")
+    return "; ".join(said)
 
 
 def endpoint_lines(values: dict[str, str]) -> list[str]:

@@ -241,7 +241,9 @@ class ChatMagics(Magics, McpSettings):
         try:
             provider = None if replay else threads.provider_for(name, key, namespace)
         except ProviderConfigError as exc:
+            session.unbuilt = key  # what the key the error asks for is for
             raise UsageError(str(exc)) from None
+        session.unbuilt = None
         if provider is not None:  # the provider's own default model is checked too
             check_allowed(
                 key._replace(model=getattr(provider, "model", key.model)),

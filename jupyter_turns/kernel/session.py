@@ -29,6 +29,7 @@ from .trust import SettingsKey, secret_path
 
 if TYPE_CHECKING:
     from ..model.conversation import Conversation
+    from ..providers.catalog import ProviderChoice
     from ..reading.sources import NotebookReader
     from .replay import SavedIndex
 
@@ -137,6 +138,9 @@ class Session:
     shown_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
+    # the last %%chat cell's provider choice when it could not be built (no key, or a key given
+    # for another endpoint): %chat key then gives a key for that choice's endpoint
+    unbuilt: ProviderChoice | None = None
     reader: NotebookReader | None = None  # what the notebook tools read the notebook through
     saved: SavedIndex = field(default_factory=lambda: _saved_index())  # what replay can play
     mcp: McpServers = field(default_factory=McpServers)  # this kernel's, for all its threads
