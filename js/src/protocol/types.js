@@ -18,7 +18,7 @@
  *            [extra: string]: unknown}} Decision
  * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
  *            cache_creation_input_tokens?: number, cost_usd?: number|null, events?: number,
- *            stop_reason?: string}} Cycle
+ *            stop_reason?: string, provider?: string, model?: string}} Cycle
  * @typedef {EventBase & {kind: "chat_request", content: string,
  *            attachments?: Attachment[]}} ChatRequestEvent
  * @typedef {{type: string, content?: unknown, [key: string]: unknown}} RawBlock
