@@ -10,6 +10,7 @@ cycles it answers every request with a short markdown echo, so the pipeline runs
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -24,6 +25,7 @@ from ..model.events import (
     Part,
     ReasoningDelta,
     ToolCall,
+    ToolInputDelta,
     Usage,
     new_id,
 )
@@ -90,7 +92,7 @@ _WORDS = re.compile(r"\s*\S+\s*|\s+")
 class ScriptBlock:
     """One block of a scripted response, before :func:`cycle` gives it an index."""
 
-    parts: tuple[MessageDelta | ReasoningDelta | ToolCall, ...]
+    parts: tuple[MessageDelta | ReasoningDelta | ToolInputDelta | ToolCall, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -117,15 +119,26 @@ def tool_call(
     *,
     call_id: str | None = None,
     raw_arguments: str | None = None,
+    chunks: int | None = None,
 ) -> ScriptBlock:
-    """A complete tool call; ``raw_arguments`` instead scripts unparseable argument text."""
+    """A complete tool call; ``raw_arguments`` instead scripts unparseable argument text.
+
+    With ``chunks``, the argument text (the arguments as JSON, or ``raw_arguments``) streams
+    first in that many equal pieces, as a model writes it, so the page draws the call's draft
+    card; without, the call comes whole, as before.
+    """
     # unique across kernels: a restored conversation already holds the ids of earlier runs
     call_id = call_id or f"toolu_scripted_{new_id()}"
     if raw_arguments is not None:
         call = ToolCall(call_id, name, {}, raw_arguments, "arguments are not a JSON object")
+        text = raw_arguments
     else:
         call = ToolCall(call_id, name, dict(arguments or {}))
-    return ScriptBlock((call,))
+        text = json.dumps(call.arguments)
+    if chunks is None:
+        return ScriptBlock((call,))
+    pieces = [ToolInputDelta(piece, call_id, name) for piece in _chunks(text, chunks)]
+    return ScriptBlock((*pieces, call))
 
 
 def cycle(
