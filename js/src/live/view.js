@@ -151,7 +151,7 @@ export class ChatView {
     for (const op of ops) this.drafts.apply(op);
 
     if (dirty.has("events")) this.transcript.update(get("events") ?? [], this.mode, this.drafts);
-    this.drafts.forget((eventId) => this.transcript.nodes.has(eventId));
+    this.drafts.forget((eventId) => this.transcript.shows(eventId));
     this.transcript.placeDrafts(this.drafts);
     if (dirty.has("events") || dirty.has("tools")) this.transcript.updateTools(get("tools") ?? {});
     const progress = this.progressOps;
