@@ -3,7 +3,8 @@
 Each request plays the next cycle: a sequence of stream events (``Part``, ``Flush``,
 ``Finished``) and script items (``Fail`` raises, ``Delay`` sleeps, ``Gate`` waits until opened).
 A cycle that is a bare ``Fail`` is a request that fails before any byte. Build cycles with
-:func:`cycle` from :func:`message`, :func:`reasoning` and :func:`tool_call` blocks. Without
+:func:`cycle` from :func:`message`, :func:`reasoning` and :func:`tool_call` blocks (a call's
+arguments stream in pieces when it is given ``chunks``, as a model writes them). Without
 cycles it answers every request with a short markdown echo, so the pipeline runs offline.
 """
 
