@@ -22,7 +22,16 @@ from .errors import (
 )
 from .model.content import Attachment, ImageData
 from .model.conversation import Conversation
-from .model.events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
+from .model.events import (
+    Finished,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    ToolCall,
+    ToolInputDelta,
+    Usage,
+)
 from .model.interrupt import CancelToken, InterruptAction, InterruptChoice, InterruptContext
 from .model.prompter import (
     Approval,
@@ -88,6 +97,7 @@ __all__ = [
     "ToolCall",
     "ToolContext",
     "ToolDefinitionError",
+    "ToolInputDelta",
     "ToolResult",
     "TurnResult",
     "TurnState",

@@ -1,11 +1,13 @@
 """EventBuilder: turns a cycle's Parts and Flushes into conversation events. Sync, no I/O.
 
 One buffer per block index. Text parts append to a list of chunks (joined once, at flush, so n
-parts cost O(total size)); a tool call is a single part. Block indexes count up from 0 (or from
-a seeded block): a flushed block is released as an event only once every lower index has been
-released, so events come out in index order whatever order the flushes arrive in; whatever is
-still held at the end is drained in index order. Unflushed text stays readable for Stop and
-Continue.
+parts cost O(total size)); a tool call is a single part, which pieces of its argument text
+(:class:`~jupyter_turns.model.events.ToolInputDelta`) may precede: they open the block (so Stop
+knows a draft card is showing) but are kept by the page's draft only, never turned into events.
+Block indexes count up from 0 (or from a seeded block): a flushed block is released as an event
+only once every lower index has been released, so events come out in index order whatever order
+the flushes arrive in; whatever is still held at the end is drained in index order. Unflushed
+text stays readable for Stop and Continue.
 """
 
 from __future__ import annotations
@@ -23,12 +25,13 @@ from ..model.events import (
     Reasoning,
     ToolCall,
     ToolCallRequest,
+    ToolInputDelta,
 )
 
 __all__ = ["EventBuilder", "PendingBlock"]
 
 BlockKind = Literal["message", "reasoning", "tool_call", "opaque"]
-TextKind = Literal["message", "reasoning"]
+PendingKind = Literal["message", "reasoning", "tool_call"]
 
 
 @dataclass(slots=True)
@@ -46,10 +49,11 @@ class _Buffer:
 
 @dataclass(frozen=True, slots=True)
 class PendingBlock:
-    """A block that has not become an event yet: its index, kind and text so far."""
+    """A block that has not become an event yet: its index, kind and text so far (a tool
+    call's is empty: its argument pieces are the page's alone)."""
 
     index: int
-    kind: TextKind
+    kind: PendingKind
     text: str
 
 
@@ -91,6 +95,9 @@ class EventBuilder:
             if buffer.call is not None:
                 raise ProtocolError(f"block {part.index} got a second tool call")
             buffer.call = content
+        elif isinstance(content, ToolInputDelta):
+            if buffer.call is not None:
+                raise ProtocolError(f"block {part.index} got arguments after its tool call")
         else:
             buffer.chunks.append(content.text)
 
@@ -105,17 +112,22 @@ class EventBuilder:
             self._buffers[flush.index] = _Buffer("opaque", metadata=dict(flush.metadata))
         elif buffer.metadata is not None:
             raise ProtocolError(f"block {flush.index} flushed twice")
+        elif buffer.kind == "tool_call" and buffer.call is None:
+            raise ProtocolError(f"block {flush.index} flushed without its complete tool call")
         else:
             buffer.metadata = dict(flush.metadata)
         return self._release()
 
     def drafts(self) -> list[PendingBlock]:
-        """Unreleased blocks in index order (flushed ones waiting for a lower block included)."""
+        """Unreleased blocks in index order (flushed ones waiting for a lower block included);
+        a tool call's block too, with no text: the page may be drawing its arguments."""
         out = []
         for index in sorted(self._buffers):
             buffer = self._buffers[index]
             if buffer.kind == "message" or buffer.kind == "reasoning":
                 out.append(PendingBlock(index, buffer.kind, buffer.text()))
+            elif buffer.kind == "tool_call":
+                out.append(PendingBlock(index, "tool_call", ""))
         return out
 
     def drain(self) -> list[ConversationEvent]:

@@ -121,7 +121,7 @@ class TurnCoordinator(InterruptSteps):
         return self.conversation.events[self.turn_start :]
 
     def _append(self, *events: ConversationEvent, released: Sequence[int] = ()) -> None:
-        if events:
+        if events or released:  # released alone: draft blocks that end without an event
             self.conversation.extend(events)
             self.sink.update(Appended(tuple(events), tuple(released)))
 

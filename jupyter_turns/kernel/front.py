@@ -25,6 +25,7 @@ from ..record.format import turn_record
 from ..record.notebook import session_paths
 from ..widget.buttons import WidgetPrompter
 from ..widget.chat_widget import ChatWidget
+from ..widget.messages import TextPart
 from ..widget.renderer import WidgetSink
 from .persist import MetadataWriter, Recorder
 
@@ -165,12 +166,13 @@ class CellFront:
         )
 
     def _live_record(self, turn: TurnCoordinator) -> dict[str, Any]:
-        """The turn so far, with the text shown but not yet an event marked ``partial``."""
+        """The turn so far, with the text shown but not yet an event marked ``partial`` (a tool
+        call's arguments still being written are not kept: the call was never complete)."""
         partial: list[ConversationEvent] = [
             Reasoning(content=text, metadata={"partial": True})
             if kind == "reasoning"
             else Message(content=text, metadata={"partial": True})
-            for _, kind, text in self.sink.live_drafts()
+            for _, kind, text in self._shown_text()
             if text
         ]
         return self._record(turn, partial)
@@ -202,7 +204,11 @@ class CellFront:
         self._ticker = self._loop.call_later(wait, self._save_progress)
 
     def _mark(self, turn: TurnCoordinator) -> tuple[int, list[tuple[int, int]]]:
-        return len(turn.events), [(i, len(text)) for i, _, text in self.sink.live_drafts()]
+        return len(turn.events), [(i, len(text)) for i, _, text in self._shown_text()]
+
+    def _shown_text(self) -> list[TextPart]:
+        """The draft blocks of answer text and reasoning the page shows (not tool arguments)."""
+        return [part for part in self.sink.live_drafts() if part[1] != "tool_input"]
 
     def _notebook_state(self) -> dict[str, Any]:
         threads = self.session.threads

@@ -34,6 +34,7 @@ from .stream_events import (
     ReasoningDelta,
     StreamEvent,
     ToolCall,
+    ToolInputDelta,
     Usage,
 )
 
@@ -61,6 +62,7 @@ __all__ = [
     "ToolCall",
     "ToolCallRequest",
     "ToolCallResponse",
+    "ToolInputDelta",
     "Undo",
     "Usage",
     "compaction_note",

@@ -34,7 +34,9 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class Appended:
-    """Events joined the conversation; ``released`` are the draft block indexes they replace."""
+    """Events joined the conversation; ``released`` are the draft block indexes they replace
+    (or that end with no event, e.g. a tool call stopped mid-arguments: ``events`` may then be
+    empty)."""
 
     events: tuple[ConversationEvent, ...]
     released: tuple[int, ...] = ()

@@ -1,7 +1,8 @@
 """Stream events: what a provider yields for one response, before anything is saved.
 
 A provider yields ``Part(index, content)`` pieces of logical block ``index`` (a piece of text
-or reasoning, or one complete tool call), ``Flush(index, metadata)`` when block ``index`` is
+or reasoning, or one complete tool call, which pieces of its argument text may precede for the
+page to show as the model writes them), ``Flush(index, metadata)`` when block ``index`` is
 complete, and one ``Finished(reason)`` at the end, with the response's ``Usage``. The
 EventBuilder turns flushed blocks into conversation events (:mod:`jupyter_turns.model.events`).
 """
@@ -21,6 +22,7 @@ __all__ = [
     "ReasoningDelta",
     "StreamEvent",
     "ToolCall",
+    "ToolInputDelta",
     "Usage",
 ]
 
@@ -57,7 +59,24 @@ class ToolCall:
     kind: Literal["tool_call"] = "tool_call"
 
 
-PartContent: TypeAlias = MessageDelta | ReasoningDelta | ToolCall
+@dataclass(frozen=True, slots=True)
+class ToolInputDelta:
+    """A piece of a tool call's argument JSON as the model writes it, for the page only.
+
+    The block's complete :class:`ToolCall` still comes once, at the same index, and is what
+    becomes the event: these pieces are never parsed, saved or sent back, and a block that
+    never gets its ToolCall (a stopped stream) is dropped. Every piece of a block names its
+    call (``call_id``, ``name``); the first may carry no text (the call has just begun). Its
+    ``kind`` is the block's kind, so a block takes only tool-call parts.
+    """
+
+    text: str
+    call_id: str
+    name: str
+    kind: Literal["tool_call"] = "tool_call"
+
+
+PartContent: TypeAlias = MessageDelta | ReasoningDelta | ToolCall | ToolInputDelta
 
 
 @dataclass(frozen=True, slots=True)

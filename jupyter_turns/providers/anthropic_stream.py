@@ -2,8 +2,10 @@
 
 Dispatch is on the ``type`` string, never on SDK classes, so event and block types this SDK
 does not know pass through: an unknown block is flushed with its raw JSON (kept as an opaque
-block and sent back), an unknown event is remembered on ``Finished.details``. Tool input JSON is
-buffered and parsed once, at the block's end. Usage in ``message_delta`` is cumulative: it
+block and sent back), an unknown event is remembered on ``Finished.details``. A tool call's
+input JSON is passed on piece by piece (:class:`ToolInputDelta`, for the page to show; the first,
+empty, at the block's start names the tool) and parsed once, at the block's end, into the one
+complete ToolCall. Usage in ``message_delta`` is cumulative: it
 overwrites, never adds.
 
 A ``compaction`` block (server-side compaction, docs/architecture.md, "Long threads") is kept as an
@@ -22,7 +24,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model.events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
+from ..model.events import (
+    Finished,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    ToolCall,
+    ToolInputDelta,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from ..model.events import FinishReason, StreamEvent
@@ -90,7 +101,7 @@ class StreamAdapter:
         if kind == "content_block_delta":
             yield from self._delta(int(_get(event, "index")), _get(event, "delta"))
         elif kind == "content_block_start":
-            self._start(int(_get(event, "index")), as_dict(_get(event, "content_block")))
+            yield from self._start(int(_get(event, "index")), as_dict(_get(event, "content_block")))
         elif kind == "content_block_stop":
             yield from self._stop(int(_get(event, "index")))
         elif kind == "message_start":
@@ -145,9 +156,11 @@ class StreamAdapter:
                         summed[name] = summed.get(name, 0) + value
             self._iterations = summed
 
-    def _start(self, index: int, raw: Any) -> None:
+    def _start(self, index: int, raw: Any) -> Iterator[StreamEvent]:
         block = raw if isinstance(raw, dict) else {"type": "unknown", "value": raw}
-        self._blocks[index] = _Block(str(block.get("type")), dict(block))
+        self._blocks[index] = started = _Block(str(block.get("type")), dict(block))
+        if started.type == "tool_use":  # the page draws the call's card from here on
+            yield Part(index, _input_piece(started, ""))
 
     def _delta(self, index: int, delta: Any) -> Iterator[StreamEvent]:
         block = self._blocks.get(index)
@@ -174,7 +187,10 @@ class StreamAdapter:
                 if isinstance(fields, dict) and name in fields:
                     block.raw[name] = fields[name]
         elif kind == "input_json_delta":
-            block.json_parts.append(_get(delta, "partial_json") or "")
+            text = _get(delta, "partial_json") or ""
+            block.json_parts.append(text)
+            if text and block.type == "tool_use":  # a server tool's input stays in its block
+                yield Part(index, _input_piece(block, text))
         elif kind == "citations_delta":
             block.citations.append(as_dict(_get(delta, "citation")))
         else:
@@ -237,6 +253,10 @@ class StreamAdapter:
         if reason == "other" and self.stop_reason:
             details["stop_reason"] = self.stop_reason
         return Finished(reason, self.usage, details, model=self.model)
+
+
+def _input_piece(block: _Block, text: str) -> ToolInputDelta:
+    return ToolInputDelta(text, str(block.raw.get("id")), str(block.raw.get("name")))
 
 
 def _parse_object(text: str) -> tuple[dict[str, Any], str | None]:

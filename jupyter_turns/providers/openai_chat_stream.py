@@ -7,8 +7,10 @@ to the other flushes the block before (reasoning is shown, never sent back). Rea
 as ``delta.reasoning`` or ``delta.reasoning_content``, or only in OpenRouter's
 ``reasoning_details`` (its text items: encrypted ones are not shown). Tool calls arrive in
 pieces keyed by ``index`` (id and name on the first piece, the arguments split across many,
-several calls in parallel); each is yielded once, complete, when the stream ends, its
-arguments parsed then (bad JSON: ``parse_error``). Usage comes in a chunk of its own after the
+several calls in parallel): a call's first piece closes the open text block and gives the call
+a block of its own, each argument piece is passed on as it comes (:class:`ToolInputDelta`, for
+the page to show), and the call is yielded once, complete, when the stream ends, its arguments
+parsed then (bad JSON: ``parse_error``). Usage comes in a chunk of its own after the
 one with ``finish_reason``, often with empty ``choices``, or not at all: then ``Finished.usage``
 is None (cost unknown, never zero). A stream that ends without a ``finish_reason`` is
 incomplete: :meth:`ChunkAdapter.end` raises a retryable ProviderError.
@@ -25,7 +27,16 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ProviderError
-from ..model.events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
+from ..model.events import (
+    Finished,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    ToolCall,
+    ToolInputDelta,
+    Usage,
+)
 
 if TYPE_CHECKING:
     from ..model.events import FinishReason, StreamEvent
@@ -79,25 +90,35 @@ def _count(value: Any) -> int:
 
 @dataclass
 class _Call:
-    """A tool call being assembled from its pieces."""
+    """A tool call being assembled from its pieces, in block ``index``; ``number`` counts the
+    calls of the answer from 0 (a server that gives no id gets ``call_<number>``)."""
 
+    index: int
+    number: int
     call_id: str = ""
     name: str = ""
     arguments: list[str] = field(default_factory=list)
 
-    def take(self, piece: dict[str, Any]) -> None:
+    def take(self, piece: dict[str, Any]) -> str:
+        """Add a piece; the argument text it brought."""
         self.call_id = self.call_id or str(piece.get("id") or "")
         function = piece.get("function")
-        if isinstance(function, dict):
-            self.name = self.name or str(function.get("name") or "")
-            arguments = function.get("arguments")
-            if isinstance(arguments, str):
-                self.arguments.append(arguments)
-            elif isinstance(arguments, dict):  # a server that sends the object itself
-                self.arguments.append(json.dumps(arguments))
+        if not isinstance(function, dict):
+            return ""
+        self.name = self.name or str(function.get("name") or "")
+        arguments = function.get("arguments")
+        if isinstance(arguments, dict):  # a server that sends the object itself
+            arguments = json.dumps(arguments)
+        if not isinstance(arguments, str):
+            return ""
+        self.arguments.append(arguments)
+        return arguments
 
-    def complete(self, number: int) -> ToolCall:
-        call_id = self.call_id or f"call_{number}"  # a server that gave no id: one of our own
+    def piece(self, text: str) -> ToolInputDelta:
+        return ToolInputDelta(text, self.call_id or f"call_{self.number}", self.name)
+
+    def complete(self) -> ToolCall:
+        call_id = self.call_id or f"call_{self.number}"  # a server that gave no id: our own
         text = "".join(self.arguments)
         if not text.strip():
             return ToolCall(call_id, self.name, {})
@@ -148,10 +169,9 @@ class ChunkAdapter:
                 retryable=True,
             )
         yield from self._close()
-        for number, call in enumerate(self._calls.values()):
-            index = self._take_index()
-            yield Part(index, call.complete(number))
-            yield Flush(index)
+        for call in self._calls.values():
+            yield Part(call.index, call.complete())
+            yield Flush(call.index)
         yield Finished(
             _REASONS.get(self.finish_reason, "other"), self.usage, self._details(), self.model
         )
@@ -169,12 +189,24 @@ class ChunkAdapter:
                 self._refusal.append(delta["refusal"])
             for piece in delta.get("tool_calls") or ():
                 if isinstance(piece, dict):
-                    number = piece.get("index")
-                    key = number if isinstance(number, int) else len(self._calls)
-                    self._calls.setdefault(key, _Call()).take(piece)
+                    yield from self._tool_piece(piece)
         reason = choice.get("finish_reason")
         if isinstance(reason, str) and reason:
             self.finish_reason = reason
+
+    def _tool_piece(self, piece: dict[str, Any]) -> Iterator[StreamEvent]:
+        """A piece of a tool call: its first opens the call's block (the text before it is
+        complete), every one that brings argument text passes it on."""
+        number = piece.get("index")
+        key = number if isinstance(number, int) else len(self._calls)
+        call = self._calls.get(key)
+        first = call is None
+        if call is None:
+            yield from self._close()
+            call = self._calls[key] = _Call(self._take_index(), len(self._calls))
+        text = call.take(piece)
+        if text or first:
+            yield Part(call.index, call.piece(text))
 
     def _text(self, kind: str, text: str) -> Iterator[StreamEvent]:
         if self._open is not None and self._open[0] != kind:

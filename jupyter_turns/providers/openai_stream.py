@@ -5,15 +5,17 @@ does not know pass: they are remembered on ``Finished.details["unknown_events"]`
 shows a notice), and so is an output item of a type this module does not know (a server tool's
 call): it is not sent back (a ``block`` event is Anthropic's alone).
 
-Each output item becomes blocks in order: a message's text parts (``response.output_text.delta``;
-a refusal part, ``response.refusal.delta``, is shown as text too and ends the answer with reason
-``refusal``), a reasoning item's summary (``response.reasoning_summary_text.delta``) flushed at
-``response.output_item.done`` with ``{"api": "openai-responses", "raw_item": <the item as
-received>}`` (a reasoning item without a summary still flushes, empty: its encrypted content goes
-back), a function call as one complete ToolCall at the item's end (its arguments parsed once;
-bad JSON gives ``parse_error``). ``response.completed`` / ``response.incomplete`` end it with
-the usage (Anthropic semantics: input without the cached and cache-written tokens; reasoning
-tokens are part of the output); ``response.failed`` and ``error`` raise a ProviderError.
+Each output item becomes blocks in order: a message's text parts
+(``response.output_text.delta``; a refusal part, ``response.refusal.delta``, is shown as text
+too and ends the answer with reason ``refusal``), a reasoning item's summary
+(``response.reasoning_summary_text.delta``) flushed at ``response.output_item.done`` with
+``{"api": "openai-responses", "raw_item": <the item as received>}`` (a reasoning item without a
+summary still flushes, empty: its encrypted content goes back), a function call as its argument
+text piece by piece from ``response.output_item.added`` on (:class:`ToolInputDelta`, for the
+page to show), then one complete ToolCall at the item's end (its arguments parsed once; bad JSON
+gives ``parse_error``). ``response.completed`` / ``response.incomplete`` end it with the usage
+(Anthropic semantics: input without the cached and cache-written tokens; reasoning tokens are
+part of the output); ``response.failed`` and ``error`` raise a ProviderError.
 
 A whole (non-streamed) Response is replayed as the events it would have streamed
 (:func:`response_events`) and fed to the same adapter: ``--stream off`` has no second parser.
@@ -26,7 +28,16 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..model.events import Finished, Flush, MessageDelta, Part, ReasoningDelta, ToolCall, Usage
+from ..model.events import (
+    Finished,
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    ToolCall,
+    ToolInputDelta,
+    Usage,
+)
 from .anthropic_stream import as_dict
 from .openai_errors import coded_error
 from .openai_wire import API
@@ -104,8 +115,10 @@ class ResponsesAdapter:
     def _added(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
         raw = data.get("item")
         raw = dict(raw) if isinstance(raw, dict) else {}
-        self._items[int(data.get("output_index") or 0)] = _Item(str(raw.get("type")), raw)
-        return iter(())
+        item = self._items[int(data.get("output_index") or 0)] = _Item(str(raw.get("type")), raw)
+        if item.type == "function_call":  # the page draws the call's card from here on
+            item.index = self._new_index()
+            yield Part(item.index, _input_piece(item, ""))
 
     def _item(self, data: dict[str, Any], kind: str) -> _Item:
         """The item an event belongs to (opened here if its ``added`` never came)."""
@@ -143,8 +156,13 @@ class ResponsesAdapter:
             yield Part(item.index, ReasoningDelta(delta))
 
     def _arguments(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
-        self._item(data, "function_call").arguments.append(str(data.get("delta") or ""))
-        return iter(())
+        item = self._item(data, "function_call")
+        delta = str(data.get("delta") or "")
+        item.arguments.append(delta)
+        if item.index is None:  # its ``added`` never came
+            item.index = self._new_index()
+        if delta:
+            yield Part(item.index, _input_piece(item, delta))
 
     def _done(self, data: dict[str, Any]) -> Iterator[StreamEvent]:
         position = int(data.get("output_index") or 0)
@@ -173,7 +191,7 @@ class ResponsesAdapter:
             yield Flush(item.index, metadata)
         else:
             self._calls += 1
-            index = self._new_index()
+            index = self._new_index() if item.index is None else item.index
             yield Part(index, _tool_call(item))
             yield Flush(index, {"api": API, "item_id": item.raw.get("id")})
 
@@ -233,6 +251,10 @@ _HANDLERS = {
     "response.failed": ResponsesAdapter._failed,
     "error": ResponsesAdapter._error,
 }
+
+
+def _input_piece(item: _Item, text: str) -> ToolInputDelta:
+    return ToolInputDelta(text, str(item.raw.get("call_id") or ""), str(item.raw.get("name") or ""))
 
 
 def _tool_call(item: _Item) -> ToolCall:

@@ -3,13 +3,15 @@
 Each request plays the next cycle: a sequence of stream events (``Part``, ``Flush``,
 ``Finished``) and script items (``Fail`` raises, ``Delay`` sleeps, ``Gate`` waits until opened).
 A cycle that is a bare ``Fail`` is a request that fails before any byte. Build cycles with
-:func:`cycle` from :func:`message`, :func:`reasoning` and :func:`tool_call` blocks. Without
+:func:`cycle` from :func:`message`, :func:`reasoning` and :func:`tool_call` blocks (a call's
+arguments stream in pieces when it is given ``chunks``, as a model writes them). Without
 cycles it answers every request with a short markdown echo, so the pipeline runs offline.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -24,6 +26,7 @@ from ..model.events import (
     Part,
     ReasoningDelta,
     ToolCall,
+    ToolInputDelta,
     Usage,
     new_id,
 )
@@ -90,7 +93,7 @@ _WORDS = re.compile(r"\s*\S+\s*|\s+")
 class ScriptBlock:
     """One block of a scripted response, before :func:`cycle` gives it an index."""
 
-    parts: tuple[MessageDelta | ReasoningDelta | ToolCall, ...]
+    parts: tuple[MessageDelta | ReasoningDelta | ToolInputDelta | ToolCall, ...]
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
@@ -117,15 +120,26 @@ def tool_call(
     *,
     call_id: str | None = None,
     raw_arguments: str | None = None,
+    chunks: int | None = None,
 ) -> ScriptBlock:
-    """A complete tool call; ``raw_arguments`` instead scripts unparseable argument text."""
+    """A complete tool call; ``raw_arguments`` instead scripts unparseable argument text.
+
+    With ``chunks``, the argument text (the arguments as JSON, or ``raw_arguments``) streams
+    first in that many equal pieces, as a model writes it, so the page draws the call's draft
+    card; without, the call comes whole, as before.
+    """
     # unique across kernels: a restored conversation already holds the ids of earlier runs
     call_id = call_id or f"toolu_scripted_{new_id()}"
     if raw_arguments is not None:
         call = ToolCall(call_id, name, {}, raw_arguments, "arguments are not a JSON object")
+        text = raw_arguments
     else:
         call = ToolCall(call_id, name, dict(arguments or {}))
-    return ScriptBlock((call,))
+        text = json.dumps(call.arguments)
+    if chunks is None:
+        return ScriptBlock((call,))
+    pieces = [ToolInputDelta(piece, call_id, name) for piece in _chunks(text, chunks)]
+    return ScriptBlock((*pieces, call))
 
 
 def cycle(

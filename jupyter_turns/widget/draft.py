@@ -1,11 +1,14 @@
 """The live draft of one transcript: its unfinished blocks, sent to the page as deltas.
 
 The sink keeps one copy of each unfinished block (its chunks, and how many of them the page
-has). ``delta`` messages carry each block's text added since the last flush. When blocks become
-events (:class:`~jupyter_turns.model.sink.Appended` names their indexes), ``released`` tells the
-page which event takes over which block, so its DOM is kept and never parsed again, whatever else is
-still streaming. The top level has one :class:`TranscriptDraft`; each running sub-agent has its
-own, whose messages carry ``parent`` (its call id) so the page draws them inside that call's card.
+has): answer text, reasoning, or a tool call's argument text as the model writes it (kind
+``tool_input``, drawn as a draft tool card, its parts naming the tool and the call). ``delta``
+messages carry each block's text added since the last flush. When blocks become events
+(:class:`~jupyter_turns.model.sink.Appended` names their indexes), ``released`` tells the page
+which event takes over which block (a tool call's card replaces its draft card), so its DOM is
+kept and never parsed again, whatever else is still streaming. The top level has one
+:class:`TranscriptDraft`; each running sub-agent has its own, whose messages carry ``parent``
+(its call id) so the page draws them inside that call's card.
 (Not the engine's :class:`~jupyter_turns.engine.builder.PendingBlock`: that is one block's text
 as the turn holds it; this is what the page has been sent of them.)
 """
@@ -14,20 +17,39 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
 
-from ..model.events import ConversationEvent, MessageDelta, Part, ReasoningDelta
+from ..model.events import (
+    ConversationEvent,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    ToolCall,
+    ToolInputDelta,
+)
 from .messages import DraftPart, KernelMessage, TextKind
+
+DraftKind: TypeAlias = TextKind | Literal["tool_input"]
+TextPiece: TypeAlias = MessageDelta | ReasoningDelta
 
 __all__ = ["TranscriptDraft"]
 
 
 @dataclass(slots=True)
 class _Block:
-    """One unfinished block: its text in chunks, the first ``sent`` of which the page has."""
+    """One unfinished block: its text in chunks, the first ``sent`` of which the page has;
+    a tool call's names it (``call``: call id, tool name)."""
 
-    kind: TextKind
+    kind: DraftKind
     chunks: list[str] = field(default_factory=list)
     sent: int = 0
+    call: tuple[str, str] = ("", "")
+
+    def part(self, index: int, text: str) -> DraftPart:
+        """The page's part of this block at ``index`` carrying ``text``."""
+        if self.kind == "tool_input":
+            return (index, "tool_input", text, self.call[1], self.call[0])
+        return (index, self.kind, text)
 
     def unsent(self) -> str | None:
         """The text the page has not been sent yet (now counted as sent), or None."""
@@ -54,13 +76,14 @@ class TranscriptDraft:
         self._released: list[tuple[int, _Block, str | None]] = []  # (index, block, event id)
 
     def part(self, part: Part) -> bool:
-        """Add a text piece; whether it was one (a tool call shows once it is an event)."""
+        """Add a piece of text or of a call's arguments; whether it was one (the complete call
+        shows once it is an event)."""
         content = part.content
-        if not isinstance(content, MessageDelta | ReasoningDelta):
+        if isinstance(content, ToolCall):
             return False
         block = self._blocks.get(part.index)
         if block is None:
-            self._blocks[part.index] = _Block(content.kind, [content.text])
+            self._blocks[part.index] = _new_block(content)
         else:
             block.chunks.append(content.text)
         return True
@@ -92,7 +115,7 @@ class TranscriptDraft:
                 parts, handed = [], {}
             text = block.unsent()
             if text is not None:
-                parts.append((index, block.kind, text))
+                parts.append(block.part(index, text))
             if done:
                 handed[index] = event
         self._segment(parts, handed)
@@ -106,27 +129,40 @@ class TranscriptDraft:
     def live_drafts(self) -> list[DraftPart]:
         """The draft blocks that no event has replaced yet, in index order (what the page
         shows or is about to; what a crash would lose)."""
-        return [(i, self._blocks[i].kind, self._blocks[i].text()) for i in sorted(self._blocks)]
+        return [self._blocks[i].part(i, self._blocks[i].text()) for i in sorted(self._blocks)]
 
     def release(self, events: Sequence[ConversationEvent], indexes: Sequence[int]) -> None:
         """Take the released blocks out of the draft, each with the event that replaces it.
 
-        The text events, in order, replace the released blocks in index order: each takes the
-        next block of its kind and length (a block with no event, e.g. an empty one cut short,
-        is dropped). Both are copies of the same parts, so they agree; an event that finds no
+        The text events and tool calls, in order, replace the released blocks in index order:
+        each takes the next block of its kind and length, a call the draft card of its call id
+        (a block with no event, e.g. an empty one cut short or a call stopped mid-arguments, is
+        dropped). Both are copies of the same parts, so they agree; an event that finds no
         block is drawn from its content instead.
         """
         blocks = [(i, self._blocks.pop(i)) for i in sorted(indexes) if i in self._blocks]
         position = 0
         for event in events:
-            if event.kind != "message" and event.kind != "reasoning":
-                continue
-            size = len(event.content)
             for k in range(position, len(blocks)):
                 index, block = blocks[k]
-                if block.kind == event.kind and sum(map(len, block.chunks)) == size:
+                if _replaces(event, block):
                     self._released.extend((i, b, None) for i, b in blocks[position:k])
                     self._released.append((index, block, event.id))
                     position = k + 1
                     break
         self._released.extend((i, b, None) for i, b in blocks[position:])
+
+
+def _replaces(event: ConversationEvent, block: _Block) -> bool:
+    """Whether ``event`` is what ``block`` became: the same call, or text of the same size."""
+    if event.kind == "tool_call_request":
+        return block.kind == "tool_input" and block.call[0] == event.call_id
+    if event.kind == "message" or event.kind == "reasoning":
+        return block.kind == event.kind and sum(map(len, block.chunks)) == len(event.content)
+    return False
+
+
+def _new_block(content: ToolInputDelta | TextPiece) -> _Block:
+    if isinstance(content, ToolInputDelta):
+        return _Block("tool_input", [content.text], call=(content.call_id, content.name))
+    return _Block(content.kind, [content.text])

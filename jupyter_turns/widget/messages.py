@@ -5,10 +5,11 @@ names, kinds and fields (``tests/unit/test_messages.py`` compares the two lists)
 is not here: it travels in the widget's synced traits (``events``, ``tools``, ``prompts``...).
 
 Kernel → page, the live tail (see :mod:`jupyter_turns.widget.renderer`): ``delta`` appends text
-to draft blocks, ``released`` hands draft blocks over to the events that replace them,
-``draft`` resends the whole draft (a view rendered late), ``draft_clear`` drops it (Abort),
-``progress`` carries new output lines of running tools. The draft messages of a running
-sub-agent carry ``parent``: the call id of the card whose nested transcript draws them.
+to draft blocks (answer text, reasoning, or a tool call's arguments as the model writes them),
+``released`` hands draft blocks over to the events that replace them, ``draft`` resends the
+whole draft (a view rendered late), ``draft_clear`` drops it (Abort), ``progress`` carries new
+output lines of running tools. The draft messages of a running sub-agent carry ``parent``: the
+call id of the card whose nested transcript draws them.
 
 Page → kernel, every user action (never a trait write): ``ready`` from each rendered view, the
 answer to each prompt kind under the prompt's own kind (``approval``, ``result``, ``inquiry``,
@@ -39,10 +40,15 @@ __all__ = [
     "ReleasedMsg",
     "ResultMsg",
     "TextKind",
+    "TextPart",
+    "ToolInputPart",
 ]
 
 TextKind: TypeAlias = Literal["message", "reasoning"]
-DraftPart: TypeAlias = tuple[int, TextKind, str]  # [block index, kind, text]
+TextPart: TypeAlias = tuple[int, TextKind, str]  # [block index, kind, text]
+# [block index, "tool_input", argument text, tool name, call id]: a tool call's draft card
+ToolInputPart: TypeAlias = tuple[int, Literal["tool_input"], str, str, str]
+DraftPart: TypeAlias = TextPart | ToolInputPart
 
 # --------------------------------------------------------------------------- kernel -> page
 

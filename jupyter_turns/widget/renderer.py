@@ -176,7 +176,7 @@ class WidgetSink:
             case Appended(events=events, released=released):
                 self._events.extend(_event_json(e) for e in events)
                 self._draft.release(events, released)
-                self._events_dirty = True
+                self._events_dirty = self._events_dirty or bool(events)
                 if self._scheduled is None:
                     self._schedule()
             case Discarded(event_ids=ids):

@@ -6,7 +6,14 @@ from hypothesis import strategies as st
 
 from jupyter_turns.engine.builder import EventBuilder
 from jupyter_turns.errors import ProtocolError
-from jupyter_turns.model.events import Flush, MessageDelta, Part, ReasoningDelta, ToolCall
+from jupyter_turns.model.events import (
+    Flush,
+    MessageDelta,
+    Part,
+    ReasoningDelta,
+    ToolCall,
+    ToolInputDelta,
+)
 
 
 def test_text_parts_accumulate_until_flush_with_metadata() -> None:
@@ -33,10 +40,42 @@ def test_unflushed_text_is_readable_and_drains_as_partial() -> None:
     builder.add(Part(0, MessageDelta("Hel")))
     builder.add(Part(0, MessageDelta("lo")))
     builder.add(Part(1, ToolCall("c1", "f", {})))
-    assert [(d.index, d.kind, d.text) for d in builder.drafts()] == [(0, "message", "Hello")]
+    assert [(d.index, d.kind, d.text) for d in builder.drafts()] == [
+        (0, "message", "Hello"),
+        (1, "tool_call", ""),  # the page may be drawing its arguments: released with the rest
+    ]
     [event] = builder.drain()
     assert event.kind == "message"
     assert event.content == "Hello" and event.metadata == {"partial": True}
+    assert builder.empty
+
+
+def test_argument_pieces_open_the_call_block_and_only_the_complete_call_is_an_event() -> None:
+    builder = EventBuilder()
+    builder.add(Part(0, MessageDelta("Let me add.")))
+    for piece in ('{"a": ', "2, ", '"b": 3}'):
+        builder.add(Part(1, ToolInputDelta(piece, "c1", "add")))
+    assert [(d.index, d.kind, d.text) for d in builder.drafts()] == [
+        (0, "message", "Let me add."),
+        (1, "tool_call", ""),  # the pieces are the page's: the builder keeps no text of them
+    ]
+    assert builder.flush(Flush(0)) != []
+    builder.add(Part(1, ToolCall("c1", "add", {"a": 2, "b": 3})))
+    [(index, event)] = builder.flush(Flush(1, {"raw_block": {"type": "tool_use"}}))
+    assert index == 1 and event.kind == "tool_call_request"
+    assert (event.call_id, event.name, event.arguments) == ("c1", "add", {"a": 2, "b": 3})
+    assert event.metadata == {"raw_block": {"type": "tool_use"}}
+    assert builder.empty
+
+
+def test_a_stop_mid_arguments_drops_the_call_it_never_completed() -> None:
+    builder = EventBuilder()
+    builder.add(Part(0, MessageDelta("Let me add.")))
+    builder.add(Part(1, ToolInputDelta("", "c1", "add")))
+    builder.add(Part(1, ToolInputDelta('{"a": 2, ', "c1", "add")))
+    assert [d.index for d in builder.drafts()] == [0, 1]  # both are released: both go
+    [event] = builder.drain()
+    assert event.kind == "message" and event.metadata == {"partial": True}
     assert builder.empty
 
 
@@ -54,6 +93,42 @@ def test_a_block_after_a_gap_is_held_until_the_end() -> None:
     [event] = builder.drain()
     assert event.kind == "message"
     assert event.content == "late" and event.metadata == {"k": 1}
+
+
+@pytest.mark.parametrize(
+    ("parts", "flush", "message"),
+    [
+        (
+            [Part(0, MessageDelta("a")), Part(0, ToolInputDelta("{", "c1", "f"))],
+            None,
+            "block 0 is message, got a tool_call part",
+        ),
+        (
+            [Part(0, ToolInputDelta("{", "c1", "f")), Part(0, MessageDelta("a"))],
+            None,
+            "block 0 is tool_call, got a message part",
+        ),
+        (
+            [Part(0, ToolCall("c1", "f", {})), Part(0, ToolInputDelta("}", "c1", "f"))],
+            None,
+            "block 0 got arguments after its tool call",
+        ),
+        (
+            [Part(0, ToolInputDelta("{}", "c1", "f"))],
+            Flush(0),
+            "block 0 flushed without its complete tool call",
+        ),
+    ],
+)
+def test_argument_pieces_out_of_place_are_protocol_errors(
+    parts: list[Part], flush: Flush | None, message: str
+) -> None:
+    builder = EventBuilder()
+    with pytest.raises(ProtocolError, match=message):
+        for part in parts:
+            builder.add(part)
+        if flush is not None:
+            builder.flush(flush)
 
 
 @pytest.mark.parametrize(

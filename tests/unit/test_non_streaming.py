@@ -7,6 +7,7 @@ real SDK and the local server.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -58,7 +59,7 @@ async def _events(provider: AnthropicProvider, request: Request) -> list[Any]:
             and hasattr(event.content, "text")
         ):
             text = previous.content.text + event.content.text  # type: ignore[union-attr]
-            joined[-1] = Part(event.index, type(event.content)(text))  # type: ignore[call-arg]
+            joined[-1] = Part(event.index, dataclasses.replace(event.content, text=text))
         else:
             joined.append(event)
     return joined

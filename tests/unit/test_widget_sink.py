@@ -14,6 +14,8 @@ from jupyter_turns.model.events import (
     Part,
     Reasoning,
     ReasoningDelta,
+    ToolCallRequest,
+    ToolInputDelta,
 )
 from jupyter_turns.model.interrupt import InterruptAction
 from jupyter_turns.model.prompter import PolicyPrompter
@@ -26,10 +28,12 @@ from .helpers import PageComm, page_widget, until
 
 class _Page:
     """What a view makes of the kernel's messages: draft blocks by index, blocks handed over
-    by event id, and every event that was drawn before its block was handed to it."""
+    by event id, every event that was drawn before its block was handed to it, and what each
+    draft tool card names (tool name, call id)."""
 
     def __init__(self) -> None:
         self.blocks: dict[int, tuple[str, str]] = {}
+        self.cards: dict[int, tuple[str, str]] = {}
         self.handed: dict[str, tuple[str, str]] = {}
         self.drawn_first: list[str] = []
         self.drafts = 0
@@ -44,12 +48,14 @@ class _Page:
                 continue
             message = data["content"]
             if message["type"] == "delta":
-                for index, kind, text in message["parts"]:
+                for index, kind, text, *call in message["parts"]:
                     old = self.blocks.get(index, (kind, ""))[1]
                     self.blocks[index] = (kind, old + text)
+                    if call:
+                        self.cards[index] = (call[0], call[1])
             elif message["type"] == "draft":
                 self.drafts += 1
-                self.blocks = {index: (kind, text) for index, kind, text in message["blocks"]}
+                self.blocks = {index: (kind, text) for index, kind, text, *_ in message["blocks"]}
             elif message["type"] == "released":
                 for index, event in message["blocks"]:
                     block = self.blocks.pop(index)
@@ -208,3 +214,75 @@ async def test_a_sub_agents_text_streams_as_its_own_draft_marked_with_its_call()
     draft.part(Part(0, MessageDelta("abandoned")))
     draft.discard()  # a nested Abort tells the page
     assert comm.sent[-1]["content"] == {"type": "draft_clear", "parent": "toolu_sub"}
+
+
+def _gated(items: list[Any], gate: Gate, after: int) -> list[Any]:
+    """``items`` held at ``gate`` after the ``after``-th argument piece."""
+    pieces = [i for i, item in enumerate(items) if isinstance(getattr(item, "content", None),
+              ToolInputDelta)]  # fmt: skip
+    at = pieces[after - 1] + 1
+    return [*items[:at], gate, *items[at:]]
+
+
+async def test_a_tool_calls_arguments_stream_into_a_draft_card_its_event_replaces() -> None:
+    @tool(run="unattended")
+    def add(a: int, b: int) -> int:
+        """Adds."""
+        return a + b
+
+    gate = Gate()
+    first = cycle(message("Adding."), tool_call("add", {"a": 2, "b": 3}, call_id="c1", chunks=4))
+    provider = ScriptedProvider([_gated(first, gate, 2), cycle(message("5."))])
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    chat = Chat(provider=provider, tools=[add], sink=sink, prompter=PolicyPrompter("allow"))
+    task = asyncio.create_task(chat.send("add"))
+    await until(lambda: gate.reached)
+    sink.flush()
+    page = _Page().replay(comm)
+    text = '{"a": 2, "b": 3}'
+    half = text[: 2 * -(-len(text) // 4)]
+    assert page.blocks[1] == ("tool_input", half)  # the first two pieces, as they came
+    assert page.cards == {1: ("add", "c1")}
+    assert sink.live_drafts()[-1] == (1, "tool_input", half, "add", "c1")
+    assert not any(e["kind"] == "tool_call_request" for e in widget.events)
+    gate.open()
+    turn = await task
+    sink.flush()
+    page = _Page().replay(comm)
+    [call] = [e for e in turn if isinstance(e, ToolCallRequest)]
+    assert page.handed[call.id] == ("tool_input", text)  # the call's card takes its place
+    assert page.blocks == {} and page.drawn_first == []
+    assert [e.kind for e in turn][-1] == "message" and ran_with(turn) == "5"
+
+
+def ran_with(turn: Any) -> str:
+    return next(str(e.content) for e in turn if e.kind == "tool_call_response")
+
+
+async def test_a_stop_mid_arguments_drops_the_draft_card_and_the_call() -> None:
+    gate = Gate()
+    first = cycle(message("Adding."), tool_call("add", {"a": 2, "b": 3}, call_id="c1", chunks=4))
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    chat = Chat(provider=ScriptedProvider([_gated(first, gate, 1)]), sink=sink)
+    task = asyncio.create_task(chat.send("add"))
+    await until(lambda: gate.reached)
+    chat.interrupt(InterruptAction.STOP)
+    turn = await task
+    sink.flush()
+    page = _Page().replay(comm)
+    assert "tool_call_request" not in [e.kind for e in turn]
+    assert page.blocks == {} and page.cards == {1: ("add", "c1")}
+    assert list(page.handed.values()) == [("message", "Adding.")]  # the card had no event
+    assert sink.live_drafts() == []
+
+
+async def test_argument_pieces_are_sent_at_the_rate_cap_like_text() -> None:
+    widget, comm = page_widget()
+    sink = WidgetSink(widget)
+    for number in range(200):
+        sink.part(Part(0, ToolInputDelta(f"{number},", "c1", "add")))
+    sink.flush()
+    [delta] = comm.custom("delta")  # one message for the 200 pieces
+    assert delta["parts"] == [(0, "tool_input", "".join(f"{n}," for n in range(200)), "add", "c1")]

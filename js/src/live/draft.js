@@ -2,18 +2,20 @@
  * The live tail: draft blocks that have not become conversation events yet.
  *
  * Fed by the kernel's custom messages (shapes in messages.js) — `delta` (append to block
- * `index`), `released` (blocks that became events: each is handed to its event id), `draft`
+ * `index`: answer text, reasoning, or a tool call's arguments drawn as a draft tool card), `released` (blocks that became events: each is handed to its event id), `draft`
  * (replace the streaming blocks; sent after a view's `ready`), `draft_clear` (drop it all).
  * `apply()` only records text; `render()` updates the DOM once per frame.
  *
  * A handed-over block stays where it is until the transcript draws its event and calls
  * `adopt(id)`, which gives it the block's DOM: finished markdown blocks are never parsed again,
  * whatever else is still streaming. A block whose event was drawn without it (the events
- * arrived first) is let go by `forget()`.
+ * arrived first, or a tool call: its card is drawn from the event) is let go by `forget()`,
+ * so a draft tool card stays until the call's own card is there.
  */
 import { reconcile, h } from "../util/dom.js";
 import { MessageView } from "../render/blocks.js";
 import { ReasoningView } from "../render/reasoning.js";
+import { ToolInputView } from "../render/toolcard.js";
 
 /** @typedef {import("../util/stats.js").Stats} Stats */
 /** @typedef {import("../render/reasoning.js").Mode} Mode */
@@ -23,7 +25,8 @@ import { ReasoningView } from "../render/reasoning.js";
 /** @typedef {import("../protocol/messages.js").ReleasedMsg} ReleasedMsg */
 /** @typedef {import("../protocol/messages.js").DraftClearMsg} DraftClearMsg */
 /** @typedef {DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg} DraftOp */
-/** @typedef {{index: number, kind: string, view: MessageView | ReasoningView}} Block */
+/** @typedef {MessageView | ReasoningView | ToolInputView} BlockView */
+/** @typedef {{index: number, kind: string, view: BlockView}} Block */
 
 export class Draft {
   /**
@@ -61,10 +64,11 @@ export class Draft {
   }
 
   /** @param {DraftPart} part */
-  appendPart([index, kind, text]) {
+  appendPart(part) {
     this.stats.add("deltas");
+    const [index, kind, text] = part;
     let block = this.blocks.get(index);
-    if (!block || block.kind !== kind) block = this.create(index, kind);
+    if (!block || block.kind !== kind) block = this.create(part);
     block.view.append(String(text ?? ""));
   }
 
@@ -83,7 +87,8 @@ export class Draft {
   /** @param {DraftPart[]} parts the whole draft (blocks handed over are not in it) */
   replace(parts) {
     const keep = new Set();
-    for (const [index, kind, text] of parts) {
+    for (const part of parts) {
+      const [index, kind, text] = part;
       this.stats.add("deltas");
       const full = String(text ?? "");
       keep.add(index);
@@ -96,7 +101,7 @@ export class Draft {
           continue;
         }
       }
-      this.create(index, kind).view.append(full);
+      this.create(part).view.append(full);
     }
     for (const index of [...this.blocks.keys()]) {
       if (!keep.has(index)) this.blocks.delete(index);
@@ -105,18 +110,23 @@ export class Draft {
   }
 
   /**
-   * @param {number} index
-   * @param {string} kind
+   * A new, empty block for `part`'s index and kind (a tool call's named by the part).
+   * @param {DraftPart} part
    * @returns {Block}
    */
-  create(index, kind) {
-    const block = { index, kind, view: this.newView(kind) };
+  create(part) {
+    const [index, kind] = part;
+    const view =
+      part[1] === "tool_input"
+        ? new ToolInputView(String(part[3] ?? ""), String(part[4] ?? ""))
+        : this.newView(kind);
+    const block = { index, kind, view };
     this.blocks.set(index, block);
     this.layoutDirty = true;
     return block;
   }
 
-  /** @param {string} kind */
+  /** @param {string} kind "message" | "reasoning" */
   newView(kind) {
     return kind === "reasoning"
       ? new ReasoningView(this.mode, this.stats)
@@ -131,7 +141,7 @@ export class Draft {
    */
   adopt(eventId, kind) {
     const block = this.handed.get(eventId);
-    if (!block || block.kind !== kind) return null;
+    if (!block || block.kind !== kind || block.view instanceof ToolInputView) return null;
     this.handed.delete(eventId);
     this.layoutDirty = true;
     this.stats.add("adopted");

@@ -71,8 +71,9 @@ export class ChatView {
   }
 
   /**
-   * What this view shows, as saved events: the synced events, then every draft block (still
-   * streaming, or handed to an event that has not arrived) as a `partial` event — a
+   * What this view shows, as saved events: the synced events, then every draft text block
+   * (still streaming, or handed to an event that has not arrived) as a `partial` event (a tool
+   * call's draft card is left out, as the kernel drops a call stopped mid-arguments) — a
    * sub-agent's with its `parent`, so it is drawn in that call's card.
    * @returns {import("../protocol/types.js").ConvEvent[]}
    */
@@ -92,10 +93,13 @@ export class ChatView {
         ...(parent === null ? {} : { parent }),
       });
       for (const [id, block] of draft.handed) {
-        if (!known.has(id)) events.push(partial(block, id));
+        if (!known.has(id) && block.kind !== "tool_input") events.push(partial(block, id));
       }
       const prefix = parent === null ? "draft" : `draft-${parent}`;
-      for (const [index, block] of draft.blocks) events.push(partial(block, `${prefix}-${index}`));
+      for (const [index, block] of draft.blocks) {
+        // a call still being written is no event: it was never complete
+        if (block.kind !== "tool_input") events.push(partial(block, `${prefix}-${index}`));
+      }
     }
     return events;
   }
@@ -147,7 +151,7 @@ export class ChatView {
     for (const op of ops) this.drafts.apply(op);
 
     if (dirty.has("events")) this.transcript.update(get("events") ?? [], this.mode, this.drafts);
-    this.drafts.forget((eventId) => this.transcript.nodes.has(eventId));
+    this.drafts.forget((eventId) => this.transcript.shows(eventId));
     this.transcript.placeDrafts(this.drafts);
     if (dirty.has("events") || dirty.has("tools")) this.transcript.updateTools(get("tools") ?? {});
     const progress = this.progressOps;

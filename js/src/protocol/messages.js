@@ -4,8 +4,10 @@
  * the same names, kinds and fields; tests/unit/test_messages.py compares the two lists, so
  * keep every message on one `@typedef {{...}} Name` below.
  *
- * Kernel → page, the live tail: `delta` appends text to draft blocks, `released` hands draft
- * blocks over to the events that replace them (a null event id drops the block), `draft`
+ * Kernel → page, the live tail: `delta` appends text to draft blocks (answer text, reasoning,
+ * or a tool call's arguments as the model writes them: kind "tool_input", whose parts also name
+ * the tool and the call), `released` hands draft blocks over to the events that replace them
+ * (a null event id drops the block; a call's card replaces its draft card), `draft`
  * replaces the streaming blocks (after a view's `ready`), `draft_clear` drops the whole draft
  * (Abort), `progress` brings new output lines of running tools. The draft messages of a running
  * sub-agent carry `parent`: the call id whose card draws that draft (its own block indexes).
@@ -14,7 +16,10 @@
  * prompt's answer under the prompt's own kind (the budget pause's too) — its `action` is the name the decision is saved
  * under — and `interrupt_request` from the Stop button or Esc.
  *
- * @typedef {[number, "message" | "reasoning", string]} DraftPart  [block index, kind, text]
+ * @typedef {[number, "message" | "reasoning", string]} TextPart  [block index, kind, text]
+ * @typedef {[number, "tool_input", string, string, string]} ToolInputPart
+ *   [block index, "tool_input", argument text, tool name, call id]
+ * @typedef {TextPart | ToolInputPart} DraftPart
  * @typedef {{head: number, from: number, total: number, runs: [number, string[]][]}} ProgressUpdate
  *   head: how many lines (numbered from 0) the kernel keeps as the head; from: the first tail
  *   line it still keeps; total: lines printed so far; runs: [first line number, lines].

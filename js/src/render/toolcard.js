@@ -6,6 +6,9 @@
  * nested transcript (drawn by transcript.js into `nestedBody`, its live draft after it) in a
  * fold above the result, whose summary shows the sub-agent's cycles, tokens and cost.
  *
+ * Before its request event exists, a call the model is still writing is a draft card
+ * (`ToolInputView`, drawn by the live draft): its name and its argument text so far.
+ *
  * Tool text (arguments, progress, results) is only ever set as textContent; a result's images
  * are drawn by images.js (checked `data:` URLs only).
  */
@@ -290,6 +293,53 @@ export class ToolCard {
       renderState(response.state),
       renderAfterCall(this.callId, request, response, undo, this.actions),
     ]);
+  }
+}
+
+/**
+ * A tool call's draft card while the model writes its arguments: "⚙ NAME — preparing
+ * arguments…" over the argument text so far. That text is the model's, incomplete JSON: it is
+ * never parsed, and only ever set as text. `append` only queues a piece; `render` adds what
+ * came since the last frame to one Text node, so a piece costs its own length, never a redraw
+ * of the card. The call's card (its request event) replaces it once the kernel releases it.
+ */
+export class ToolInputView {
+  /**
+   * @param {string} name the tool's name, as the model wrote it
+   * @param {string} callId
+   */
+  constructor(name, callId) {
+    this.callId = callId;
+    /** @type {string[]} pieces not in the DOM yet */
+    this.pending = [];
+    this.argsText = document.createTextNode("");
+    this.el = h(
+      "div",
+      { class: "jt-tool-draft", "data-draft-call-id": callId },
+      h(
+        "div",
+        { class: "jt-tool-head" },
+        h("span", { class: "jt-tool-name" }, `⚙ ${name || "tool"}`),
+        h("span", { class: "jt-muted" }, "— preparing arguments…"),
+      ),
+      h("pre", { class: "jt-tool-args-draft" }, this.argsText),
+    );
+  }
+
+  /** @param {string} chunk */
+  append(chunk) {
+    if (chunk) this.pending.push(chunk);
+  }
+
+  /** The argument text so far (drawn or not). */
+  text() {
+    return this.pending.length ? this.argsText.data + this.pending.join("") : this.argsText.data;
+  }
+
+  render() {
+    if (!this.pending.length) return;
+    this.argsText.appendData(this.pending.join(""));
+    this.pending = [];
   }
 }
 

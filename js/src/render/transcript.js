@@ -54,6 +54,8 @@ export class Transcript {
     this.cards = new Map();
     /** @type {Map<string, CallState>} */
     this.calls = new Map();
+    /** @type {Set<string>} the request events of the cards drawn */
+    this.requests = new Set();
     /** @type {Map<string, ProgressLog>} each call's output lines (from the trait and messages) */
     this.outputs = new Map();
   }
@@ -74,6 +76,21 @@ export class Transcript {
       if (!drawn.has(callId)) this.cards.delete(callId);
     }
     this.nodes = nodes;
+    /** @type {Set<string>} the request events of the cards drawn */
+    this.requests = new Set();
+    for (const callId of drawn) {
+      const request = this.calls.get(callId)?.request;
+      if (request) this.requests.add(String(request.id));
+    }
+  }
+
+  /**
+   * Whether event `eventId` is drawn: as its own node, or as the request of a tool card (a
+   * draft tool card handed to that event is then let go).
+   * @param {string} eventId
+   */
+  shows(eventId) {
+    return this.nodes.has(eventId) || this.requests.has(eventId);
   }
 
   /**

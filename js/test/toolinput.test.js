@@ -1,0 +1,212 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+/**
+ * A tool call's draft card (live/draft.js, render/toolcard.js's ToolInputView): the arguments
+ * grow as the kernel's `delta` messages bring them, as text only, and the call's real card
+ * replaces the draft card once the kernel released it and the transcript drew the event.
+ *
+ * Node has no DOM: a small one below records every element made and refuses HTML parsing
+ * (`innerHTML`, `insertAdjacentHTML`), so a test fails if model text ever reaches a parser.
+ */
+
+class FakeNode {
+  constructor() {
+    /** @type {FakeNode[]} */
+    this.childNodes = [];
+    /** @type {FakeNode | null} */
+    this.parentNode = null;
+  }
+  get firstChild() {
+    return this.childNodes[0] ?? null;
+  }
+  get nextSibling() {
+    const siblings = this.parentNode?.childNodes ?? [];
+    return siblings[siblings.indexOf(this) + 1] ?? null;
+  }
+  get textContent() {
+    return this.childNodes.map((child) => child.textContent).join("");
+  }
+  appendChild(node) {
+    return this.insertBefore(node, null);
+  }
+  insertBefore(node, before) {
+    node.parentNode?.removeChild(node);
+    const at = before === null ? this.childNodes.length : this.childNodes.indexOf(before);
+    this.childNodes.splice(at, 0, node);
+    node.parentNode = this;
+    return node;
+  }
+  removeChild(node) {
+    this.childNodes.splice(this.childNodes.indexOf(node), 1);
+    node.parentNode = null;
+    return node;
+  }
+  remove() {
+    this.parentNode?.removeChild(this);
+  }
+  hasChildNodes() {
+    return this.childNodes.length > 0;
+  }
+}
+
+class FakeText extends FakeNode {
+  constructor(data) {
+    super();
+    this.data = String(data);
+  }
+  get textContent() {
+    return this.data;
+  }
+  appendData(more) {
+    this.data += more;
+  }
+}
+
+class FakeElement extends FakeNode {
+  constructor(tag) {
+    super();
+    this.tagName = tag.toUpperCase();
+    this.attributes = new Map();
+    this.className = "";
+    this.hidden = false;
+    this.dataset = {};
+  }
+  setAttribute(name, value) {
+    this.attributes.set(name, String(value));
+  }
+  getAttribute(name) {
+    return this.attributes.get(name) ?? null;
+  }
+  addEventListener() {}
+  set innerHTML(_html) {
+    throw new Error("model text must never be parsed as HTML");
+  }
+  insertAdjacentHTML() {
+    throw new Error("model text must never be parsed as HTML");
+  }
+  /** Descendant elements whose class list has `name`. */
+  find(name) {
+    const found = [];
+    for (const child of this.childNodes) {
+      if (!(child instanceof FakeElement)) continue;
+      if (child.className.split(" ").includes(name)) found.push(child);
+      found.push(...child.find(name));
+    }
+    return found;
+  }
+}
+
+globalThis.Node = FakeNode; // dom.js's append() tells nodes from strings by it
+
+/** @type {string[]} every tag created */
+const created = [];
+globalThis.document = /** @type {any} */ ({
+  createElement(tag) {
+    created.push(tag);
+    return new FakeElement(tag);
+  },
+  createTextNode: (data) => new FakeText(data),
+});
+
+const { Draft } = await import("../src/live/draft.js");
+const { parseMode } = await import("../src/render/reasoning.js");
+
+const stats = /** @type {any} */ ({ add() {} });
+const newDraft = () => new Draft(stats, parseMode(undefined));
+
+/** The draft's tool cards: [name line, arguments text, the arguments' <pre>]. */
+function cards(draft) {
+  return draft.el.find("jt-tool-draft").map((card) => ({
+    head: card.find("jt-tool-head")[0].textContent,
+    args: card.find("jt-tool-args-draft")[0],
+    callId: card.getAttribute("data-draft-call-id"),
+  }));
+}
+
+const HOSTILE = '{"html": "<img src=x onerror=alert(1)>", "n": 1}';
+
+test("a tool call's arguments grow in a draft card, appended as text, never parsed", () => {
+  const draft = newDraft();
+  const pieces = [HOSTILE.slice(0, 12), HOSTILE.slice(12, 30), HOSTILE.slice(30)];
+  draft.apply({ type: "delta", parts: [[0, "tool_input", "", "render_html", "call_1"]] });
+  draft.render();
+  let [card] = cards(draft);
+  assert.equal(card.head, "⚙ render_html— preparing arguments…");
+  assert.equal(card.callId, "call_1");
+  assert.equal(card.args.textContent, "");
+  const textNode = card.args.firstChild;
+
+  let shown = "";
+  for (const piece of pieces) {
+    draft.apply({ type: "delta", parts: [[0, "tool_input", piece, "render_html", "call_1"]] });
+    shown += piece;
+    assert.equal(cards(draft)[0].args.textContent, shown.slice(0, -piece.length)); // next frame
+    draft.render();
+    [card] = cards(draft);
+    assert.equal(card.args.textContent, shown);
+    // the same text node grew: the card was not drawn again
+    assert.equal(card.args.childNodes.length, 1);
+    assert.equal(card.args.firstChild, textNode);
+  }
+  assert.equal(textNode.data, HOSTILE);
+  assert.ok(!created.includes("img"), "no element was made from the arguments");
+  assert.equal(cards(draft).length, 1);
+});
+
+test("the call's card replaces the draft card once the kernel released it", () => {
+  const draft = newDraft();
+  draft.apply({
+    type: "delta",
+    parts: [
+      [1, "tool_input", '{"q": "x"}', "lookup", "call_2"],
+      [2, "tool_input", '{"q": ', "lookup", "call_3"],
+    ],
+  });
+  draft.render();
+  assert.deepEqual(
+    cards(draft).map((card) => card.callId),
+    ["call_2", "call_3"],
+  );
+
+  draft.apply({ type: "released", blocks: [[1, "event-call-2"]] });
+  draft.render();
+  // handed over, not yet drawn: the draft card stays where it was, its text kept
+  assert.equal(cards(draft).length, 2);
+  assert.equal(cards(draft)[0].args.textContent, '{"q": "x"}');
+  assert.equal(draft.adopt("event-call-2", "tool_call_request"), null); // a card is drawn anew
+
+  draft.forget((eventId) => eventId === "event-call-2"); // the transcript drew the call's card
+  draft.render();
+  assert.deepEqual(
+    cards(draft).map((card) => card.callId),
+    ["call_3"], // the next call goes on streaming
+  );
+  draft.apply({ type: "released", blocks: [[2, null]] });
+  draft.render();
+  assert.equal(cards(draft).length, 0);
+  assert.equal(draft.active, false);
+});
+
+test("a call stopped mid-arguments is dropped with its draft card", () => {
+  const draft = newDraft();
+  draft.apply({ type: "delta", parts: [[0, "tool_input", '{"q": "x', "lookup", "call_5"]] });
+  draft.render();
+  draft.apply({ type: "released", blocks: [[0, null]] });
+  draft.render();
+  assert.equal(cards(draft).length, 0);
+  assert.equal(draft.active, false);
+});
+
+test("a view that rendered late gets the whole draft: the card's arguments go on growing", () => {
+  const draft = newDraft();
+  draft.apply({ type: "draft", blocks: [[0, "tool_input", '{"a": ', "add", "call_4"]] });
+  draft.render();
+  const [card] = cards(draft);
+  assert.equal(card.head, "⚙ add— preparing arguments…");
+  // a second view's `ready` resends the draft to every view: only the new text is added
+  draft.apply({ type: "draft", blocks: [[0, "tool_input", '{"a": 2, "b"', "add", "call_4"]] });
+  draft.render();
+  assert.equal(cards(draft)[0].args, card.args);
+  assert.equal(card.args.textContent, '{"a": 2, "b"');
+});
