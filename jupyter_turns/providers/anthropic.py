@@ -28,17 +28,17 @@ from collections.abc import AsyncIterator
 from typing import Any, TypeAlias
 
 import anthropic
-import httpx2
 
 from ..errors import ProviderConfigError, ProviderError
 from ..model.events import Finished, StreamEvent, Usage, compaction_note
-from ..redaction import remember
 from .anthropic_errors import ANTHROPIC, Platform, classify
 from .anthropic_message import NOT_STREAMING, is_event_stream, whole_response, with_pending
 from .anthropic_stream import StreamAdapter
 from .anthropic_wire import anthropic_messages
 from .base import KeySource, Request, continue_request
-from .endpoints import current, environment_key, refusal
+from .endpoints import ANTHROPIC as ANTHROPIC_API
+from .endpoints import current, environment_key
+from .keyed_client import KeyedClient, client_timeout
 from .limits import check_request
 from .models import model_info
 
@@ -241,60 +241,32 @@ class AnthropicProvider(MessagesProvider):
     ) -> None:
         super().__init__(model or DEFAULT_MODEL, timeout=timeout)
         self._base_url = base_url  # None: the endpoint in use, read again for each request
-        self._key_source = key_source
-        # the source's key and the endpoint the client was built with (None: a key or a
-        # client given by the caller, used as given)
-        self._built_for: tuple[str, str] | None = None
-        if client is None:
-            if api_key:
-                remember(api_key)
-                client = self._new_client(api_key, self._base_url or current())
-            else:
-                self._built_for = self._usable_key()
-                client = self._new_client(*self._built_for)
-        self._client = client
+        self._keyed = KeyedClient(
+            self._new_client,
+            key_source=key_source,
+            endpoint=lambda: self._base_url or current(),
+            service=ANTHROPIC_API,
+            missing=MISSING_KEY,
+            api_key=api_key,
+            client=client,
+        )
 
     @property
     def endpoint(self) -> str:
         """The base URL the next request goes to."""
-        if self._built_for is None:
-            return str(self._client.base_url)
-        return self._base_url or current()
+        return self._keyed.endpoint
 
     def _new_client(self, key: str, endpoint: str) -> anthropic.AsyncAnthropic:
         return anthropic.AsyncAnthropic(
             api_key=key, base_url=endpoint, max_retries=0, timeout=client_timeout(self._timeout)
         )
 
-    def _usable_key(self) -> tuple[str, str]:
-        """The key source's key and the endpoint in use; raises ProviderConfigError when there
-        is no key, or the key was given for another endpoint."""
-        endpoint = self._base_url or current()
-        key = self._key_source()
-        if not key:
-            raise ProviderConfigError(MISSING_KEY)
-        remember(key)  # whatever its source: withheld from text from now on
-        refused = refusal(key, endpoint)
-        if refused:
-            raise ProviderConfigError(refused)
-        return key, endpoint
-
     def _current_client(self) -> anthropic.AsyncAnthropic:
         """The client, rebuilt if the source's key or the endpoint changed since."""
-        if self._built_for is not None:
-            usable = self._usable_key()
-            if usable != self._built_for:
-                self._client = self._new_client(*usable)
-                self._built_for = usable
-        return self._client
+        return self._keyed.current()
 
     def __repr__(self) -> str:  # never show the key
         return f"AnthropicProvider(model={self.model!r})"
-
-
-def client_timeout(seconds: float) -> httpx2.Timeout:
-    """An SDK client's timeout: ``seconds`` for a response to go on, 10 s to connect."""
-    return httpx2.Timeout(seconds, connect=10.0)
 
 
 # ---------------------------------------------------------------------------- requests

@@ -48,8 +48,10 @@ import anthropic
 
 from ..errors import ProviderConfigError, ProviderError
 from ..redaction import remember
-from .anthropic import KeySource, MessagesProvider, client_timeout
+from .anthropic import MessagesProvider
 from .anthropic_errors import Platform
+from .base import KeySource
+from .keyed_client import client_timeout
 
 __all__ = [
     "BEDROCK",

@@ -33,6 +33,7 @@ from ..model.events import StreamEvent, Usage
 from ..redaction import remember
 from .base import Request
 from .endpoints import OPENAI, environment_key, refusal, shown
+from .keyed_client import client_timeout
 from .models import model_info
 from .openai_chat_stream import ChunkAdapter, completion_chunks
 from .openai_chat_wire import build_params
@@ -160,7 +161,7 @@ class OpenAIChatProvider:
                 api_key=key,
                 base_url=self._base_url,
                 max_retries=0,
-                timeout=httpx2.Timeout(self._timeout, connect=10.0),
+                timeout=client_timeout(self._timeout),
             )
             self._built_with = key
         return self._client

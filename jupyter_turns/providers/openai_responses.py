@@ -26,16 +26,15 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-import httpx2
 import openai
 
-from ..errors import ProviderConfigError, ProviderError
+from ..errors import ProviderError
 from ..model.events import ConversationEvent, StreamEvent, Usage
-from ..redaction import remember
 from . import endpoints
 from .anthropic_stream import as_dict
 from .base import KeySource, Request, Thinking
-from .endpoints import DEFAULTS, OPENAI, refusal
+from .endpoints import DEFAULTS, OPENAI
+from .keyed_client import KeyedClient, client_timeout
 from .models import ModelInfo, model_info
 from .openai_errors import classify
 from .openai_stream import ResponsesAdapter, response_events
@@ -100,55 +99,29 @@ class OpenAIResponsesProvider:
         self.streaming = True  # False: plain request/response (--stream off)
         self.summaries = True  # False: the organization may not get reasoning summaries
         self._timeout = timeout
-        self._key_source = key_source
-        # the source's key and the endpoint the client was built with (None: a key or a
-        # client given by the caller, used as given)
-        self._built_for: tuple[str, str] | None = None
-        if client is None:
-            if api_key:
-                remember(api_key)
-                client = self._new_client(api_key, self._base_url or environment_endpoint())
-            else:
-                self._built_for = self._usable_key()
-                client = self._new_client(*self._built_for)
-        self._client = client
+        self._keyed = KeyedClient(
+            self._new_client,
+            key_source=key_source,
+            endpoint=lambda: self._base_url or environment_endpoint(),
+            service=OPENAI,
+            missing=MISSING_KEY,
+            api_key=api_key,
+            client=client,
+        )
 
     @property
     def endpoint(self) -> str:
         """The base URL the next request goes to."""
-        if self._built_for is None:
-            return str(self._client.base_url)
-        return self._base_url or environment_endpoint()
+        return self._keyed.endpoint
 
     def _new_client(self, key: str, endpoint: str) -> openai.AsyncOpenAI:
         return openai.AsyncOpenAI(
-            api_key=key,
-            base_url=endpoint,
-            max_retries=0,
-            timeout=httpx2.Timeout(self._timeout, connect=10.0),
+            api_key=key, base_url=endpoint, max_retries=0, timeout=client_timeout(self._timeout)
         )
-
-    def _usable_key(self) -> tuple[str, str]:
-        """The key source's key and the endpoint in use; raises ProviderConfigError when there
-        is no key, or the key was given for another endpoint."""
-        endpoint = self._base_url or environment_endpoint()
-        key = self._key_source()
-        if not key:
-            raise ProviderConfigError(MISSING_KEY)
-        remember(key)
-        refused = refusal(key, endpoint, OPENAI)
-        if refused:
-            raise ProviderConfigError(refused)
-        return key, endpoint
 
     def _current_client(self) -> openai.AsyncOpenAI:
         """The client, rebuilt if the source's key or the endpoint changed since."""
-        if self._built_for is not None:
-            usable = self._usable_key()
-            if usable != self._built_for:
-                self._client = self._new_client(*usable)
-                self._built_for = usable
-        return self._client
+        return self._keyed.current()
 
     def __repr__(self) -> str:  # never show the key
         return f"OpenAIResponsesProvider(model={self.model!r})"
