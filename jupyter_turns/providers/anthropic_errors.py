@@ -24,6 +24,7 @@ import httpx2
 
 from ..errors import ProviderError
 from ..redaction import ENV_KEY
+from .retry_hint import retry_after
 from .tls import CERTIFICATE_HINT, untrusted_certificate
 
 __all__ = ["ANTHROPIC", "Platform", "classify"]
@@ -97,7 +98,7 @@ def _connection_error(
 def _status_error(error: anthropic.APIStatusError, platform: Platform) -> ProviderError:
     status = error.status_code
     error_type, server_message = _described(error)
-    retry_after = _retry_after(error)
+    wait = retry_after(error.response)
     if status == 200:  # an `error` event inside a 200 stream
         kind, retryable = _STREAM_KINDS.get(error_type.lower(), ("stream_error", True))
         return ProviderError(
@@ -105,7 +106,7 @@ def _status_error(error: anthropic.APIStatusError, platform: Platform) -> Provid
             f"{server_message}",
             kind=kind,
             retryable=retryable,
-            retry_after=retry_after,
+            retry_after=wait,
             status=status,
         )
     if status == 429:
@@ -128,7 +129,7 @@ def _status_error(error: anthropic.APIStatusError, platform: Platform) -> Provid
     hint = platform.hints.get(status, "")
     message = f"{platform.label} error {label}: {server_message}{hint}"
     return ProviderError(
-        message, kind=kind, retryable=retryable, retry_after=retry_after, status=status
+        message, kind=kind, retryable=retryable, retry_after=wait, status=status
     )
 
 
@@ -148,18 +149,3 @@ def _described(error: anthropic.APIStatusError) -> tuple[str, str]:
         or ""
     )
     return str(error_type), str(detail.get("message") or body.get("Message") or error.message)
-
-
-def _retry_after(error: anthropic.APIStatusError) -> float | None:
-    headers = getattr(error.response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) / scale
-        except ValueError:
-            continue  # an HTTP date: fall back to our own backoff
-    return None

@@ -18,6 +18,7 @@ import httpx2
 import openai
 
 from ..errors import ProviderError
+from .retry_hint import retry_after
 from .tls import CERTIFICATE_HINT, untrusted_certificate
 
 __all__ = ["CONTEXT_TOO_LONG", "KEY_HINT", "classify", "coded_error", "server_message"]
@@ -133,7 +134,7 @@ def _status_error(error: openai.APIStatusError) -> ProviderError:
     body = error.body if isinstance(error.body, dict) else {}
     code = str(error.code or body.get("code") or body.get("type") or "")
     said = server_message(error.body, error.message)
-    retry_after = _retry_after(error)
+    wait = retry_after(error.response)
     if status in (400, 413) and _is_context(code, said):
         return ProviderError(
             f"{CONTEXT_TOO_LONG} (API error {status}: {said})",
@@ -146,7 +147,7 @@ def _status_error(error: openai.APIStatusError) -> ProviderError:
     label = f"{status} {code or error.type or ''}".strip()
     message = f"API error {label}: {said}{_FATAL_HINTS.get(status, '')}"
     return ProviderError(
-        message, kind=kind, retryable=retryable, retry_after=retry_after, status=status
+        message, kind=kind, retryable=retryable, retry_after=wait, status=status
     )
 
 
@@ -163,18 +164,3 @@ def _status_kind(status: int) -> tuple[str, bool]:
         404: "not_found",
         413: "too_large",
     }.get(status, "bad_request"), False
-
-
-def _retry_after(error: openai.APIStatusError) -> float | None:
-    headers = getattr(error.response, "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return float(value) / scale
-        except ValueError:
-            continue  # an HTTP date: fall back to our own backoff
-    return None
