@@ -37,6 +37,7 @@ from ..tools.context import Nest, ToolContext
 from ..tools.registry import RunMode, Tool, tool
 from ..tools.results import ToolResult
 from .config import Thinking, ThreadConfig
+from .turn_state import cycles_record
 
 if TYPE_CHECKING:
     from ..providers.base import Provider
@@ -157,7 +158,7 @@ def _summary(turn: TurnResult | None, sink: NestSink, outcome: str = "") -> dict
             outcome = "failed" if turn.outcome in FAILED else turn.outcome
     summary = {"outcome": outcome, "cycles": cycles, "usage": usage.as_dict(), "cost_usd": cost}
     if turn is not None:
-        summary["per_cycle"] = [end.as_dict() for end in turn.ends]  # a replay ends them alike
+        summary["per_cycle"] = cycles_record(turn.ends)  # a replay ends them alike
     return summary
 
 

@@ -157,6 +157,22 @@ class ResponseEnd:
         }
 
 
+def cycles_record(ends: Sequence[ResponseEnd]) -> list[dict[str, Any]]:
+    """How a turn's responses ended, as saved: the provider and the model are written when
+    they change (the first response always names them; a reader carries them forward), so a
+    long tool loop does not repeat them on every cycle."""
+    out: list[dict[str, Any]] = []
+    named: tuple[str | None, str | None] = (None, None)
+    for end in ends:
+        entry = end.as_dict()
+        if (end.provider, end.model) == named:
+            entry.pop("provider", None)
+            entry.pop("model", None)
+        named = (end.provider, end.model)
+        out.append(entry)
+    return out
+
+
 class TurnResult(Sequence[ConversationEvent]):
     """The turn's events (a sequence) plus how it ended, its usage and its cycle count."""
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+from ..engine.turn_state import cycles_record
 from ..model.events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
 from ..model.prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
 from ..providers.endpoints import custom
@@ -157,7 +158,7 @@ class CellFront:
                 "outcome": turn.outcome,
                 "usage": turn.usage.as_dict(),
                 "cost_usd": turn.cost_usd,
-                "cycles": [end.as_dict() for end in turn.ends],  # a replay ends them alike
+                "cycles": cycles_record(turn.ends),  # a replay ends them alike
                 **({"replayed_from": self.replayed_from} if self.replayed_from else {}),
                 **({} if self.replayed_from else _endpoint(self.thread.chat.provider)),
             },

@@ -76,7 +76,8 @@ CYCLE: dict[str, Any] = {
     "type": "object",
     "description": "one complete response of a turn: how it ended, how many events the turn "
     "had then (a replay splits the saved events there), its usage and cost, the provider and "
-    "model that answered (older records: usage and cost only)",
+    "model that answered (written when they change: a cycle without them is the previous one's; "
+    "older records: usage and cost only)",
     "properties": {
         "stop_reason": {"type": "string"},
         "provider": {"type": "string"},

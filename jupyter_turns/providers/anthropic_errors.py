@@ -128,9 +128,7 @@ def _status_error(error: anthropic.APIStatusError, platform: Platform) -> Provid
     label = f"{status} {error_type}".strip()
     hint = platform.hints.get(status, "")
     message = f"{platform.label} error {label}: {server_message}{hint}"
-    return ProviderError(
-        message, kind=kind, retryable=retryable, retry_after=wait, status=status
-    )
+    return ProviderError(message, kind=kind, retryable=retryable, retry_after=wait, status=status)
 
 
 def _described(error: anthropic.APIStatusError) -> tuple[str, str]:

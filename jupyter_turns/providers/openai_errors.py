@@ -146,9 +146,7 @@ def _status_error(error: openai.APIStatusError) -> ProviderError:
     kind, retryable = _status_kind(status)
     label = f"{status} {code or error.type or ''}".strip()
     message = f"API error {label}: {said}{_FATAL_HINTS.get(status, '')}"
-    return ProviderError(
-        message, kind=kind, retryable=retryable, retry_after=wait, status=status
-    )
+    return ProviderError(message, kind=kind, retryable=retryable, retry_after=wait, status=status)
 
 
 def _status_kind(status: int) -> tuple[str, bool]:

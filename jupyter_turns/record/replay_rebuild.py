@@ -222,19 +222,20 @@ def _saved_ends(saved: Sequence[Any], stop: int) -> list[End] | None:
 
 
 def _answered_by(saved: Sequence[Any], stop: int) -> list[tuple[str | None, str | None]]:
-    """The model and provider each replayed response was saved with (None: not saved)."""
+    """The model and provider each replayed response was saved with (None: not saved). A
+    response that names neither is the previous one's (:func:`~jupyter_turns.engine.turn_state.
+    cycles_record` writes them when they change)."""
     out: list[tuple[str | None, str | None]] = []
+    model: str | None = None
+    provider: str | None = None
     for entry in saved:
         if not isinstance(entry, dict) or not isinstance(entry.get("events"), int):
             continue
+        if isinstance(entry.get("model"), str) or isinstance(entry.get("provider"), str):
+            model = entry["model"] if isinstance(entry.get("model"), str) else None
+            provider = entry["provider"] if isinstance(entry.get("provider"), str) else None
         if entry["events"] <= stop:
-            model, provider = entry.get("model"), entry.get("provider")
-            out.append(
-                (
-                    model if isinstance(model, str) else None,
-                    provider if isinstance(provider, str) else None,
-                )
-            )
+            out.append((model, provider))
     return out
 
 

@@ -100,6 +100,7 @@ class _Cell:
     _record = CellFront._record  # type: ignore[misc]
     _live_record = CellFront._live_record  # type: ignore[misc]
     _mark = CellFront._mark  # type: ignore[misc]
+    _shown_text = CellFront._shown_text  # type: ignore[misc]
     _boundary = CellFront.boundary  # type: ignore[misc]
 
     def __init__(self, thread: Thread, recorder: Recorder, sink: WidgetSink | None) -> None:

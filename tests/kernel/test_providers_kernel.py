@@ -124,6 +124,18 @@ def _shows(cell: Cell, text: str) -> bool:
     return re.search(r"\W+".join(words), _shown(cell)) is not None
 
 
+
+def _answered(cycles: list[dict[str, Any]]) -> list[tuple[str | None, str | None]]:
+    """Who answered each saved response: a cycle names the provider and model when they
+    change, the ones after it carry them forward."""
+    named: list[tuple[str | None, str | None]] = []
+    current: tuple[str | None, str | None] = (None, None)
+    for cycle in cycles:
+        if "provider" in cycle or "model" in cycle:
+            current = (cycle.get("provider"), cycle.get("model"))
+        named.append(current)
+    return named
+
 # ---------------------------------------------------------------- the recorded answers
 
 
@@ -364,7 +376,8 @@ def test_a_tool_turn_through_each_provider(api: Api, tmp_path: Path) -> None:
     assert _texts(record).endswith(final_text) and final_text
     assert _shows(cell, final_text)
     cycles = record["turn"]["cycles"]
-    assert [(c["provider"], c["model"]) for c in cycles] == [(api.name, api.model)] * 2
+    assert _answered(cycles) == [(api.name, api.model)] * 2
+    assert set(cycles[1]) & {"provider", "model"} == set()  # written when they change
     assert [c["stop_reason"] for c in cycles] == ["tool_use", "end_turn"]
     headers = [r.headers for r in requests]
     if api.name == "openai":
@@ -503,8 +516,8 @@ def test_a_thread_goes_from_claude_to_openai_and_back(tmp_path: Path) -> None:
         [reasoning] = [e for e in _final(cells[1])["events"] if e["kind"] == "reasoning"]
         assert reasoning["metadata"]["api"] == "openai-responses"
         assert reasoning["metadata"]["raw_item"]["encrypted_content"] == ENCRYPTED
-        cycles = [c for cell in cells for c in _final(cell)["turn"]["cycles"]]
-        assert [c["provider"] for c in cycles] == ["anthropic", "anthropic", "openai", "anthropic"]
+        named = [n for cell in cells for n in _answered(_final(cell)["turn"]["cycles"])]
+        assert [p for p, _ in named] == ["anthropic", "anthropic", "openai", "anthropic"]
         assert "main" in threads
         assert _leaks(published) == []
         path = tmp_path / "switched.ipynb"
@@ -587,10 +600,10 @@ def test_a_recorded_openai_turn_replays_offline_with_its_tool(tmp_path: Path) ->
     assert again.cells[3].outputs[0]["text"].startswith("[")
     assert again.cells[3].outputs[0]["text"] != "[]\n"
     live_record = live.cells[2].outputs[0]["data"][RECORD_MIME]
-    named = [(c["provider"], c["model"]) for c in live_record["turn"]["cycles"]]
+    named = _answered(live_record["turn"]["cycles"])
     assert named == [("openai", "gpt-5-mini-2025-08-07")] * 2
     # the replay played them (the turn says where from) and still names who answered live
-    named = [(c["provider"], c["model"]) for c in record["turn"]["cycles"]]
+    named = _answered(record["turn"]["cycles"])
     assert named == [("openai", "gpt-5-mini-2025-08-07")] * 2
 
 

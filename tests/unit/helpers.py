@@ -102,6 +102,7 @@ def write_notebook(path: Path, *cells: tuple[str | None, dict[str, Any]]) -> Pat
 def record_of(turn: TurnResult, summary: dict[str, Any] | None = None) -> dict[str, Any]:
     """The record a chat cell saves for ``turn`` (front.CellFront._record's ``turn`` summary,
     unless ``summary`` stands in for an older record's)."""
+    from jupyter_turns.engine.turn_state import cycles_record
     from jupyter_turns.record.format import turn_record
 
     if summary is None:
@@ -109,7 +110,7 @@ def record_of(turn: TurnResult, summary: dict[str, Any] | None = None) -> dict[s
             "outcome": turn.outcome,
             "usage": turn.usage.as_dict(),
             "cost_usd": turn.cost_usd,
-            "cycles": [end.as_dict() for end in turn.ends],
+            "cycles": cycles_record(turn.ends),
         }
     return turn_record("conv", "main", turn.events, turn=summary)
 
