@@ -124,7 +124,6 @@ def _shows(cell: Cell, text: str) -> bool:
     return re.search(r"\W+".join(words), _shown(cell)) is not None
 
 
-
 def _answered(cycles: list[dict[str, Any]]) -> list[tuple[str | None, str | None]]:
     """Who answered each saved response: a cycle names the provider and model when they
     change, the ones after it carry them forward."""
@@ -135,6 +134,7 @@ def _answered(cycles: list[dict[str, Any]]) -> list[tuple[str | None, str | None
             current = (cycle.get("provider"), cycle.get("model"))
         named.append(current)
     return named
+
 
 # ---------------------------------------------------------------- the recorded answers
 
