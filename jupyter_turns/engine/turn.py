@@ -21,6 +21,7 @@ from ..model.events import ChatRequest, ConversationEvent, ErrorEvent, Finished,
 from ..model.interrupt import (
     InterruptAction,
     InterruptChannel,
+    InterruptChoice,
     InterruptContext,
     done_before_interrupt,
 )
@@ -32,7 +33,7 @@ from ..tools.coordinator import ToolCoordinator
 from .cycle import CycleReader
 from .retry import ResilientCycle
 from .turn_gate import TurnGate
-from .turn_interrupts import InterruptSteps
+from .turn_interrupts import InterruptSteps, stopped_notice
 from .turn_state import (
     TRANSITIONS,
     CycleEnd,
@@ -308,15 +309,15 @@ class TurnCoordinator(InterruptSteps):
         self._to(TurnState.EXECUTING)
         self._boundary()  # the response is in; tools may take long
         stopped = await self._run_tools()
-        if stopped:
-            self._append(Notice(text="Stopped by the user while tools were running."))
+        if stopped is not None:
+            self._append(stopped_notice(stopped, tools=True))
             return self._finish("stopped")
         if segment_cycles >= self.config.thread.max_cycles:
             return self._max_cycles()
         self._to(TurnState.CONTINUING)
         return Step.NEXT
 
-    async def _run_tools(self) -> bool:
+    async def _run_tools(self) -> InterruptChoice | None:
         tools = ToolCoordinator(
             self.conversation.pending_requests(self.cycle.start),
             self.config.tools,

@@ -25,7 +25,7 @@ from ..providers.base import Continuation
 from .cycle import CycleReader
 from .turn_state import Broken, Interrupted, Step, TurnOutcome, TurnState
 
-__all__ = ["InterruptSteps"]
+__all__ = ["InterruptSteps", "stopped_notice"]
 
 
 class InterruptSteps:
@@ -85,6 +85,22 @@ class InterruptSteps:
             self._to(TurnState.REPLYING)
             self._append(ChatRequest(content=choice.text))
             return Step.REPLY
-        self._append(*unrun("Not run: the user stopped the turn."))
-        self._append(Notice(text="Stopped by the user."))
+        by = "the user" if choice.by == "user" else "the headless policy"
+        self._append(*unrun(f"Not run: {by} stopped the turn."))
+        self._append(stopped_notice(choice, broken=not alive))
         return self._finish("stopped")
+
+
+def stopped_notice(choice: InterruptChoice, *, broken: bool = False, tools: bool = False) -> Notice:
+    """What a stopped turn says happened: the user's Stop, or the policy's when no person was
+    there to choose (a headless run; a stream that broke off with nobody at the widget) — a
+    reset connection is not the user's doing."""
+    during = " while tools were running" if tools else ""
+    if choice.by == "user":
+        return Notice(text=f"Stopped by the user{during}.")
+    what = "the stream broke off" if broken else "the turn was interrupted"
+    return Notice(
+        level="warning",
+        text=f"Stopped by the headless policy{during}: {what} and no one was there to choose "
+        "(what arrived is kept).",
+    )

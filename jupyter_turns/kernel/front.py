@@ -144,8 +144,9 @@ class CellFront:
             return False
         return await self.widget.wait_ready(self.settings.view_timeout)
 
-    def _on_interrupt_request(self, _message: dict[str, Any]) -> None:
-        self.thread.chat.interrupt()  # the Stop button or Esc: the interrupt prompt opens
+    def _on_interrupt_request(self, message: dict[str, Any]) -> None:
+        """The Stop button stops at once; the options button or Esc opens the interrupt menu."""
+        self.thread.chat.interrupt("stop" if message.get("action") == "stop" else None)
 
     def _record(
         self, turn: TurnCoordinator, partial: list[ConversationEvent] | None = None

@@ -67,6 +67,8 @@ class InterruptContext:
 class InterruptChoice:
     action: InterruptAction
     text: str = ""  # the reply, for REPLY
+    # who chose: a person (a click, a key, a direct call) or a policy (nobody was there to ask)
+    by: Literal["user", "policy"] = "user"
 
     def __post_init__(self) -> None:
         if self.action is InterruptAction.REPLY and not self.text.strip():
@@ -226,7 +228,9 @@ async def ask_menu(
             if await done_before_interrupt(menu, interrupts):
                 interrupts.take()
                 choice = menu.result()
-                return choice if choice.valid_in(context) else InterruptChoice(InterruptAction.STOP)
+                if choice.valid_in(context):
+                    return choice
+                return InterruptChoice(InterruptAction.STOP, by=choice.by)
             direct = interrupts.take()
             if direct is not None and direct.valid_in(context):
                 return direct

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from .budget import BudgetAnswer, BudgetPrompt
@@ -188,6 +188,10 @@ class PolicyPrompter:
         return InquiryAnswer(None if answer is None else str(answer), by="policy")
 
     async def interrupt_menu(self, context: InterruptContext) -> InterruptChoice:
+        """The rule's choice, marked as the policy's (no person chose it)."""
+        return replace(await self._interrupt_choice(context), by="policy")
+
+    async def _interrupt_choice(self, context: InterruptContext) -> InterruptChoice:
         if not context.stream_alive and context.where == "streaming":
             if not isinstance(self._interrupt, InterruptAction) and callable(self._interrupt):
                 choice: InterruptChoice = await _apply(self._interrupt, context)

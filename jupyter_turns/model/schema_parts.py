@@ -159,7 +159,8 @@ CELL: dict[str, Any] = {
 OUTPUTS: dict[str, Any] = {
     "type": "array",
     "description": "a code run's outputs as nbformat outputs (text and errors; its images are "
-    "the response's images), for 'Add to notebook'",
+    "the response's images), for 'Add to notebook'; a tool that raised: its error with the full "
+    "traceback (shown folded in its card, never sent to the model)",
     "items": {"type": "object", "properties": {"output_type": {"type": "string"}}},
 }
 

@@ -37,6 +37,7 @@ from ..model.events import (
     Undo,
     is_replay_notice,
 )
+from ..tools.policy import ALWAYS_ALLOWED
 
 __all__ = ["to_html", "to_markdown"]
 
@@ -399,7 +400,7 @@ def _image_note(image: ImageData) -> str:
 
 # Decision details that are the chip's own words (a replay answered from its recording), as in
 # the widget (js/src/render/toolcard.js).
-_DETAIL_LABELS = frozenset({"recorded, not run"})
+_DETAIL_LABELS = frozenset({"recorded, not run", ALWAYS_ALLOWED})
 
 
 def _chip(decision: Decision) -> str:

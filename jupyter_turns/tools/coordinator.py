@@ -73,8 +73,9 @@ class ToolCoordinator:
         interrupts: InterruptChannel,
         menu: Callable[[InterruptContext], Awaitable[InterruptChoice]],
         paused: Callable[[bool], None],
-    ) -> tuple[list[ToolCallResponse], bool]:
-        """Run every call, answering interrupts; the responses and whether the user stopped.
+    ) -> tuple[list[ToolCallResponse], InterruptChoice | None]:
+        """Run every call, answering interrupts; the responses and the Stop that ended them
+        (None: they ran to their end).
 
         Stop cancels the unfinished calls, Restart runs the running ones again, Continue waits
         on. ``paused(True)`` as the tool menu opens, ``paused(False)`` as the calls go on.
@@ -85,11 +86,11 @@ class ToolCoordinator:
                 paused(True)
                 choice = await menu(InterruptContext("tool"))
                 if choice.action is InterruptAction.STOP:
-                    return await self.stop(), True
+                    return await self.stop(), choice
                 if choice.action is InterruptAction.RESTART:
                     self.restart()
                 paused(False)
-            return task.result(), False
+            return task.result(), None
         except asyncio.CancelledError:
             await self.stop("cancelled: the cell was interrupted")
             raise
@@ -138,7 +139,8 @@ class ToolCoordinator:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a bug in a prompter or executor must not lose the turn
-            response = executor.failed_response(f"internal error: {describe_exception(exc)}")
+            text = describe_exception(exc).content
+            response = executor.failed_response(f"internal error: {text}")
         finally:
             self._ended[i].set()
         self._answers[executor.request.call_id] = response

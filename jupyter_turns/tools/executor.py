@@ -315,7 +315,7 @@ class ToolExecutor:
         except ToolFailed as failed:
             return Outcome(failed.message, True, "error")
         except Exception as exc:
-            return Outcome(describe_exception(exc), True, "error")
+            return describe_exception(exc)
         text, images = result_content(value, self.settings.max_result_chars)
         fields = value.fields if isinstance(value, ToolResult) else ResponseFields()
         return Outcome(text, False, "done", images, fields)

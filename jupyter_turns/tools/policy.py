@@ -20,7 +20,10 @@ from ..model.prompter import Approval, ApprovalRequest, Prompter, ResultReview
 from .registry import RunMode, Tool, ToolArgumentError
 from .results import Outcome
 
-__all__ = ["Run", "decide_run", "review_result"]
+__all__ = ["ALWAYS_ALLOWED", "Run", "decide_run", "review_result"]
+
+# the detail of a call approved by the user's earlier "Always allow": their decision, not a policy's
+ALWAYS_ALLOWED = "always allowed by you in this thread"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +104,8 @@ def _by_policy(
     if mode == "unattended" and not tool.always_ask:
         decisions.append(Decision(action="approved", by="policy", detail="unattended"))
         return Run(arguments)
-    if tool.name in allowed:
-        detail = "always allowed in this thread"
-        decisions.append(Decision(action="approved", by="policy", detail=detail))
+    if tool.name in allowed:  # the user's own "Always allow" (a click, `%chat allow`, restored)
+        decisions.append(Decision(action="approved", by="user", detail=ALWAYS_ALLOWED))
         return Run(arguments)
     return None
 

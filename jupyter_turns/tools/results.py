@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
+import re
+import sysconfig
 import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -46,7 +49,9 @@ class ResponseFields:
 
     subagent: dict[str, Any] | None = None  # a sub-agent call's nested turn (engine/subagent.py)
     cell: dict[str, Any] | None = None  # the cell a call inserted or edited: enough to undo it
-    outputs: list[dict[str, Any]] | None = None  # a code run's outputs, for "Add to notebook"
+    outputs: list[dict[str, Any]] | None = (
+        None  # a code run's outputs ("Add to notebook"); an error
+    )
     state: dict[str, Any] | None = None  # what a python run did to the namespace
 
     def under(self, over: ResponseFields) -> ResponseFields:
@@ -160,8 +165,52 @@ def format_result(value: Any, max_chars: int) -> str:
     return text or "(empty output)"
 
 
-def describe_exception(exc: BaseException) -> str:
-    """What the model reads when a tool raised: the exception and where."""
+def describe_exception(exc: BaseException) -> Outcome:
+    """A tool that raised: the model reads the exception and the last line of the user's own
+    code it went through (a notebook cell, a module outside the standard library and
+    site-packages), never a line deep inside a library; the card also shows the full
+    traceback, folded (saved as an nbformat ``error`` output, never sent to the model)."""
     frames = traceback.extract_tb(exc.__traceback__)
-    where = f" (at {frames[-1].name}, line {frames[-1].lineno})" if frames else ""
-    return f"The tool raised {type(exc).__name__}: {exc}{where}"
+    mine = [f for f in frames if _is_users(f.filename)]
+    outside = [f for f in frames if not _is_harness(f.filename)]
+    frame = mine[-1] if mine else (outside[0] if outside else None)  # else: the tool's own entry
+    where = f" (at {_where(frame)})" if frame else ""
+    text = f"The tool raised {type(exc).__name__}: {exc}{where}"
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None and _is_harness(tb.tb_frame.f_code.co_filename):
+        tb = tb.tb_next  # from the tool's own code on: the machinery that called it is noise
+    error = {
+        "output_type": "error",
+        "ename": type(exc).__name__,
+        "evalue": str(exc),
+        "traceback": "".join(traceback.format_exception(type(exc), exc, tb)).splitlines(),
+    }
+    return Outcome(text, True, "error", fields=ResponseFields(outputs=[error]))
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # jupyter_turns/
+_STDLIB = tuple({os.path.abspath(sysconfig.get_paths()[k]) for k in ("stdlib", "platstdlib")})
+_SITE = tuple({os.path.abspath(sysconfig.get_paths()[k]) for k in ("purelib", "platlib")})
+_CELL = re.compile(r"(ipykernel_\d+[/\\]\d+\.py|<ipython-input-[^>]*>)$")
+
+
+def _within(filename: str, roots: Sequence[str]) -> bool:
+    path = os.path.abspath(filename)
+    return any(path == root or path.startswith(root + os.sep) for root in roots)
+
+
+def _is_harness(filename: str) -> bool:
+    """Code that calls the tool rather than the tool's own: jupyter_turns, the standard library."""
+    return filename.startswith("<frozen ") or _within(filename, (_PACKAGE, *_STDLIB))
+
+
+def _is_users(filename: str) -> bool:
+    """The user's own code: a notebook cell or a module of theirs, not a library's."""
+    return not _is_harness(filename) and not _within(filename, _SITE)
+
+
+def _where(frame: traceback.FrameSummary) -> str:
+    """``notebook cell, line 4, in load: df = pd.read_csv(path)``."""
+    place = "notebook cell" if _CELL.search(frame.filename) else frame.filename
+    line = f": {frame.line.strip()}" if frame.line and frame.line.strip() else ""
+    return f"{place}, line {frame.lineno}, in {frame.name}{line}"

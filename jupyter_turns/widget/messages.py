@@ -150,9 +150,11 @@ class BudgetMsg(TypedDict):
 
 
 class InterruptRequestMsg(TypedDict):
-    """The Stop button or Esc: interrupt the turn (the kernel opens the interrupt prompt)."""
+    """Interrupt the turn: ``action`` "stop" from the Stop button (one click stops, keeping
+    what arrived); none from the options button or Esc (the kernel opens the interrupt menu)."""
 
     type: Literal["interrupt_request"]
+    action: NotRequired[Literal["stop"]]
 
 
 KernelMessage: TypeAlias = DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg | ProgressMsg

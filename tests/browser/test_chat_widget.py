@@ -142,7 +142,7 @@ def test_stop_then_abort_discards_the_streaming_cycle(lab: Lab) -> None:
     root = start_chat(lab, 3)
     _wait_text(lab, 3, 10)
 
-    root.locator(".jt-stop").click()
+    root.locator(".jt-interrupt-menu").click()  # Stop stops; the menu is one click away
     menu = root.locator(".jt-prompt-interrupt")
     expect(menu).to_be_visible()
     partial = message_text(root).strip()
@@ -178,7 +178,7 @@ def test_reply_keeps_the_partial_answer_and_starts_a_new_request(lab: Lab) -> No
     root = start_chat(lab, 3)
     _wait_text(lab, 3, 10)
 
-    root.locator(".jt-stop").click()
+    root.locator(".jt-interrupt-menu").click()  # Stop stops; the menu is one click away
     menu = root.locator(".jt-prompt-interrupt")
     menu.locator("textarea[data-role=reply]").fill("In French, please.")
     menu.get_by_role("button", name="Reply", exact=True).click()

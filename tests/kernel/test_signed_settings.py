@@ -186,7 +186,7 @@ def test_the_users_own_settings_round_trip_through_a_kernel_and_a_restart(
             assert "Restored thread 'main'" in restored and "not applied" not in restored
             cell = restarted.run("%%chat\nAgain.")
             decision = _responses(cell)["toolu_py2"]["decisions"][0]
-            assert decision["detail"] == "always allowed in this thread"
+            assert decision["detail"] == "always allowed by you in this thread"
             assert marker.read_text() == "pwned"
             body = server.requests[-2].body
             assert body["model"] == "claude-haiku-4-5" and "Be brief." in json.dumps(body["system"])

@@ -153,7 +153,7 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             assert kernel.run("print(helped)").stdout().strip() == "[7]"
             assert ATTACKER_SYSTEM in str(server.requests[-1].body["system"])
             decisions = {k: v["decisions"][0] for k, v in _responses(kernel, cell).items()}
-            assert decisions["toolu_py2"]["detail"] == "always allowed in this thread"
+            assert decisions["toolu_py2"]["detail"] == "always allowed by you in this thread"
         finally:
             kernel.close()
 

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from jupyter_turns import Chat, PolicyPrompter, ProviderError, RecordingSink, tool
 from jupyter_turns.model.conversation import Conversation
-from jupyter_turns.model.events import ChatRequest, Message, MessageDelta, Part
+from jupyter_turns.model.events import ChatRequest, Message, MessageDelta, Notice, Part
 from jupyter_turns.model.interrupt import InterruptAction, InterruptChoice, InterruptContext
 from jupyter_turns.model.sink import Discarded
 from jupyter_turns.providers.anthropic_wire import anthropic_messages
@@ -144,6 +144,20 @@ async def test_continue_on_a_dead_stream_yields_one_message_partial_then_continu
     shown = "".join(p.content.text for p in sink.parts if isinstance(p.content, MessageDelta))
     assert shown == "The quick brown fox jumps."
     assert {p.index for p in sink.parts} == {0}
+
+
+async def test_a_stop_says_who_stopped_the_user_or_the_headless_policy() -> None:
+    """A reset connection with nobody to choose is not "Stopped by the user."."""
+    chat = Chat(provider=ScriptedProvider([_broken_after("The quick brown fox", 2)]))
+    turn = await chat.send("go")
+    assert [e.text for e in turn if isinstance(e, Notice)] == [
+        "Stopped by the headless policy: the stream broke off and no one was there to choose"
+        " (what arrived is kept)."
+    ]
+    items, gate = _gated(cycle(message("Alpha beta gamma")), 2)
+    chat = Chat(provider=ScriptedProvider([items]))
+    turn = await _interrupt_at_gate(chat, gate, "go", InterruptChoice(InterruptAction.STOP))
+    assert [e.text for e in turn if isinstance(e, Notice)] == ["Stopped by the user."]
 
 
 async def test_max_tokens_offers_continue_and_extends_the_same_message() -> None:

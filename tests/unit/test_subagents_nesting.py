@@ -145,7 +145,7 @@ async def test_always_allow_in_a_nested_turn_is_the_threads() -> None:
     top = _response(turn, "toolu_top")
     assert top.content == "722.5 mm"
     assert [(d.action, d.by, d.detail) for d in top.decisions] == [
-        ("approved", "policy", "always allowed in this thread")
+        ("approved", "user", "always allowed by you in this thread")
     ]
 
 

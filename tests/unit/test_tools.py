@@ -269,7 +269,7 @@ async def test_always_allow_skips_later_prompts_in_the_thread() -> None:
     assert chat.allowed_tools == {"f"}
     assert [d.action for d in _responses(first)[0].decisions] == ["always_allowed"]
     assert [(d.action, d.detail) for d in _responses(second)[0].decisions] == [
-        ("approved", "always allowed in this thread")
+        ("approved", "always allowed by you in this thread")
     ]
 
 

@@ -80,6 +80,15 @@ export class Prompts {
     return added;
   }
 
+  /** The kind of the first prompt that waits for the user's click (not the interrupt menu). */
+  get waitingFor() {
+    for (const view of this.views.values()) {
+      const type = String(view.prompt.type);
+      if (type !== "interrupt" && !view.sent) return type;
+    }
+    return null;
+  }
+
   get interruptOpen() {
     for (const view of this.views.values()) if (view.prompt.type === "interrupt") return true;
     return false;

@@ -36,7 +36,10 @@ export class ChatView {
     this.transcript = new Transcript(this.stats);
     this.drafts = new Drafts(() => new Draft(this.stats, this.mode));
     this.prompts = new Prompts((msg) => this.model.send(msg));
-    this.statusBar = new StatusBar(() => this.requestInterrupt());
+    this.statusBar = new StatusBar(
+      () => this.stopTurn(),
+      () => this.requestInterrupt(),
+    );
     this.footer = h("div", { class: "jt-footer" });
     this.root.append(
       this.transcript.el,
@@ -166,7 +169,11 @@ export class ChatView {
     }
     this.drafts.render();
     if (dirty.has("status") || dirty.has("prompts")) {
-      this.statusBar.update(get("status") ?? null, this.prompts.interruptOpen);
+      this.statusBar.update(
+        get("status") ?? null,
+        this.prompts.interruptOpen,
+        this.prompts.waitingFor,
+      );
       this.root.dataset.state = String(get("status")?.state ?? "idle");
     }
     if (dirty.has("usage") || dirty.has("settings") || dirty.has("events")) {
@@ -189,6 +196,14 @@ export class ChatView {
     }
   }
 
+  /** The Stop button: one click stops the turn (a menu open meanwhile is answered by it). */
+  stopTurn() {
+    if (isActive(this.model.get("status"))) {
+      this.model.send({ type: "interrupt_request", action: "stop" });
+    }
+  }
+
+  /** The options button or Esc: the kernel opens the interrupt menu. */
   requestInterrupt() {
     if (isActive(this.model.get("status")) && !this.prompts.interruptOpen) {
       this.model.send({ type: "interrupt_request" });

@@ -14,7 +14,8 @@
  *
  * Page → kernel, every user action (never a trait write): `ready` from every render, each
  * prompt's answer under the prompt's own kind (the budget pause's too) — its `action` is the name the decision is saved
- * under — and `interrupt_request` from the Stop button or Esc.
+ * under — and `interrupt_request`: `action: "stop"` from the Stop button (one click stops),
+ * none from the options button beside it or Esc (the kernel opens the interrupt menu).
  *
  * @typedef {[number, "message" | "reasoning", string]} TextPart  [block index, kind, text]
  * @typedef {[number, "tool_input", string, string, string]} ToolInputPart
@@ -36,7 +37,7 @@
  * @typedef {{type: "inquiry", prompt_id: string, answer: string}} InquiryMsg
  * @typedef {{type: "interrupt", prompt_id: string, action: "stop" | "abort" | "reply" | "continue" | "restart", text?: string}} InterruptMsg
  * @typedef {{type: "budget", prompt_id: string, action: "continue" | "stop"}} BudgetMsg
- * @typedef {{type: "interrupt_request"}} InterruptRequestMsg
+ * @typedef {{type: "interrupt_request", action?: "stop"}} InterruptRequestMsg
  *
  * @typedef {DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg | ProgressMsg} KernelMessage
  * @typedef {ReadyMsg | ApprovalMsg | ResultMsg | InquiryMsg | InterruptMsg | BudgetMsg | InterruptRequestMsg} PageMessage

@@ -25,43 +25,76 @@ const STATE_LABELS = /** @type {Record<string, string>} */ ({
 
 const INACTIVE = new Set(["idle", "complete", "aborted"]);
 
+/** While a prompt waits for the user's click, the turn waits on them: say so. */
+const WAITING_LABELS = /** @type {Record<string, string>} */ ({
+  approval: "Waiting for your approval",
+  result: "Waiting for you to review a result",
+  inquiry: "Waiting for your answer",
+});
+
+/**
+ * The status line's words: the turn's state, unless an open prompt waits for the user.
+ * @param {string} state
+ * @param {string | null} [waiting] the kind of the prompt waiting for a click, if any
+ */
+export function stateLabel(state, waiting = null) {
+  if (waiting && !INACTIVE.has(state) && WAITING_LABELS[waiting]) return WAITING_LABELS[waiting];
+  return STATE_LABELS[state] ?? state;
+}
+
 /** @param {Status | null | undefined} status */
 export function isActive(status) {
   return !INACTIVE.has(String(status?.state ?? "idle"));
 }
 
 export class StatusBar {
-  /** @param {() => void} onStop */
-  constructor(onStop) {
-    this.label = h("span", { class: "jt-state" });
+  /**
+   * @param {() => void} onStop one click stops the turn, keeping what arrived
+   * @param {() => void} onMenu opens the interrupt menu (abort, reply, continue, restart)
+   */
+  constructor(onStop, onMenu) {
+    this.label = h("span", { class: "jt-state", role: "status" });
     this.retry = h("span", { class: "jt-retry", role: "status", hidden: true });
     this.stop = h(
       "button",
       {
         type: "button",
         class: "jt-button jt-stop",
-        title: "Interrupt (Esc)",
+        title: "Stop the turn, keeping what arrived",
         onclick: () => onStop(),
       },
       "■ Stop",
     );
-    this.el = h("div", { class: "jt-statusbar" }, this.label, this.retry, this.stop);
+    this.menu = h(
+      "button",
+      {
+        type: "button",
+        class: "jt-button jt-interrupt-menu",
+        title: "Other ways to interrupt: abort, reply, continue, restart tools (Esc)",
+        "aria-label": "Interrupt options",
+        onclick: () => onMenu(),
+      },
+      "Interrupt…",
+    );
+    this.el = h("div", { class: "jt-statusbar" }, this.label, this.retry, this.stop, this.menu);
     /** @type {Status | null} */
     this.status = null;
   }
 
   /**
    * @param {Status | null} status
-   * @param {boolean} menuOpen an interrupt menu is showing: Stop has been pressed already
+   * @param {boolean} menuOpen an interrupt menu is showing: it holds the choices now
+   * @param {string | null} [waiting] the kind of the prompt waiting for the user's click
    */
-  update(status, menuOpen) {
+  update(status, menuOpen, waiting = null) {
     this.status = status;
     const state = String(status?.state ?? "idle");
-    this.label.textContent = STATE_LABELS[state] ?? state;
+    this.label.textContent = stateLabel(state, waiting);
     this.el.dataset.state = state;
+    this.el.dataset.waiting = waiting ?? "";
     const active = isActive(status);
     this.stop.hidden = !active;
-    this.stop.disabled = menuOpen;
+    this.menu.hidden = !active || menuOpen;
     this.el.hidden = !active && !this.label.textContent && !status?.retry;
     this.tick(Date.now());
   }

@@ -56,8 +56,61 @@ const DECISION_LABELS = /** @type {Record<string, string>} */ ({
   denied: "denied",
 });
 
-/** Decision details that are the chip's own words (a replay answered from its recording). */
-const DETAIL_LABELS = new Set(["recorded, not run"]);
+/**
+ * Decision details that are the chip's own words: a replay answered from its recording, a call
+ * the user's own "Always allow" let through (records before it said "by you" too: it was theirs).
+ */
+const DETAIL_LABELS = /** @type {Record<string, string>} */ ({
+  "recorded, not run": "recorded, not run",
+  "always allowed by you in this thread": "always allowed by you in this thread",
+  "always allowed in this thread": "always allowed by you in this thread",
+});
+
+/**
+ * The decision chips of a finished call, as text: what the card shows nowhere else. A user's
+ * Skip is the badge already and an edit is in the header ("edited by you"), so neither repeats.
+ * @param {unknown} decisions the response's decisions
+ * @param {string} status the response's status
+ * @returns {{action: string, text: string, detail: string | null}[]}
+ */
+export function decisionChips(decisions, status) {
+  const list = Array.isArray(decisions) ? decisions : [];
+  return list
+    .filter(
+      (d) =>
+        !(d?.by === "user" && d?.action === "edited") &&
+        !(d?.by === "user" && d?.action === "skipped" && status === "skipped"),
+    )
+    .map((d) => {
+      const action = String(d?.action);
+      const detail = d?.detail ? String(d.detail) : null;
+      const own = detail !== null ? DETAIL_LABELS[detail] : undefined;
+      const text =
+        own ?? `${DECISION_LABELS[action] ?? action}${d?.by === "policy" ? " by policy" : ""}`;
+      return { action, text, detail };
+    });
+}
+
+/**
+ * The arguments a call ran with: the user's edit when they edited them (the model's original
+ * beside it), else the request's.
+ * @param {ToolCallRequestEvent} request
+ * @param {ToolCallResponseEvent | null} response
+ * @returns {{args: unknown, original: unknown | null}}
+ */
+export function ranArguments(request, response) {
+  const decisions = Array.isArray(response?.decisions) ? response.decisions : [];
+  const edit = decisions.find((d) => d?.action === "edited" && d?.by === "user");
+  if (edit && typeof edit.detail === "string") {
+    try {
+      const args = JSON.parse(edit.detail);
+      if (args && typeof args === "object") return { args, original: request.arguments ?? {} };
+    } catch {
+      // a detail that is not the edited arguments: show the request's
+    }
+  }
+  return { args: request.arguments, original: null };
+}
 
 /** Short text opens by default; long text stays folded. */
 const OPEN_LIMIT = { chars: 800, lines: 12 };
@@ -79,6 +132,7 @@ export class ToolCard {
     this.preview = h("span", { class: "jt-tool-preview" });
     this.badge = h("span", { class: "jt-badge" });
     this.elapsed = h("span", { class: "jt-elapsed" });
+    this.edited = h("span", { class: "jt-edited jt-muted", hidden: true }, "edited by you");
     this.args = h("div", { class: "jt-tool-args" });
     this.progress = h("pre", { class: "jt-progress", hidden: true });
     this.nestedSummary = h("summary", null, subagentSummary(null));
@@ -99,7 +153,15 @@ export class ToolCard {
     this.el = h(
       "div",
       { class: "jt-tool", "data-call-id": callId },
-      h("div", { class: "jt-tool-head" }, this.name, this.preview, this.badge, this.elapsed),
+      h(
+        "div",
+        { class: "jt-tool-head" },
+        this.name,
+        this.preview,
+        this.edited,
+        this.badge,
+        this.elapsed,
+      ),
       this.args,
       this.progress,
       this.nested,
@@ -116,9 +178,10 @@ export class ToolCard {
 
   /** @param {CallState} state */
   update({ request, response, live, output, inquiries, undo }) {
-    if (request && request.id !== this.keys.request) {
-      this.keys.request = request.id;
-      this.renderRequest(request);
+    const requestKey = request ? `${request.id}:${response?.id ?? ""}` : "";
+    if (request && requestKey !== this.keys.request) {
+      this.keys.request = requestKey;
+      this.renderRequest(request, response);
     }
     const status = response
       ? String(response.status || (response.is_error ? "error" : "done"))
@@ -155,18 +218,33 @@ export class ToolCard {
     }
   }
 
-  /** @param {ToolCallRequestEvent} request */
-  renderRequest(request) {
+  /**
+   * The header and Arguments: what ran — the user's edit, marked "edited by you", with the
+   * model's original folded below it.
+   * @param {ToolCallRequestEvent} request
+   * @param {ToolCallResponseEvent | null} [response]
+   */
+  renderRequest(request, response = null) {
+    const { args, original } = ranArguments(request, response);
     this.name.textContent = String(request.name ?? "tool");
-    const compact = safeCompactJson(request.arguments);
+    const compact = safeCompactJson(args);
     this.preview.textContent = compact.length > 80 ? `(${compact.slice(0, 79)}…)` : `(${compact})`;
-    const pretty = prettyJson(request.arguments ?? {});
+    this.edited.hidden = original === null;
+    const pretty = prettyJson(args ?? {});
     this.args.replaceChildren(
       h(
         "details",
         { class: "jt-fold", open: isShort(pretty) && pretty !== "{}" },
-        h("summary", null, "Arguments"),
+        h("summary", null, original === null ? "Arguments" : "Arguments (edited by you)"),
         h("pre", null, pretty),
+        original === null
+          ? null
+          : h(
+              "details",
+              { class: "jt-fold jt-original-args" },
+              h("summary", null, "The model's original arguments"),
+              h("pre", null, prettyJson(original)),
+            ),
       ),
     );
   }
@@ -258,28 +336,23 @@ export class ToolCard {
       this.result.replaceChildren();
       return;
     }
-    const decisions = Array.isArray(response.decisions) ? response.decisions : [];
+    const status = String(response.status ?? "");
     this.decisions.replaceChildren(
-      ...decisions.map((d) =>
-        h(
-          "span",
-          {
-            class: `jt-chip jt-chip-${String(d?.action)}`,
-            title: d?.detail ? String(d.detail) : null,
-          },
-          DETAIL_LABELS.has(String(d?.detail))
-            ? String(d.detail)
-            : `${DECISION_LABELS[d?.action] ?? String(d?.action)}${d?.by === "policy" ? " by policy" : ""}`,
-        ),
+      ...decisionChips(response.decisions, status).map((chip) =>
+        h("span", { class: `jt-chip jt-chip-${chip.action}`, title: chip.detail }, chip.text),
       ),
     );
     const text = contentText(response.content);
-    const label = response.is_error ? "Error" : "Result";
+    // a call that did not run (a Skip, a deny) is not an error: neutral, and said once
+    const notRun = status === "skipped";
+    const failed = response.is_error && !notRun;
+    const label = notRun ? "Not run" : failed ? "Error" : "Result";
     this.result.replaceChildren();
     append(this.result, [
       h(
         "details",
-        { class: `jt-fold${response.is_error ? " jt-result-error" : ""}`, open: isShort(text) },
+        // a not-run note is the model's, folded: the badge says "skipped" already
+        { class: `jt-fold${failed ? " jt-result-error" : ""}`, open: isShort(text) && !notRun },
         h(
           "summary",
           null,
@@ -288,6 +361,7 @@ export class ToolCard {
         ),
         h("pre", null, text),
       ),
+      failed ? renderTraceback(response.outputs, text) : null,
       renderImages(response.images),
       renderReplayCheck(response.replay),
       renderState(response.state),
@@ -369,6 +443,25 @@ function renderState(state) {
   return parts.length
     ? h("div", { class: "jt-state jt-muted" }, `Kernel: ${parts.join("; ")}`)
     : null;
+}
+
+/**
+ * A tool that raised: its full traceback (saved as an nbformat error output), folded — the
+ * result above already says the exception and the line of the user's code. Not repeated when
+ * the result holds it already (a python run's stderr).
+ * @param {unknown} outputs the response's `outputs`
+ * @param {string} text the result text
+ */
+function renderTraceback(outputs, text) {
+  const list = Array.isArray(outputs) ? outputs : [];
+  const error = list.find((o) => o?.output_type === "error" && Array.isArray(o.traceback));
+  if (!error || text.includes("Traceback (most recent call last)")) return null;
+  return h(
+    "details",
+    { class: "jt-fold jt-traceback" },
+    h("summary", null, "Full traceback"),
+    h("pre", null, error.traceback.map(String).join("\n")),
+  );
 }
 
 /**
