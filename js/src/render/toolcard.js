@@ -16,6 +16,7 @@ import { append, contentText, formatDuration, formatSize, h, prettyJson } from "
 import { subagentStats, subagentSummary } from "../util/nested.js";
 import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
+import { callSummary, codeArguments, renderArguments } from "./codeargs.js";
 import { renderImages } from "./images.js";
 
 /** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
@@ -155,18 +156,27 @@ export class ToolCard {
     }
   }
 
-  /** @param {ToolCallRequestEvent} request */
+  /**
+   * The header's one-line summary and the Arguments block (code arguments as highlighted
+   * code: codeargs.js).
+   * @param {ToolCallRequestEvent} request
+   */
   renderRequest(request) {
-    this.name.textContent = String(request.name ?? "tool");
-    const compact = safeCompactJson(request.arguments);
-    this.preview.textContent = compact.length > 80 ? `(${compact.slice(0, 79)}…)` : `(${compact})`;
-    const pretty = prettyJson(request.arguments ?? {});
+    const name = String(request.name ?? "tool");
+    const args = /** @type {Record<string, unknown>} */ (request.arguments ?? {});
+    this.name.textContent = name;
+    this.preview.textContent = callSummary(name, args);
+    const pretty = prettyJson(args);
+    const shown =
+      codeArguments(name, args)
+        .map(([, text]) => text)
+        .join("\n") || pretty;
     this.args.replaceChildren(
       h(
         "details",
-        { class: "jt-fold", open: isShort(pretty) && pretty !== "{}" },
+        { class: "jt-fold", open: isShort(shown) && pretty !== "{}" },
         h("summary", null, "Arguments"),
-        h("pre", null, pretty),
+        renderArguments(name, args),
       ),
     );
   }
@@ -386,13 +396,4 @@ function renderReplayCheck(check) {
     h("summary", null, "Replay: this result differs from the recording"),
     h("pre", null, contentText(replay.saved ?? "")),
   );
-}
-
-/** @param {unknown} value */
-function safeCompactJson(value) {
-  try {
-    return JSON.stringify(value ?? {}) ?? "";
-  } catch {
-    return String(value);
-  }
 }
