@@ -6,108 +6,12 @@ import { test } from "node:test";
  * grow as the kernel's `delta` messages bring them, as text only, and the call's real card
  * replaces the draft card once the kernel released it and the transcript drew the event.
  *
- * Node has no DOM: a small one below records every element made and refuses HTML parsing
- * (`innerHTML`, `insertAdjacentHTML`), so a test fails if model text ever reaches a parser.
+ * The DOM is test/fakedom.js, which refuses HTML parsing, so a test fails if model text ever
+ * reaches a parser.
  */
+import { created, install } from "./fakedom.js";
 
-class FakeNode {
-  constructor() {
-    /** @type {FakeNode[]} */
-    this.childNodes = [];
-    /** @type {FakeNode | null} */
-    this.parentNode = null;
-  }
-  get firstChild() {
-    return this.childNodes[0] ?? null;
-  }
-  get nextSibling() {
-    const siblings = this.parentNode?.childNodes ?? [];
-    return siblings[siblings.indexOf(this) + 1] ?? null;
-  }
-  get textContent() {
-    return this.childNodes.map((child) => child.textContent).join("");
-  }
-  appendChild(node) {
-    return this.insertBefore(node, null);
-  }
-  insertBefore(node, before) {
-    node.parentNode?.removeChild(node);
-    const at = before === null ? this.childNodes.length : this.childNodes.indexOf(before);
-    this.childNodes.splice(at, 0, node);
-    node.parentNode = this;
-    return node;
-  }
-  removeChild(node) {
-    this.childNodes.splice(this.childNodes.indexOf(node), 1);
-    node.parentNode = null;
-    return node;
-  }
-  remove() {
-    this.parentNode?.removeChild(this);
-  }
-  hasChildNodes() {
-    return this.childNodes.length > 0;
-  }
-}
-
-class FakeText extends FakeNode {
-  constructor(data) {
-    super();
-    this.data = String(data);
-  }
-  get textContent() {
-    return this.data;
-  }
-  appendData(more) {
-    this.data += more;
-  }
-}
-
-class FakeElement extends FakeNode {
-  constructor(tag) {
-    super();
-    this.tagName = tag.toUpperCase();
-    this.attributes = new Map();
-    this.className = "";
-    this.hidden = false;
-    this.dataset = {};
-  }
-  setAttribute(name, value) {
-    this.attributes.set(name, String(value));
-  }
-  getAttribute(name) {
-    return this.attributes.get(name) ?? null;
-  }
-  addEventListener() {}
-  set innerHTML(_html) {
-    throw new Error("model text must never be parsed as HTML");
-  }
-  insertAdjacentHTML() {
-    throw new Error("model text must never be parsed as HTML");
-  }
-  /** Descendant elements whose class list has `name`. */
-  find(name) {
-    const found = [];
-    for (const child of this.childNodes) {
-      if (!(child instanceof FakeElement)) continue;
-      if (child.className.split(" ").includes(name)) found.push(child);
-      found.push(...child.find(name));
-    }
-    return found;
-  }
-}
-
-globalThis.Node = FakeNode; // dom.js's append() tells nodes from strings by it
-
-/** @type {string[]} every tag created */
-const created = [];
-globalThis.document = /** @type {any} */ ({
-  createElement(tag) {
-    created.push(tag);
-    return new FakeElement(tag);
-  },
-  createTextNode: (data) => new FakeText(data),
-});
+install();
 
 const { Draft } = await import("../src/live/draft.js");
 const { parseMode } = await import("../src/render/reasoning.js");

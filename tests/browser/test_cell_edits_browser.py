@@ -47,8 +47,13 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
     expect(insert.locator(".jt-prompt-title")).to_have_text(
         "Insert and run a code cell below the chat?"
     )
-    expect(insert.locator(".jt-cell-code")).to_have_text("rain = [1, 2, 3]\nsum(rain)")
-    expect(insert.locator(".jt-cell-code .hljs-built_in")).to_have_text("sum")
+    proposal = insert.locator(".jt-prompt .jt-cell-preview .jt-cell-code")
+    expect(proposal).to_have_text("rain = [1, 2, 3]\nsum(rain)")
+    expect(proposal.locator(".hljs-built_in")).to_have_text("sum")
+    # the Arguments show the same exact text as code, not as escaped JSON
+    expect(insert.locator(".jt-tool-args .jt-cell-code")).to_have_text(
+        "rain = [1, 2, 3]\nsum(rain)"
+    )
     expect(lab.cells()).to_have_count(5)  # nothing inserted before the click
     insert.get_by_role("button", name="Insert", exact=True).click()
     expect(_source(lab, 4)).to_have_text("rain = [1, 2, 3]sum(rain)")  # one .cm-line per line

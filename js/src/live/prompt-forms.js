@@ -4,7 +4,8 @@
  */
 import { append, contentText, h, prettyJson } from "../util/dom.js";
 import { CELL_TOOLS, callPreview, copyText } from "../render/cells.js";
-import { parseArguments } from "../util/schema.js";
+import { codeArguments, renderArguments } from "../render/codeargs.js";
+import { parseArguments, validate } from "../util/schema.js";
 
 /** @typedef {import("../protocol/types.js").Prompt} Prompt */
 /** @typedef {import("../protocol/messages.js").PromptAction} PromptAction */
@@ -21,15 +22,20 @@ import { parseArguments } from "../util/schema.js";
 export const BUILDERS = {
   approval(prompt, el, act) {
     if (CELL_TOOLS.has(String(prompt.name))) return cellApproval(prompt, el, act);
+    const args = prompt.arguments ?? {};
     const approve = () => act({ type: "approval", action: "approved" });
-    const editor = argumentsEditor(prompt, (args) =>
-      act({ type: "approval", action: "edited", arguments: args }),
+    const editor = argumentsEditor(prompt, (edited) =>
+      act({ type: "approval", action: "edited", arguments: edited }),
     );
     editor.hidden = !prompt.edit_first;
     add(
       el,
       title("Run ", h("code", null, String(prompt.name ?? "tool")), "?"),
-      h("pre", { class: "jt-prompt-args" }, prettyJson(prompt.arguments ?? {})),
+      h(
+        "div",
+        { class: "jt-prompt-args" },
+        renderArguments(String(prompt.name), /** @type {Record<string, unknown>} */ (args)),
+      ),
       prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
       actions(
         button("Approve", approve, "primary"),
@@ -243,35 +249,99 @@ export function buildUnknown(prompt, el) {
 }
 
 /**
+ * The argument editor: each code argument (codeargs.js) in its own text area, holding the
+ * exact text that will run, and the other arguments as JSON (its area left out when the call
+ * has none and the schema names none). "Run with these arguments" sends exactly what is in
+ * the areas, once it validates against the schema.
  * @param {Prompt} prompt
  * @param {(args: Record<string, unknown>) => void} submit
  */
 function argumentsEditor(prompt, submit) {
-  const area = h("textarea", {
+  const args = /** @type {Record<string, unknown>} */ (prompt.arguments ?? {});
+  const code = codeArguments(String(prompt.name), args);
+  const codeAreas = code.map(([key, text]) => codeArea(key, text));
+  const names = new Set(code.map(([key]) => key));
+  const rest = Object.fromEntries(Object.entries(args).filter(([key]) => !names.has(key)));
+  const restArea = h("textarea", {
     class: "jt-textarea jt-json",
     "data-role": "arguments",
-    rows: "8",
+    rows: code.length ? "4" : "8",
     spellcheck: "false",
   });
-  area.value = prettyJson(prompt.arguments ?? {});
+  restArea.value = prettyJson(rest);
+  const restShown = !code.length || Object.keys(rest).length > 0 || otherFields(prompt, names);
+  const collect = () => {
+    const parsed = parseArguments(restShown ? restArea.value : "{}", null);
+    if (!parsed.ok) return parsed;
+    const value = {
+      ...parsed.value,
+      ...Object.fromEntries(codeAreas.map(([k, a]) => [k, a.value])),
+    };
+    const errors = validate(value, prompt.schema, "arguments");
+    return errors.length ? { ok: false, errors } : { ok: true, value };
+  };
   const problems = h("div", { class: "jt-validation", "aria-live": "polite" });
   const run = button(
     "Run with these arguments",
     () => {
-      const parsed = parseArguments(area.value, prompt.schema);
-      if (parsed.ok) submit(parsed.value);
+      const parsed = collect();
+      if (parsed.ok) submit(/** @type {Record<string, unknown>} */ (parsed.value));
     },
     "primary",
   );
   const check = () => {
-    const parsed = parseArguments(area.value, prompt.schema);
-    problems.textContent = parsed.ok ? "" : parsed.errors.join("\n");
+    const parsed = collect();
+    problems.textContent = parsed.ok ? "" : (parsed.errors ?? []).join("\n");
     run.disabled = !parsed.ok;
   };
-  area.addEventListener("input", check);
-  area.addEventListener("keydown", (e) => submitOnCtrlEnter(e, () => run.disabled || run.click()));
+  const areas = [
+    ...codeAreas.map(([key, area]) => labelled(key, area)),
+    restShown ? restArea : null,
+  ];
+  for (const area of [...codeAreas.map(([, a]) => a), restArea]) {
+    area.addEventListener("input", check);
+    area.addEventListener("keydown", (e) =>
+      submitOnCtrlEnter(e, () => run.disabled || run.click()),
+    );
+  }
   check();
-  return h("div", { class: "jt-editor" }, area, problems, actions(run));
+  return h("div", { class: "jt-editor" }, ...areas, problems, actions(run));
+}
+
+/**
+ * A code argument's text area, holding its exact text.
+ * @param {string} key the argument's name
+ * @param {string} text
+ * @returns {[string, HTMLTextAreaElement]}
+ */
+function codeArea(key, text) {
+  const area = h("textarea", {
+    class: "jt-textarea jt-code-input",
+    "data-role": `code-arg:${key}`,
+    "aria-label": key,
+    rows: String(Math.min(16, Math.max(4, text.split("\n").length + 1))),
+    spellcheck: "false",
+  });
+  area.value = text;
+  return [key, area];
+}
+
+/**
+ * Whether the tool's schema names arguments other than `names` (the JSON area is then shown).
+ * @param {Prompt} prompt
+ * @param {Set<string>} names
+ */
+function otherFields(prompt, names) {
+  const schema = /** @type {{properties?: Record<string, unknown>} | null} */ (prompt.schema);
+  return Object.keys(schema?.properties ?? {}).some((key) => !names.has(key));
+}
+
+/**
+ * @param {string} name
+ * @param {HTMLTextAreaElement} area
+ */
+function labelled(name, area) {
+  return h("label", { class: "jt-code-arg" }, h("div", { class: "jt-arg-name" }, name), area);
 }
 
 /**

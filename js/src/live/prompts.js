@@ -136,10 +136,15 @@ export class Prompts {
 }
 
 /**
- * Open every fold around `el` (a nested transcript the user folded) so a prompt put there shows.
+ * Open every fold around `el` (a nested transcript the user folded) so a prompt put there
+ * shows, and the card's Arguments when the prompt's own are hidden there (styles.css), so what
+ * the user is asked about is in full view however long it is.
  * @param {Element} el
  */
 function reveal(el) {
+  const args = el.closest(".jt-tool")?.querySelector(":scope > .jt-tool-args > details");
+  if (args && el.querySelector(".jt-prompt-args"))
+    /** @type {HTMLDetailsElement} */ (args).open = true;
   for (
     let fold = el.closest("details");
     fold;

@@ -1,29 +1,83 @@
 /**
  * Notebook cells the model proposes or edits, as the user sees them before and after: a code
- * cell syntax-highlighted (highlight.js, its HTML through DOMPurify like every HTML string), a
- * markdown cell rendered, an edit as a line diff. Used by the approval prompt
+ * cell syntax-highlighted (highlight.js's tokens built into DOM as text, never an HTML string),
+ * a markdown cell rendered, an edit as a line diff. `renderCode` is also how a tool call's code
+ * arguments are shown (codeargs.js). Used by the approval prompt
  * (prompt-forms.js) and by the saved tool card (toolcard.js), so both show the same thing.
  */
 import hljs from "highlight.js/lib/core";
 import python from "highlight.js/lib/languages/python";
+import sql from "highlight.js/lib/languages/sql";
 import { h } from "../util/dom.js";
-import { lex, renderTokens, sanitizeHtml } from "./markdown.js";
+import { lex, renderTokens } from "./markdown.js";
 
 hljs.registerLanguage("python", python);
+hljs.registerLanguage("sql", sql);
+
+/** The languages `renderCode` highlights; any other text is shown plain. */
+export const CODE_LANGUAGES = new Set(["python", "sql"]);
 
 /**
- * Code as highlighted, sanitized DOM.
+ * Code as a highlighted block: the exact text, whitespace kept, one text node per token.
+ * The DOM is built from highlight.js's token tree (its scopes become `hljs-*` classes), so
+ * the code is never an HTML string and never parsed: `<img onerror>` in code stays text.
  * @param {string} code
+ * @param {string | null} [language] one of CODE_LANGUAGES; anything else: plain text
  * @returns {HTMLElement}
  */
-export function renderCode(code) {
-  const el = h("code", { class: "jt-code hljs language-python" });
+export function renderCode(code, language = "python") {
+  const known = language !== null && CODE_LANGUAGES.has(language);
+  const el = h("code", { class: `jt-code hljs${known ? ` language-${language}` : ""}` });
   try {
-    el.appendChild(sanitizeHtml(hljs.highlight(code, { language: "python" }).value));
+    if (!known) throw new Error("plain text");
+    appendTokens(el, hljs.highlight(code, { language, ignoreIllegals: true }), code);
   } catch {
-    el.textContent = code; // a grammar failure must not lose the text
+    el.replaceChildren(document.createTextNode(code)); // a grammar failure must not lose text
   }
   return h("pre", { class: "jt-cell-code" }, el);
+}
+
+/**
+ * @typedef {{addText(text: string): void, openNode(node: {scope?: string}): void,
+ *            closeNode(node: {scope?: string}): void}} TokenBuilder
+ */
+
+/**
+ * Walk highlight.js's token tree into `root`: text as text nodes, each scope as a span.
+ * @param {HTMLElement} root
+ * @param {import("highlight.js").HighlightResult} result
+ * @param {string} code the highlighted text, which the spans must hold exactly
+ */
+function appendTokens(root, result, code) {
+  const tree = /** @type {{walk(builder: TokenBuilder): void}} */ (
+    /** @type {unknown} */ (result._emitter)
+  );
+  /** @type {Element[]} */
+  const stack = [root];
+  const top = () => stack[stack.length - 1];
+  /** @type {TokenBuilder} */
+  const builder = {
+    addText: (text) => top().appendChild(document.createTextNode(text)),
+    openNode: (node) => {
+      if (!node.scope) return;
+      stack.push(top().appendChild(h("span", { class: scopeClass(node.scope) })));
+    },
+    closeNode: (node) => {
+      if (node.scope) stack.pop();
+    },
+  };
+  tree.walk(builder);
+  if (root.textContent !== code) throw new Error("the tokens lost text");
+}
+
+/**
+ * highlight.js's class names for a scope: `title.function` → `hljs-title function_`.
+ * @param {string} scope
+ */
+function scopeClass(scope) {
+  if (scope.startsWith("language:")) return scope.replace("language:", "language-");
+  const [first, ...rest] = scope.split(".");
+  return [`hljs-${first}`, ...rest.map((part, i) => `${part}${"_".repeat(i + 1)}`)].join(" ");
 }
 
 /**

@@ -16,6 +16,7 @@ import { append, contentText, formatDuration, formatSize, h, prettyJson } from "
 import { subagentStats, subagentSummary } from "../util/nested.js";
 import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
+import { callSummary, codeArguments, renderArguments } from "./codeargs.js";
 import { renderImages } from "./images.js";
 
 /** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
@@ -219,31 +220,37 @@ export class ToolCard {
   }
 
   /**
-   * The header and Arguments: what ran — the user's edit, marked "edited by you", with the
-   * model's original folded below it.
+   * The header's one-line summary and the Arguments block: what ran — the user's edit, marked
+   * "edited by you", with the model's original folded below it; code arguments as highlighted
+   * code (codeargs.js).
    * @param {ToolCallRequestEvent} request
    * @param {ToolCallResponseEvent | null} [response]
    */
   renderRequest(request, response = null) {
-    const { args, original } = ranArguments(request, response);
-    this.name.textContent = String(request.name ?? "tool");
-    const compact = safeCompactJson(args);
-    this.preview.textContent = compact.length > 80 ? `(${compact.slice(0, 79)}…)` : `(${compact})`;
+    const { args: ran, original } = ranArguments(request, response);
+    const name = String(request.name ?? "tool");
+    const args = /** @type {Record<string, unknown>} */ (ran ?? {});
+    this.name.textContent = name;
+    this.preview.textContent = callSummary(name, args);
     this.edited.hidden = original === null;
-    const pretty = prettyJson(args ?? {});
+    const pretty = prettyJson(args);
+    const shown =
+      codeArguments(name, args)
+        .map(([, text]) => text)
+        .join("\n") || pretty;
     this.args.replaceChildren(
       h(
         "details",
-        { class: "jt-fold", open: isShort(pretty) && pretty !== "{}" },
+        { class: "jt-fold", open: isShort(shown) && pretty !== "{}" },
         h("summary", null, original === null ? "Arguments" : "Arguments (edited by you)"),
-        h("pre", null, pretty),
+        renderArguments(name, args),
         original === null
           ? null
           : h(
               "details",
               { class: "jt-fold jt-original-args" },
               h("summary", null, "The model's original arguments"),
-              h("pre", null, prettyJson(original)),
+              renderArguments(name, /** @type {Record<string, unknown>} */ (original ?? {})),
             ),
       ),
     );
@@ -479,13 +486,4 @@ function renderReplayCheck(check) {
     h("summary", null, "Replay: this result differs from the recording"),
     h("pre", null, contentText(replay.saved ?? "")),
   );
-}
-
-/** @param {unknown} value */
-function safeCompactJson(value) {
-  try {
-    return JSON.stringify(value ?? {}) ?? "";
-  } catch {
-    return String(value);
-  }
 }
