@@ -99,10 +99,10 @@ def test_export_without_a_path_shows_the_transcript_rendered(
     assert "<strong>sales</strong>" in shown["text/html"]
     assert "&lt;b&gt;now&lt;/b&gt;" in shown["text/html"]  # a tag in the text stays text
     assert "\\n" not in shown["text/plain"] and "> Plot **sales**" in shown["text/plain"]
-    written = kernel.run("%chat export main out.md").stdout()
-    assert re.search(
-        r"Wrote thread 'main' to /\S+/out\.md \(markdown, [\d,]+ characters\)", written
-    )
+    target = tmp_path / "out.md"
+    written = kernel.run(f"%chat export main {target}").stdout()
+    assert f"Wrote thread 'main' to {target} (markdown, " in written
+    assert target.read_text(encoding="utf-8").startswith("**You**\n\n> Plot **sales**")
 
 
 def test_cost_says_its_units(kernel: KernelDriver) -> None:
