@@ -14,7 +14,7 @@ import { Drafts } from "./live/drafts.js";
 import { subagentTotals } from "./util/nested.js";
 import { renderNotice } from "./render/blocks.js";
 import { parseMode } from "./render/reasoning.js";
-import { renderFooter } from "./render/status.js";
+import { answeredModel, renderFooter } from "./render/status.js";
 import { Transcript } from "./render/transcript.js";
 import { Stats } from "./util/stats.js";
 
@@ -25,7 +25,8 @@ import { Stats } from "./util/stats.js";
  * @property {ConvEvent[]} [events]
  * @property {string} [thread]
  * @property {{outcome?: string, usage?: Record<string, number>, cost_usd?: number | null,
- *   endpoint?: string}} [turn] `endpoint`: where the requests went, when not the default
+ *   endpoint?: string, cycles?: {model?: string}[]}} [turn] `endpoint`: where the requests
+ *   went, when not the default; `cycles`: how each response ended, naming its model
  * @property {{reasoning?: string, model?: string | null}} [settings]
  * @property {boolean} [live] the turn was still running when this record was saved
  */
@@ -63,7 +64,7 @@ export function renderRecord(record, host, actions = null) {
   const usage = saved.turn ? { ...saved.turn.usage, cost_usd: saved.turn.cost_usd } : null;
   const settings = {
     thread: saved.thread,
-    model: saved.settings?.model ?? undefined,
+    model: saved.settings?.model ?? answeredModel(saved.turn?.cycles),
     endpoint: saved.turn?.endpoint ?? undefined,
   };
   renderFooter(footer, usage, settings, subagentTotals(events));

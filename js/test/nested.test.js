@@ -12,7 +12,7 @@ import {
   subagentSummary,
   subagentTotals,
 } from "../src/util/nested.js";
-import { renderFooter } from "../src/render/status.js";
+import { answeredModel, renderFooter } from "../src/render/status.js";
 
 const fixture = JSON.parse(
   readFileSync(new URL("../../tests/fixtures/record_all_kinds.json", import.meta.url), "utf8"),
@@ -282,4 +282,33 @@ test("the footer names a turn's endpoint when it is not the default", () => {
   assert.equal(footer.text, "m  ·  via http://127.0.0.1:8080  ·  1,200 in · 80 out");
   renderFooter(footer, usage, { model: "m" });
   assert.equal(footer.text, "m  ·  1,200 in · 80 out");
+});
+
+test("a finished answer's footer names the model that answered, the provider's default too", () => {
+  // the thread asked for no model (settings.model is null): the cycles name the one that
+  // answered, written only when it changed (a tool loop does not repeat it)
+  const cycles = [
+    { stop_reason: "tool_use", model: "claude-sonnet-5-5" },
+    { stop_reason: "end_turn" },
+  ];
+  assert.equal(answeredModel(cycles), "claude-sonnet-5-5");
+  assert.equal(
+    answeredModel([...cycles, { stop_reason: "end_turn", model: "gpt-5-mini" }]),
+    "gpt-5-mini",
+  );
+  assert.equal(answeredModel([]), undefined);
+  assert.equal(answeredModel(undefined), undefined);
+  const footer = {
+    text: "",
+    hidden: false,
+    replaceChildren(...nodes) {
+      this.text = nodes.map((n) => (typeof n === "string" ? n : n.textContent)).join("");
+    },
+  };
+  renderFooter(
+    footer,
+    { input_tokens: 10, output_tokens: 2 },
+    { model: answeredModel(cycles), thread: "main" },
+  );
+  assert.equal(footer.text, "claude-sonnet-5-5  ·  thread main  ·  10 in · 2 out");
 });

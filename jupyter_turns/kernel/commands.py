@@ -19,17 +19,19 @@ from ..editing.page import NotebookEditor
 from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
 from ..mcp.mcp_command import mcp_command
+from ..model.events import tally
 from ..providers.catalog import KINDS
 from ..providers.endpoints import Service, shown
 from ..record.mcp_spec import ServerSpec
 from ..record.notebook import find_notebook, read_notebook
 from ..record.thread_settings import describe_guarded
-from ..record.transcript import to_html, to_markdown
+from ..record.transcript import markdown_html, to_html, to_markdown
 from ..text import plural
 from . import keys, long_threads
 from .endpoint_command import endpoint_command
 from .replay import replay_command
-from .threads import Thread, apply_settings
+from .settings_view import settings_bundle
+from .threads import ALLOWED, Thread, apply_settings
 
 if TYPE_CHECKING:
     from .session import CellSettings, Session
@@ -49,8 +51,7 @@ class _Call:
 
 def run(session: Session, settings: CellSettings, line: str, *, help_text: str | None) -> Any:
     """One ``%chat`` command; ``help_text`` is what ``%chat help`` prints. What it returns is
-    the cell's value (``%chat export``'s text) or a coroutine the cell_hooks transformer
-    awaits (``%chat undo``, ``%chat mcp``)."""
+    None or a coroutine the cell_hooks transformer awaits (``%chat undo``, ``%chat mcp``)."""
     words = shlex.split(line)
     command, args = (words[0], words[1:]) if words else ("help", [])
     handler = COMMANDS.get(command)
@@ -92,8 +93,9 @@ def _threads(call: _Call) -> None:
         print("No threads yet: run a %%chat cell.")
     for name, thread in threads.by_name.items():
         mark = "*" if name == threads.current else " "
-        events = plural(len(thread.chat.conversation), "event")
-        line = f"{mark} {name}: {events}, {thread.provider} {thread.model or ''}".rstrip()
+        held = tally(thread.chat.conversation.events)
+        model = thread.model or getattr(thread.chat.provider, "model", None) or ""
+        line = f"{mark} {name}: {held}; {thread.provider} {model}".rstrip()
         if thread.base_url:
             line += f" at {shown(thread.base_url)}"
         context = long_threads.context_line(thread)
@@ -122,10 +124,10 @@ def _history(call: _Call) -> None:
 
 def _settings(call: _Call) -> None:
     threads = call.session.threads
-    for name, value in sorted(vars(call.settings).items()):
-        print(f"ChatMagics.{name} = {value!r}")
-    if threads.current in threads.by_name:
-        print(f"thread {threads.current!r}: {threads.by_name[threads.current].settings()}")
+    thread = threads.by_name.get(call.args[0] if call.args else threads.current)
+    if call.args and thread is None:
+        raise UsageError(f"no thread {call.args[0]!r}; see %chat threads")
+    display(settings_bundle(thread, call.settings), raw=True)
 
 
 def _permission(call: _Call, command: str) -> None:
@@ -134,6 +136,7 @@ def _permission(call: _Call, command: str) -> None:
     allowed = threads.get().chat.allowed_tools
     if command == "allow":
         allowed.add(call.args[0])
+        threads.get().sources["always_allow"] = ALLOWED
     else:
         allowed.discard(call.args[0])
     print(f"Always allowed in {threads.current!r}: {sorted(allowed) or 'nothing'}")
@@ -157,18 +160,25 @@ def _restore(call: _Call) -> None:
     restore(call.session, call.settings, call.args[0] if call.args else None, verbose=True)
 
 
-def _export(call: _Call) -> str | None:
+def _export(call: _Call) -> None:
+    """With a path, write the thread's markdown transcript there; without, show it rendered
+    (its HTML made from that markdown, tags as text) and say how to write it."""
     threads, args = call.session.threads, call.args
     name = args[0] if args else threads.current
     exported = threads.by_name.get(name)
     if exported is None:
-        raise UsageError(f"no thread {name!r}")
+        raise UsageError(f"no thread {name!r}; see %chat threads")
     text = to_markdown(exported.chat.conversation.events)
     if len(args) > 1:
-        Path(args[1]).write_text(text, encoding="utf-8")
-        print(f"Wrote {args[1]}")
-        return None
-    return text
+        path = Path(args[1])
+        path.write_text(text, encoding="utf-8")
+        print(
+            f"Wrote thread {name!r} to {path.resolve()} "
+            f"(markdown, {plural(len(text), 'character')})."
+        )
+        return
+    print(f"Thread {name!r} as markdown; `%chat export {name} {name}.md` writes it to a file.")
+    display({"text/html": markdown_html(text), "text/plain": text}, raw=True)
 
 
 # Each %chat command and what runs it (the help text in magic.py lists them for the user).

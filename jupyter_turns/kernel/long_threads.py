@@ -77,23 +77,28 @@ def _cost(session: Session, settings: CellSettings) -> None:
     for name, spend in ledger.threads.items():
         unpriced = f"; {plural(spend.unpriced, 'turn')} without a price" if spend.unpriced else ""
         print(
-            f"{name}: {format_usd(spend.cost_usd)} in {plural(spend.turns, 'turn')} "
-            f"({_tokens(spend.usage)}{unpriced})"
+            f"{name}: {format_usd(spend.cost_usd)} (USD) in {plural(spend.turns, 'turn')} "
+            f"— tokens: {_tokens(spend.usage)}{unpriced}"
         )
     budget = f" of the session's budget {format_usd(settings.budget_usd)}"
     print(
-        f"session: {format_usd(ledger.total)}{budget if settings.budget_usd else ''} — "
+        f"session: {format_usd(ledger.total)} (USD){budget if settings.budget_usd else ''} — "
         "estimates from the model table's list prices, not a bill."
     )
     sending = [
-        f"{name}: {plural(len(exchanges(t.chat.conversation.events)), 'exchange')} sent"
+        f"{name}: {plural(len(exchanges(t.chat.conversation.events)), 'exchange')}"
         for name, t in session.threads.by_name.items()
     ]
     if sending:
-        print("What each thread sends: " + "; ".join(sending) + ".")
+        print(
+            "What each thread's next request sends (an exchange: a request and its answers): "
+            + "; ".join(sending)
+            + "."
+        )
 
 
 def _tokens(usage: Usage) -> str:
+    """``1,000 in · 20 out · 900 cache read``: token counts, each with what it counted."""
     parts = [f"{usage.input_tokens:,} in", f"{usage.output_tokens:,} out"]
     if usage.cache_read_input_tokens:
         parts.append(f"{usage.cache_read_input_tokens:,} cache read")

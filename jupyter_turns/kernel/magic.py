@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 from collections.abc import Coroutine
 from typing import Any
 
@@ -37,6 +38,7 @@ from .persist import MetadataWriter
 from .provider_limits import check_allowed, switch_notes
 from .replay import ReplayPlan, choose, replaying
 from .session import CellSettings, Session
+from .settings_view import mark_cell, mark_new
 from .threads import Thread, Threads, namespace_tools
 
 __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
@@ -209,7 +211,7 @@ class ChatMagics(Magics, McpSettings):
         allowed_models).
         """
         if cell is None:
-            help_text = type(self).chat.__doc__
+            help_text = inspect.cleandoc(type(self).chat.__doc__ or "")  # flush left, as read
             return commands.run(self.session, self.settings(), line, help_text=help_text)
         return self._turn(line, cell)
 
@@ -380,8 +382,10 @@ class ChatMagics(Magics, McpSettings):
     ) -> None:
         """Cell options stick to the thread; a new thread starts from the configured defaults."""
         if not thread.configured:
-            thread.reasoning = self.reasoning
+            thread.reasoning, thread.provider = self.reasoning, self.provider
             thread.configured = True
+            mark_new(thread, self.settings().changed)
+        mark_cell(thread, options, provider_changed=key.kind != thread.provider)
         thread.provider, thread.model, thread.script = key.kind, key.model, key.script
         thread.base_url, thread.region, thread.project = key.base_url, key.region, key.project
         if options.reasoning:
@@ -399,6 +403,7 @@ def _remember_fallback(thread: Thread, provider: Any, streamed: bool) -> None:
     itself) keeps plain requests: a %config cannot make that endpoint stream."""
     if streamed and getattr(provider, "streaming", True) is False:
         thread.stream = False
+        thread.sources["stream"] = "kept off: the endpoint answered without streaming"
 
 
 def _metadata_writer() -> MetadataWriter:

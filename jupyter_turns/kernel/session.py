@@ -74,11 +74,18 @@ class CellSettings:
     project: str
     allowed_providers: list[str]  # admin limits, checked on every cell
     allowed_models: list[str]
+    stream: bool  # streaming, for every thread with no choice of its own
+    changed: frozenset[str] = frozenset()  # the settings not at their default: a %config's
 
     @classmethod
     def of(cls, configurable: Any) -> CellSettings:
-        """The current values of an object with these attributes (the magic's traitlets)."""
-        return cls(**{f.name: getattr(configurable, f.name) for f in fields(cls)})
+        """The current values of an object with these attributes (the magic's traitlets), and
+        which of them differ from their traitlet's default (``%chat settings`` says so)."""
+        names = [f.name for f in fields(cls) if f.name != "changed"]
+        values = {name: getattr(configurable, name) for name in names}
+        traits = configurable.traits() if hasattr(configurable, "traits") else {}
+        changed = {n for n in names if n in traits and values[n] != traits[n].default()}
+        return cls(**values, changed=frozenset(changed))
 
     def thread_config(self) -> ThreadConfig:
         """What a new thread's turns start with (the model comes with its provider)."""

@@ -28,7 +28,24 @@ from ..record.thread_settings import SavedSettings, UserDefaults, known_builtins
 from ..tools.registry import Tool
 from .keys import key_source
 
-__all__ = ["Thread", "Threads", "apply_settings", "build_provider"]
+__all__ = [
+    "ALLOWED",
+    "CELL",
+    "CONFIG",
+    "DEFAULT",
+    "RESTORED",
+    "Thread",
+    "Threads",
+    "apply_settings",
+    "build_provider",
+]
+
+# Where a thread's setting came from, as ``%chat settings`` says it
+DEFAULT = "default"
+CONFIG = "%config"
+CELL = "cell option"
+RESTORED = "restored"
+ALLOWED = "%chat allow"
 
 if TYPE_CHECKING:
     from ..record.notebook import SavedThread
@@ -54,6 +71,9 @@ class Thread:
     gone_reported: set[str] = field(default_factory=set)  # names already reported as gone
     # saved ServerSpecs: the servers it was offered, and restored ones not started yet
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # where each setting came from (``%chat settings``), by its saved name (:meth:`settings`):
+    # DEFAULT, CONFIG, CELL, RESTORED or ALLOWED; a setting not named here has its default
+    sources: dict[str, str] = field(default_factory=dict)
 
     @property
     def model(self) -> str | None:
@@ -206,9 +226,11 @@ class Threads:
 
 
 def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
-    """Set a thread's settings from checked values (see :class:`ThreadSettings`)."""
+    """Set a thread's settings from checked values (see :class:`ThreadSettings`): those a
+    notebook saved, so each is marked ``restored``."""
     chat = thread.chat
     for name, value in values.items():
+        thread.sources[name] = RESTORED
         if name in _THREAD_FIELDS:
             setattr(thread, name, value)
         elif name in ("thinking", "max_cycles", "run_mode"):

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
+from ..text import plural
 from . import schema_parts as _schema
 from .content import MAX_IMAGES, Attachment, ImageData
 from .schema_parts import COMPACTION as _COMPACTION
@@ -71,6 +72,7 @@ __all__ = [
     "is_replay_notice",
     "new_id",
     "now_iso",
+    "tally",
 ]
 
 SCHEMA_VERSION = 2
@@ -262,6 +264,20 @@ def compaction_note(event: ConversationEvent) -> dict[str, Any]:
     """A compaction block's ``metadata.compaction`` (how it came about, sizes); else ``{}``."""
     note = event.metadata.get("compaction") if isinstance(event, Block) else None
     return note if isinstance(note, dict) else {}
+
+
+def tally(events: Iterable[ConversationEvent]) -> str:
+    """``2 turns, 2 answers, 1 tool call``: what a thread holds, in the words a person uses
+    (the thread's own events; a sub-agent's nested ones are inside its call). Tool calls are
+    named only when there are any."""
+    counts = {"chat_request": 0, "message": 0, "tool_call_request": 0}
+    for event in events:
+        if event.parent is None and event.kind in counts:
+            counts[event.kind] += 1
+    words = [plural(counts["chat_request"], "turn"), plural(counts["message"], "answer")]
+    if counts["tool_call_request"]:
+        words.append(plural(counts["tool_call_request"], "tool call"))
+    return ", ".join(words)
 
 
 def is_replay_notice(event: ConversationEvent) -> bool:

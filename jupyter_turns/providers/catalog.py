@@ -24,6 +24,7 @@ __all__ = [
     "Kind",
     "ProviderChoice",
     "build",
+    "default_model",
     "not_carried",
     "reasoning_api",
 ]
@@ -96,6 +97,28 @@ def build(choice: ProviderChoice, keys: KeySources) -> Provider:
             f"--provider {kind.name} needs the {extra!r} extra ({exc.name or exc}): "
             f"pip install 'jupyter_turns[{extra}]', then restart the kernel"
         ) from None
+
+
+def default_model(kind: str) -> str | None:
+    """The model a ``kind`` provider asks for without ``--model`` (None: it names none of its
+    own, its SDK is not installed, or it depends on where it runs: Bedrock's region). Read
+    from the provider's module, its one home; building one would need its key."""
+    try:
+        if kind == "anthropic":
+            from .anthropic import DEFAULT_MODEL as anthropic_model
+
+            return anthropic_model
+        if kind == "openai":
+            from .openai_responses import DEFAULT_MODEL as openai_model
+
+            return openai_model
+        if kind == "vertex":
+            from .anthropic_cloud import VERTEX_MODEL
+
+            return VERTEX_MODEL
+    except ImportError:
+        return None
+    return None
 
 
 def _key(keys: KeySources, service: Service) -> dict[str, Any]:

@@ -29,9 +29,9 @@ from ..model.events import (
     ToolInputDelta,
     Usage,
     new_id,
+    tally,
 )
 from ..model.interrupt import ThreadSafeFlag
-from ..text import plural
 from .base import Request
 
 if TYPE_CHECKING:
@@ -250,8 +250,13 @@ def _echo(request: Request) -> list[ScriptItem]:
     answer = (
         "**Scripted echo** — no model was called.\n\n"
         f"{quoted}\n\n"
-        f"This is cycle {request.cycle} of the turn; "
-        f"{plural(len(request.events), 'event')} in the thread. "
+        f"{_answer_number(request.cycle)}Sent with this request: {tally(request.events)}. "
         "Use `--provider anthropic` with `ANTHROPIC_API_KEY` set to talk to Claude."
     )
     return cycle(message(answer))
+
+
+def _answer_number(cycle: int) -> str:
+    """``This is answer 2 of the turn (after its tool calls). `` from a turn's second request
+    on; nothing for the first (an echo never calls a tool)."""
+    return f"This is answer {cycle} of the turn (after its tool calls). " if cycle > 1 else ""

@@ -39,7 +39,7 @@ from ..model.events import (
 )
 from ..tools.policy import ALWAYS_ALLOWED
 
-__all__ = ["to_html", "to_markdown"]
+__all__ = ["markdown_html", "to_html", "to_markdown"]
 
 _BACKTICKS = re.compile(r"`+")
 _BETWEEN_TAGS = re.compile(r">\n+<")
@@ -223,16 +223,20 @@ def _html_item(event: _ItemEvent, who: str) -> tuple[str, list[str]] | None:
         case ChatRequest():
             return "jt-request", [
                 _div("jt-who", _esc(who)),
-                _md(event.content),
+                markdown_html(event.content),
                 *_html_attached(event),
             ]
         case Reasoning():
             shown = event.content.strip()  # else a signature only
-            return ("jt-reasoning", [_fold("Reasoned", _md(event.content))]) if shown else None
+            return (
+                ("jt-reasoning", [_fold("Reasoned", markdown_html(event.content))])
+                if shown
+                else None
+            )
         case Message():
             partial = event.metadata.get("partial")
             return "jt-message", [
-                _md(event.content),
+                markdown_html(event.content),
                 _div("jt-partial", "stopped here") if partial else "",
             ]
         case Block():
@@ -434,8 +438,9 @@ _STYLES = {
 }
 
 
-def _md(text: str) -> str:
-    """Model, tool or user markdown: rendered without raw HTML, then cleaned."""
+def markdown_html(text: str) -> str:
+    """Model, tool or user markdown as HTML: rendered without raw HTML, then cleaned (an
+    exported transcript is shown this way too)."""
     rendered = _MARKDOWN.render(text)
     return nh3.clean(rendered, tags=_ALLOWED_TAGS, url_schemes={"http", "https", "mailto"})
 

@@ -205,11 +205,11 @@ def test_threads_continue_across_cells_and_new_starts_fresh(kernel: KernelDriver
     kernel.run('%config ChatMagics.provider = "scripted"')
     kernel.run("%%chat\nfirst")
     second = kernel.run("%%chat\nsecond")
-    assert "3 events in the thread" in second.records()[-1]["events"][-1]["content"]
+    assert "this request: 2 turns, 1 answer." in second.records()[-1]["events"][-1]["content"]
     fresh = kernel.run("%%chat --new\nthird")
-    assert "1 event in the thread" in fresh.records()[-1]["events"][-1]["content"]
+    assert "this request: 1 turn, 0 answers." in fresh.records()[-1]["events"][-1]["content"]
     listing = kernel.run("%chat threads").stdout()
-    assert "main: 4 events" in listing and "* thread-2: 2 events" in listing
+    assert "main: 2 turns, 2 answers" in listing and "* thread-2: 1 turn, 1 answer" in listing
 
 
 def test_builtin_python_tool_runs_in_the_user_namespace(kernel: KernelDriver) -> None:

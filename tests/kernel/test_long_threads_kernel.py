@@ -73,7 +73,7 @@ def test_a_turn_passing_its_budget_pauses_until_a_click(
         assert record["events"][-1]["text"] == f"Stopped: {PAUSE}"
         assert record["turn"]["outcome"] == "stopped"
     cost = kernel.run("%chat cost").stdout()
-    assert "main: $1.00 in 1 turn (1,000 in · 0 out)" in cost
+    assert "main: $1.00 (USD) in 1 turn — tokens: 1,000 in · 0 out" in cost
     assert "estimates from the model table's list prices" in cost
     threads = kernel.run("%chat threads").stdout()
     assert "context 1k / window unknown for this model" in threads
@@ -94,7 +94,7 @@ def test_a_headless_run_stops_at_the_sessions_budget_with_a_notice(kernel: Kerne
     assert text.startswith("Stopped: Spent $1.00 of $0.50 (the session's budget)")
     assert "nobody can agree to spend past the budget in this headless run" in text
     cost = kernel.run("%chat cost").stdout()
-    assert "session: $1.00 of the session's budget $0.50" in cost
+    assert "session: $1.00 (USD) of the session's budget $0.50" in cost
 
 
 COMPACTED = {

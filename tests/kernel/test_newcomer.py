@@ -42,13 +42,13 @@ def test_counts_have_the_right_plural_and_the_first_new_thread_is_main(
 ) -> None:
     kernel.run("%%chat --new --provider scripted\nhello")
     listing = kernel.run("%chat threads").stdout()
-    assert listing.startswith("* main: 2 events")
+    assert listing.startswith("* main: 1 turn, 1 answer;")
     kernel.run("%chat new")
     kernel.run("%%chat --provider scripted\nagain")
     listing = kernel.run("%chat threads").stdout()
-    assert "* thread-2: 2 events" in listing
+    assert "* thread-2: 1 turn, 1 answer;" in listing
     cell = kernel.run("%%chat --new --provider scripted\none")
-    assert "1 event in the thread" in str(cell.records()[-1])
+    assert "1 turn, 0 answers." in str(cell.records()[-1])
 
 
 def test_a_headless_run_opens_no_comm_to_the_lab_extension(kernel: KernelDriver) -> None:

@@ -123,6 +123,22 @@ export class StatusBar {
 }
 
 /**
+ * The model that answered a saved turn: the last of its cycles naming one (a cycle names the
+ * model only when it changed: turn_state.cycles_record), so the footer of a finished answer
+ * names the model even when the thread asked for the provider's default.
+ * @param {unknown} cycles the record's `turn.cycles`
+ * @returns {string | undefined}
+ */
+export function answeredModel(cycles) {
+  if (!Array.isArray(cycles)) return undefined;
+  for (let i = cycles.length - 1; i >= 0; i--) {
+    const model = cycles[i]?.model;
+    if (typeof model === "string" && model) return model;
+  }
+  return undefined;
+}
+
+/**
  * @param {HTMLElement} footer
  * @param {Usage | null | undefined} usage
  * @param {Settings | null | undefined} settings
