@@ -7,9 +7,10 @@ all before it touches the session).
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import shlex
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import urlsplit
 
 from IPython.core.error import UsageError
@@ -24,8 +25,19 @@ __all__ = ["parse_base_url", "parse_budget", "parse_options", "parse_thinking"]
 _REASONING = re.compile(DISPLAY_PATTERN)
 
 
+_SEE = "See %chat? for the options."
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that fails with one line in the cell's error, never its usage dump on stderr
+    (an ambiguous abbreviation, a missing value: argparse would print and exit)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"%%chat: {message}. {_SEE}")
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="%%chat", add_help=False, exit_on_error=False)
+    parser = _Parser(prog="%%chat", add_help=False, exit_on_error=False)
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--thread")
     parser.add_argument("--model")
@@ -50,12 +62,13 @@ def _parser() -> argparse.ArgumentParser:
 
 def parse_options(line: str) -> argparse.Namespace:
     """Parse and check the cell's options; values come back normalized."""
+    parser = _parser()
     try:
-        options = _parser().parse_args(shlex.split(line))
+        options, unknown = parser.parse_known_args(shlex.split(line))
     except (argparse.ArgumentError, ValueError) as exc:
-        raise UsageError(f"%%chat: {exc}. See %chat? for the options.") from None
-    except SystemExit:
-        raise UsageError("%%chat: bad options. See %chat? for the options.") from None
+        raise UsageError(f"%%chat: {exc}. {_SEE}") from None
+    if unknown:
+        raise UsageError(_not_an_option(unknown[0], parser))
     if options.reasoning and not _REASONING.match(options.reasoning):
         raise UsageError("--reasoning must be full, hidden, truncate:N, progress or static")
     if options.thinking is not None:
@@ -71,6 +84,20 @@ def parse_options(line: str) -> argparse.Namespace:
     except ValueError as exc:
         raise UsageError(f"--builtins: {exc}") from None
     return options
+
+
+def _not_an_option(word: str, parser: argparse.ArgumentParser) -> str:
+    """What is wrong with the first word of the ``%%chat`` line that is no option: a misspelled
+    one gets the closest option's name; a bare word is a request written on the wrong line."""
+    if not word.startswith("-"):
+        return (
+            f"%%chat: {word!r} is not an option: the request goes in the cell below the %%chat "
+            f"line. {_SEE}"
+        )
+    name = word.split("=", 1)[0]
+    close = difflib.get_close_matches(name, parser._option_string_actions, n=1, cutoff=0.6)
+    guess = f": did you mean `{close[0]}`?" if close else "."
+    return f"%%chat: no option `{name}`{guess} {_SEE}"
 
 
 def parse_base_url(value: str) -> str:

@@ -36,7 +36,7 @@ from .threads import ALLOWED, Thread, apply_settings
 if TYPE_CHECKING:
     from .session import CellSettings, Session
 
-__all__ = ["COMMANDS", "restore", "run", "trust"]
+__all__ = ["COMMANDS", "restore", "restore_once", "run", "trust"]
 
 
 @dataclass(frozen=True)
@@ -108,9 +108,18 @@ def _new(call: _Call) -> None:
 
 
 def _use(call: _Call) -> None:
+    """Switch to an existing thread; an unknown name is an error (creating is ``%chat new``)."""
     _need(call.args, "%chat use NAME")
-    call.session.threads.get(call.args[0])
-    print(f"Thread {call.args[0]!r} is current.")
+    name, threads = call.args[0], call.session.threads
+    restore_once(call.session, call.settings)  # a restarted kernel's saved threads count
+    if name not in threads.by_name:
+        known = ", ".join(repr(n) for n in threads.by_name) or "none yet"
+        raise UsageError(
+            f"no thread {name!r}; the threads are: {known}. "
+            f"`%chat new {name}` creates it, `%chat threads` lists them."
+        )
+    threads.get(name)
+    print(f"Thread {name!r} is current.")
 
 
 def _history(call: _Call) -> None:
@@ -216,6 +225,16 @@ async def _undo(session: Session, count: int) -> None:
 def _need(args: list[str], usage: str) -> None:
     if not args:
         raise UsageError(f"usage: {usage}")
+
+
+def restore_once(session: Session, settings: CellSettings) -> None:
+    """The first time a session needs its threads (a chat cell, ``%chat use``), a restarted
+    kernel with none picks up those saved in its notebook, quietly."""
+    if session.restore_tried:
+        return
+    session.restore_tried = True
+    if not session.threads.by_name:
+        restore(session, settings, None, verbose=False)
 
 
 def restore(session: Session, settings: CellSettings, path: str | None, *, verbose: bool) -> int:

@@ -25,6 +25,7 @@ from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
 from ..mcp.settings import McpSettings
 from ..model.sink import PrintSink
+from ..providers.base import Provider
 from ..providers.catalog import KINDS, ProviderChoice
 from ..reading.attach import attach
 from ..reading.history import KernelHistory
@@ -223,29 +224,13 @@ class ChatMagics(Magics, McpSettings):
         if not body.strip():
             raise UsageError("%%chat: the cell is empty; write your request below the %%chat line")
         session = self.session
-        if not session.restore_tried:
-            session.restore_tried = True
-            if not session.threads.by_name:  # a restarted kernel picks up the saved threads
-                commands.restore(session, self.settings(), None, verbose=False)
+        commands.restore_once(session, self.settings())  # a restarted kernel's saved threads
         threads, namespace = session.threads, session.namespace
         name = options.thread or (threads.fresh_name() if options.new else threads.current)
         existing = None if options.new else threads.by_name.get(name)
         key = self._provider_key(existing, options)
         check_allowed(key, self.allowed_providers, self.allowed_models)
-        replay = choose(
-            session,
-            self.replay,
-            key.kind,
-            body.strip(),
-            pace=self.replay_pace,
-            strict=self.replay_check == "strict",
-        )
-        try:
-            provider = None if replay else threads.provider_for(name, key, namespace)
-        except ProviderConfigError as exc:
-            session.unbuilt = key  # what the key the error asks for is for
-            raise UsageError(str(exc)) from None
-        session.unbuilt = None
+        replay, provider = self._replay_or_live(name, key, body.strip())
         if provider is not None:  # the provider's own default model is checked too
             check_allowed(
                 key._replace(model=getattr(provider, "model", key.model)),
@@ -268,6 +253,35 @@ class ChatMagics(Magics, McpSettings):
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
         return self._run(thread, body.strip(), replay, switched)
+
+    def _replay_or_live(
+        self, name: str, key: ProviderChoice, request: str
+    ) -> tuple[ReplayPlan | None, Provider | None]:
+        """The cell's replay, else the provider it runs live with (raises UsageError: its
+        missing key, with why the notebook cannot replay it when it has a say; a script that
+        has no cycle left, with how to leave it)."""
+        session = self.session
+        strict = self.replay_check == "strict"
+        chosen = choose(
+            session, self.replay, key.kind, request, pace=self.replay_pace, strict=strict
+        )
+        if isinstance(chosen, ReplayPlan):
+            return chosen, None
+        try:
+            provider = session.threads.provider_for(name, key, session.namespace)
+        except ProviderConfigError as exc:
+            session.unbuilt = key  # what the key the error asks for is for
+            said = chosen.after(str(exc)) if chosen is not None else str(exc)
+            raise UsageError(said) from None
+        session.unbuilt = None
+        if key.script and getattr(provider, "exhausted", False):
+            other = self.provider if self.provider != "scripted" else "anthropic"
+            raise UsageError(
+                f"%%chat: this thread plays the script `{key.script}`, which has no cycle left: "
+                f"`--provider {other}` or `--new` (a thread keeps its options until a cell "
+                "changes them)"
+            )
+        return None, provider
 
     async def _run(
         self,

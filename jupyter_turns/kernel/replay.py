@@ -46,6 +46,7 @@ __all__ = [
     "ENV",
     "REPLAY_MODES",
     "Found",
+    "NotReplayed",
     "ReplayPlan",
     "ReplayProvider",
     "SavedIndex",
@@ -138,12 +139,25 @@ def _differs(event: ConversationEvent) -> bool:
     return check is not None and check.get("same") is False
 
 
+@dataclass(frozen=True)
+class NotReplayed:
+    """``auto`` mode, a cell that cannot run live (no key) and that the notebook has something
+    to say about (its recording's request changed, or which notebook is the kernel's is not
+    known): why it is not replayed either, said after the provider's own missing-key error."""
+
+    why: str
+
+    def after(self, error: str) -> str:
+        return f"{error}\nNor can this cell be replayed from the notebook: {self.why}"
+
+
 def choose(
     session: Any, configured: str, kind: str, request: str, *, pace: float, strict: bool
-) -> ReplayPlan | None:
-    """The replay of the running cell under the mode in force, or None (run it live).
-    Raises UsageError in ``on`` mode when the cell has no saved turn or its request changed;
-    in ``auto`` mode when it cannot run live either (no key) and the notebook has recordings."""
+) -> ReplayPlan | NotReplayed | None:
+    """The replay of the running cell under the mode in force, else None (run it live) or, in
+    ``auto`` mode when it cannot run live either, why it is not replayed (:class:`NotReplayed`;
+    None when the cell has no recording: only the missing key is worth saying). Raises
+    UsageError in ``on`` mode when the cell has no saved turn or its request changed."""
     from IPython.core.error import UsageError
 
     mode = replay_mode(configured)
@@ -156,12 +170,7 @@ def choose(
         return chosen
     if mode == "on":
         raise UsageError(f"%%chat: replay is on, but this cell cannot be replayed: {found.why()}")
-    if _explains(found) and kind == "anthropic":  # auto: nor can it run live
-        from ..providers.anthropic import MISSING_KEY
-
-        why = found.why()
-        raise UsageError(f"{MISSING_KEY}\nNor can this cell be replayed from the notebook: {why}")
-    return None
+    return NotReplayed(found.why()) if _explains(found) else None
 
 
 def _can_run_live(kind: str) -> bool:
@@ -229,8 +238,11 @@ def _mode_note(mode: str) -> list[str]:
 
 
 def _explains(found: Found) -> bool:
-    """Whether the notebook has something to say about replaying (beyond "nothing recorded")."""
-    return bool(found.change or found.candidates or found.problems or found.recorded)
+    """Whether the notebook has something to say about replaying this cell: its recording's
+    request changed, saved turns cannot be read, or the kernel's notebook is not known while
+    recordings are there. A cell that was never recorded is not a replay failure."""
+    unknown = (found.candidates or found.unknown) and found.recorded
+    return bool(found.change or found.problems or unknown)
 
 
 def plan(turn: SavedTurn, source: str, pace: float) -> ReplayPlan:

@@ -152,6 +152,7 @@ class Found:
     unknown: bool = False  # no notebook of the working directory holds what this kernel ran
     problems: list[str] = field(default_factory=list)  # saved turns that cannot be read
     recorded: bool = False  # the notebooks searched hold saved chat turns at all
+    unrecorded: bool = False  # the cell has an id no saved turn has: it was never recorded
 
     def why(self) -> str:
         """Why the cell cannot be replayed."""
@@ -167,7 +168,13 @@ class Found:
                 f"{Path.cwd()} holds, in order, every cell it ran (a recording in another "
                 f"notebook is never replayed on its own): save the notebook, or {_FROM}"
             )
-        why = f"its request changed:\n{self.change}" if self.change else "no saved turn matches it"
+        why = (
+            f"its request changed:\n{self.change}"
+            if self.change
+            else "this cell has no saved turn (it was never run with a model in this notebook)"
+            if self.unrecorded
+            else "no saved turn matches it"
+        )
         if self.problems:
             shown = "; ".join(self.problems[:_SHOWN_PROBLEMS])
             more = len(self.problems) - _SHOWN_PROBLEMS
@@ -205,7 +212,10 @@ def find_saved(
         if _request(turn) == request:
             notebook.cursor = position + 1
             return _matched(notebook, turn, found)
-    if notebook.cursor < len(notebook.turns):
+    if cell_id and any(turn.cell_id for turn in notebook.turns):
+        found.unrecorded = True  # the cells are named, and no saved turn is this one's
+        return found
+    if notebook.cursor < len(notebook.turns):  # no names: the next turn in cell order
         found.change = _diff(_request(notebook.turns[notebook.cursor]), request)
     return found
 

@@ -45,6 +45,22 @@ async def test_a_cell_is_matched_by_id_else_by_request_in_cell_order(tmp_path: P
     assert _answer(find_saved(index, own, "c2", "Double 22")) == "44"
 
 
+async def test_a_named_cell_no_saved_turn_has_is_new_not_a_changed_request(
+    tmp_path: Path,
+) -> None:
+    """JupyterLab names its cells: a new cell written after the recording is compared with no
+    one's request (the next saved turn in cell order belongs to another cell)."""
+    saved = await _turn("Load data.csv", "Loaded.")
+    path = write_notebook(tmp_path / "a.ipynb", ("c1", record_of(saved)))
+    found = find_saved(SavedIndex(), {"__session__": str(path)}, "c9", "Plot it")
+    assert found.turn is None and found.change is None and found.unrecorded
+    assert found.why() == (
+        "this cell has no saved turn (it was never run with a model in this notebook)"
+    )
+    edited = find_saved(SavedIndex(), {"__session__": str(path)}, "c1", "Load data2.csv")
+    assert edited.change is not None and "-Load data.csv" in edited.change
+
+
 async def test_a_cell_re_run_before_saving_replays_its_current_run(tmp_path: Path) -> None:
     old, new = await _turn("Double 21", "40, said the first run"), await _turn("Double 21", "42")
     earlier = record_of(old)
