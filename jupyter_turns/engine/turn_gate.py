@@ -52,7 +52,8 @@ class TurnGate:
                 plan, events = None, events_all  # nothing before this request to summarize
         self.summarizing = plan == "summarize"
         extra = compaction.extra(plan, events, self.context)
-        return self.config.request(events, continuation, cycle, extra)
+        scripted = getattr(self.provider, "sees_scripted", False)  # a model is not sent them
+        return self.config.request(events, continuation, cycle, extra, scripted=scripted)
 
     async def over_budget(self, request: Request, spent: float | None) -> BudgetPrompt | None:
         """The budget prompt, when this request would pass a limit (None: it may go out)."""

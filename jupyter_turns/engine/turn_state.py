@@ -22,7 +22,7 @@ from ..tools.executor import ExecutionSettings
 from ..tools.registry import Tool
 from .compaction import Compaction
 from .config import ThreadConfig
-from .window import to_send
+from .window import to_send, unscripted
 
 __all__ = [
     "TRANSITIONS",
@@ -105,11 +105,15 @@ class TurnConfig:
         continuation: Continuation | None,
         cycle: int,
         extra: dict[str, Any] | None = None,
+        *,
+        scripted: bool = True,
     ) -> Request:
         """The provider request for ``events`` under these settings: what of them is sent (a
-        forget marker, a compaction summary: ``context.to_send``), ``extra`` for the provider."""
+        forget marker, a compaction summary: ``window.to_send``; without ``scripted``, for a
+        real model, not what the scripted provider wrote), ``extra`` for the provider."""
+        sent = to_send(events)
         return Request(
-            events=tuple(to_send(events)),
+            events=tuple(sent if scripted else unscripted(sent)),
             tools=tuple(tool.spec() for tool in self.tools.values()),
             system=self.system_for(events),
             model=self.thread.model,

@@ -4,6 +4,10 @@ A thread keeps every event (the notebook shows them all), but a request need not
 
 - ``%chat forget N`` leaves a marker (a notice whose ``data.forget.through`` names the last event
   of the N oldest exchanges then sent): nothing up to that event is sent again;
+- what the scripted provider wrote (``metadata.scripted``: its answers, reasoning and tool
+  calls, and the results of those calls) is sent to no real model: no model wrote it, and a
+  model would take it for its own words. Of those turns the user's own requests go along
+  (:func:`unscripted`); the scripted provider itself (and a replay) is sent everything;
 - a ``compaction`` block with a summary stands for what it summarizes. A block made by a
   summarize request names the last event it covers (``metadata.compaction.covers``) and is sent
   first, in place of those events, followed by what came after them; a block the server made
@@ -20,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.events import ConversationEvent, Notice, Usage, compaction_note
+from ..model.events import ConversationEvent, Notice, Usage, compaction_note, is_scripted
 
 __all__ = [
     "compaction_block",
@@ -31,6 +35,7 @@ __all__ = [
     "gauge",
     "gauge_level",
     "to_send",
+    "unscripted",
 ]
 
 
@@ -117,6 +122,18 @@ def to_send(events: Sequence[ConversationEvent]) -> list[ConversationEvent]:
         return list(events[last:])
     start = max(covered + 1, cut)
     return [block, *(e for i, e in enumerate(events) if i >= start and i != last)]
+
+
+def unscripted(events: Sequence[ConversationEvent]) -> list[ConversationEvent]:
+    """``events`` without what the scripted provider wrote and the results of its tool calls
+    (a result without its call is an error for every API): what a real model is sent."""
+    calls = {e.call_id for e in events if e.kind == "tool_call_request" and is_scripted(e)}
+    return [
+        event
+        for event in events
+        if not is_scripted(event)
+        and not (event.kind == "tool_call_response" and event.call_id in calls)
+    ]
 
 
 def exchanges(events: Sequence[ConversationEvent]) -> list[list[ConversationEvent]]:

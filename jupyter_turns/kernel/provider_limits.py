@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
+from ..model.events import ConversationEvent, is_scripted
 from ..providers.catalog import KINDS, ProviderChoice, not_carried
 from ..text import plural
 
@@ -22,6 +23,8 @@ if TYPE_CHECKING:
     from .threads import Thread
 
 __all__ = ["check_allowed", "switch_notes"]
+
+_WRITTEN = ("reasoning", "message", "block", "tool_call_request")  # what a provider writes
 
 
 def check_allowed(choice: ProviderChoice, providers: Sequence[str], models: Sequence[str]) -> None:
@@ -48,10 +51,7 @@ def switch_notes(thread: Thread | None, choice: ProviderChoice) -> list[str]:
     if choice.kind == "scripted" or not events:
         return []
     before, after = KINDS[thread.provider].label, KINDS[choice.kind].label
-    note = (
-        f"This thread now uses {after} (it was {before}): the conversation goes along as "
-        "text, tool calls and results, and images."
-    )
+    note = f"This thread now uses {after} (it was {before}): " + _goes_along(events, after)
     dropped = not_carried(events, choice.kind)
     if dropped:
         note += (
@@ -60,3 +60,27 @@ def switch_notes(thread: Thread | None, choice: ProviderChoice) -> list[str]:
             "back sends it again."
         )
     return [note]
+
+
+def _goes_along(events: Sequence[ConversationEvent], after: str) -> str:
+    """What of the conversation the new provider is sent: all of it, as text, tool calls and
+    results, and images; but never what the scripted provider wrote (``engine.window.
+    unscripted``): of those turns only the user's own requests."""
+    top = [event for event in events if event.parent is None]
+    scripted = [event for event in top if is_scripted(event)]
+    if not scripted:
+        return "the conversation goes along as text, tool calls and results, and images."
+    answers = sum(1 for event in scripted if event.kind == "message")
+    calls = sum(1 for event in scripted if event.kind == "tool_call_request")
+    wrote = " and ".join(
+        plural(count, word) for count, word in ((answers, "answer"), (calls, "tool call")) if count
+    )
+    asked = sum(1 for event in top if event.kind == "chat_request")
+    requests = f"{plural(asked, 'request')} {'goes' if asked == 1 else 'go'}"
+    rest = len(scripted) < sum(1 for event in top if event.kind in _WRITTEN)
+    return (
+        f"what the scripted provider wrote ({wrote or 'its blocks'}) is not sent to {after}, "
+        f"since no model wrote it; your own {requests} along"
+        + (", and the rest of the conversation as text, tool calls and results" if rest else "")
+        + ". `%%chat --new` starts a thread without them."
+    )

@@ -24,6 +24,7 @@ from .content import MAX_IMAGES, Attachment, ImageData
 from .schema_parts import COMPACTION as _COMPACTION
 from .schema_parts import PARTIAL as _PARTIAL
 from .schema_parts import RAW_BLOCK as _RAW_BLOCK
+from .schema_parts import SCRIPTED as _SCRIPTED
 from .schema_parts import metadata_field as _metadata
 from .schema_parts import optional_field as _optional
 from .stream_events import (
@@ -43,6 +44,7 @@ __all__ = [
     "API_KINDS",
     "READABLE_VERSIONS",
     "SCHEMA_VERSION",
+    "SCRIPTED",
     "Block",
     "ChatRequest",
     "ConversationEvent",
@@ -70,6 +72,7 @@ __all__ = [
     "conversation_record",
     "event_adapter",
     "is_replay_notice",
+    "is_scripted",
     "new_id",
     "now_iso",
     "tally",
@@ -118,6 +121,7 @@ class Reasoning(_Event):
     metadata: dict[str, Any] = _metadata(
         signature={"type": "string", "description": "sent back byte for byte"},
         partial=_PARTIAL,
+        scripted=_SCRIPTED,
     )
 
 
@@ -125,7 +129,9 @@ class Message(_Event):
     kind: Literal["message"] = "message"
     content: str
     metadata: dict[str, Any] = _metadata(
-        partial=_PARTIAL, citations={"type": "array", "items": {"type": "object"}}
+        partial=_PARTIAL,
+        citations={"type": "array", "items": {"type": "object"}},
+        scripted=_SCRIPTED,
     )
 
 
@@ -134,7 +140,9 @@ class Block(_Event):
     kept to send back."""
 
     kind: Literal["block"] = "block"
-    metadata: dict[str, Any] = _metadata(raw_block=_RAW_BLOCK, compaction=_COMPACTION)
+    metadata: dict[str, Any] = _metadata(
+        raw_block=_RAW_BLOCK, compaction=_COMPACTION, scripted=_SCRIPTED
+    )
 
 
 class ToolCallRequest(_Event):
@@ -145,6 +153,7 @@ class ToolCallRequest(_Event):
     metadata: dict[str, Any] = _metadata(
         raw_block=_RAW_BLOCK,
         raw_arguments={"type": "string", "description": "arguments that were not valid JSON"},
+        scripted=_SCRIPTED,
     )
 
 
@@ -278,6 +287,15 @@ def tally(events: Iterable[ConversationEvent]) -> str:
     if counts["tool_call_request"]:
         words.append(plural(counts["tool_call_request"], "tool call"))
     return ", ".join(words)
+
+
+SCRIPTED = "scripted"  # the scripted provider's name, and the metadata key of what it wrote
+
+
+def is_scripted(event: ConversationEvent) -> bool:
+    """Whether the scripted provider, not a model, wrote ``event`` (``metadata.scripted``)."""
+    metadata = getattr(event, "metadata", None)
+    return isinstance(metadata, dict) and metadata.get(SCRIPTED) is True
 
 
 def is_replay_notice(event: ConversationEvent) -> bool:

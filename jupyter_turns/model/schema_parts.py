@@ -22,6 +22,7 @@ __all__ = [
     "PREVIEW",
     "RAW_BLOCK",
     "REPLAY",
+    "SCRIPTED",
     "STATE",
     "SUBAGENT",
     "metadata_field",
@@ -39,6 +40,12 @@ def metadata_field(**keys: JsonValue) -> Any:
 PARTIAL: JsonValue = {
     "type": "boolean",
     "description": "cut short: the stream ended or was stopped",
+}
+SCRIPTED: JsonValue = {
+    "type": "boolean",
+    "description": "written by the scripted provider (or a replay of its turn), not by a "
+    "model: never sent to a real provider (a thread that switches keeps only the user's own "
+    "requests of those turns)",
 }
 RAW_BLOCK: JsonValue = {
     "type": "object",

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 from ..errors import ProviderError
 from ..model.events import (
+    SCRIPTED,
     Finished,
     Flush,
     MessageDelta,
@@ -32,6 +33,7 @@ from ..model.events import (
     tally,
 )
 from ..model.interrupt import ThreadSafeFlag
+from ..text import plural
 from .base import Request
 
 if TYPE_CHECKING:
@@ -167,7 +169,10 @@ def cycle(
 class ScriptedProvider:
     """Plays ``cycles`` in order, one per request, and records every request it gets."""
 
-    name = "scripted"
+    name = SCRIPTED
+    # what it plays is the script's own: marked so (metadata.scripted), never sent to a model
+    marks = True
+    sees_scripted = True  # a script (or a replay) is sent the scripted turns; a model is not
 
     def __init__(
         self,
@@ -184,6 +189,11 @@ class ScriptedProvider:
     def remaining(self) -> int:
         return 0 if self._cycles is None else len(self._cycles) - self._position
 
+    @property
+    def exhausted(self) -> bool:
+        """Whether the script is played to its end (the echo, with no script, never is)."""
+        return self._cycles is not None and self._position >= len(self._cycles)
+
     def assert_complete(self) -> None:
         """Raise AssertionError unless every scripted cycle was requested."""
         if self.remaining:
@@ -196,18 +206,15 @@ class ScriptedProvider:
         self.requests.append(request)
         if self._cycles is None:
             return self._play(_echo(request))
-        if self._position >= len(self._cycles):
-            return self._play(
-                [
-                    Fail(
-                        ProviderError(
-                            f"ScriptedProvider has no cycle for request {len(self.requests)} "
-                            f"(the script has {len(self._cycles)})",
-                            kind="script_exhausted",
-                        )
-                    )
-                ]
+        if self.exhausted:
+            played = plural(len(self._cycles), "cycle")
+            error = ProviderError(
+                f"The script has no cycle left (it had {played}; this is request "
+                f"{len(self.requests)}). Give the thread another script (--script VAR), "
+                "another provider (--provider NAME), or start a new thread (--new).",
+                kind="script_exhausted",
             )
+            return self._play([Fail(error)])
         script = self._cycles[self._position]
         self._position += 1
         note = request.extra.get("compaction_note")
@@ -216,6 +223,7 @@ class ScriptedProvider:
     async def _play(
         self, items: Sequence[ScriptItem], note: dict[str, Any] | None = None
     ) -> AsyncIterator[StreamEvent]:
+        begun: set[int] = set()  # blocks that got a part: their flush makes an event
         for item in items:
             if isinstance(item, Fail):
                 raise item.error
@@ -223,11 +231,11 @@ class ScriptedProvider:
                 await self._sleep(item.seconds)
             elif isinstance(item, Gate):
                 await item.wait()
-            elif note and isinstance(item, Flush) and _is_compaction(item.metadata):
-                # as the Anthropic provider does: the request says how the block came about
-                merged = {**note, **(item.metadata.get("compaction") or {})}
-                yield Flush(item.index, {**item.metadata, "compaction": merged})
+            elif isinstance(item, Flush):
+                yield _marked(item, self.marks, item.index in begun, note)
             else:
+                if isinstance(item, Part):
+                    begun.add(item.index)
                 yield item
 
     def classify(self, error: BaseException) -> ProviderError:
@@ -237,6 +245,18 @@ class ScriptedProvider:
 
     def cost(self, usage: Usage, model: str | None) -> float | None:
         return None
+
+
+def _marked(flush: Flush, mark: bool, begun: bool, note: dict[str, Any] | None) -> Flush:
+    """A block's flush, its event marked as the script's (``metadata.scripted``: never sent to
+    a real model); a compaction block says how it came about, as the Anthropic provider's does.
+    An empty block with nothing to keep stays unmarked: marking it would make it an event."""
+    metadata = dict(flush.metadata)
+    if note and _is_compaction(metadata):
+        metadata["compaction"] = {**note, **(metadata.get("compaction") or {})}
+    if mark and (begun or metadata):
+        metadata[SCRIPTED] = True
+    return Flush(flush.index, metadata)
 
 
 def _is_compaction(metadata: dict[str, Any]) -> bool:

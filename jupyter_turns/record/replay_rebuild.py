@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, cast, get_args
 
 from ..model.events import (
+    SCRIPTED,
     ConversationEvent,
     Finished,
     FinishReason,
@@ -28,6 +29,7 @@ from ..model.events import (
     ToolCall,
     ToolCallResponse,
     Usage,
+    is_scripted,
 )
 from ..providers.base import Request
 from ..providers.scripted import Delay, ScriptedProvider
@@ -46,6 +48,7 @@ class ReplayProvider(ScriptedProvider):
     """Plays a saved turn's cycles; reports tool results that differ from the saved ones."""
 
     name = "replay"
+    marks = False  # a recording's blocks carry the marks they were saved with
 
     def stream(self, request: Request) -> Any:
         notices = _differences(request.events)
@@ -302,21 +305,24 @@ def _as_usage(value: Any) -> Usage | None:
 
 
 def _block(index: int, event: ConversationEvent, pace: float) -> list[Any]:
+    """The stream items that make ``event`` again; what the scripted provider wrote stays
+    marked so (``metadata.scripted``), so a replay of it is never sent to a real model either."""
+    marked = {SCRIPTED: True} if is_scripted(event) else {}
     match event.kind:
         case "reasoning":
-            flush = {"signature": event.metadata.get("signature", "")}
+            flush = {"signature": event.metadata.get("signature", ""), **marked}
             return [*_text(index, event.content, ReasoningDelta, pace), Flush(index, flush)]
         case "message":
             citations = event.metadata.get("citations")
             flush = {"citations": citations} if citations else {}
-            return [*_text(index, event.content, MessageDelta, pace), Flush(index, flush)]
+            return [*_text(index, event.content, MessageDelta, pace), Flush(index, flush | marked)]
         case "tool_call_request":
             raw = event.metadata.get("raw_block") or {}
             call = ToolCall(event.call_id, event.name, dict(event.arguments))
-            return [Part(index, call), Flush(index, {"raw_block": raw})]
+            return [Part(index, call), Flush(index, {"raw_block": raw, **marked})]
         case _:  # an opaque block (redacted reasoning, a server tool's)
             raw = getattr(event, "metadata", {}).get("raw_block") or {}
-            return [Flush(index, {"raw_block": raw})]
+            return [Flush(index, {"raw_block": raw, **marked})]
 
 
 def _text(index: int, text: str, kind: Any, pace: float) -> list[Any]:

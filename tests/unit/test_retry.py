@@ -117,4 +117,5 @@ async def test_resilient_cycle_passes_events_through_untouched(clock: FakeClock)
 
     resilient = ResilientCycle(provider.classify, sleep=clock.sleep)
     seen = [e async for e in resilient.stream(lambda: provider.stream(Request(events=())))]
-    assert seen == items
+    direct = [e async for e in ScriptedProvider([items]).stream(Request(events=()))]
+    assert seen == direct and len(seen) == len(items)

@@ -181,7 +181,7 @@ async def test_a_scripted_call_streams_its_arguments_only_when_asked() -> None:
     provider = ScriptedProvider([streamed])
     items = await _stream(provider)
     assert _calls(items) == {"c1": [p for p in _pieces(json.dumps(arguments), 3)]}
-    assert _events(items) == _events(list(whole))
+    assert _events(items) == _events(await _stream(ScriptedProvider([whole])))
 
 
 def _pieces(text: str, count: int) -> list[str]:

@@ -24,20 +24,20 @@
  * @typedef {{type: string, content?: unknown, [key: string]: unknown}} RawBlock
  *   the provider's block, kept verbatim to send back
  * @typedef {EventBase & {kind: "reasoning", content: string,
- *            metadata?: {partial?: boolean, signature?: string, [key: string]: unknown}}}
- *            ReasoningEvent
+ *            metadata?: {partial?: boolean, scripted?: boolean, signature?: string,
+ *            [key: string]: unknown}}} ReasoningEvent
  * @typedef {EventBase & {kind: "message", content: string,
- *            metadata?: {citations?: object[], partial?: boolean, [key: string]: unknown}}}
- *            MessageEvent
+ *            metadata?: {citations?: object[], partial?: boolean, scripted?: boolean,
+ *            [key: string]: unknown}}} MessageEvent
  * @typedef {{mode?: "edit"|"summarize", covers?: string|null, tokens_before?: number|null,
  *            tokens_after?: number|null}} Compaction
  * @typedef {EventBase & {kind: "block", metadata?: {compaction?: Compaction,
- *            raw_block?: RawBlock,
+ *            raw_block?: RawBlock, scripted?: boolean,
  *            [key: string]: unknown}}} BlockEvent
  * @typedef {EventBase & {kind: "tool_call_request", call_id: string, name: string,
  *            arguments: {[key: string]: unknown},
- *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, [key: string]: unknown}}}
- *            ToolCallRequestEvent
+ *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, scripted?: boolean,
+ *            [key: string]: unknown}}} ToolCallRequestEvent
  * @typedef {{kind: "insert"|"edit", cell_type?: string, diff?: string, index?: number,
  *            run?: boolean, source?: string}} Preview
  * @typedef {{outcome?: string, cycles?: number, per_cycle?: Cycle[], cost_usd?: number|null,
