@@ -72,22 +72,19 @@ def check_buttons(page: Page) -> None:
 
 
 def _check_edit(page: Page, approval: dict[str, Any]) -> None:
+    """A code argument is edited as code (its own text area, sent exactly); other arguments as
+    JSON, checked against the schema before anything is sent."""
     j, r = _fresh(page, [approval])
     p = page.locator(f"{r} .jt-prompt")
     p.get_by_role("button", name="Edit arguments").click()
-    area = p.locator("textarea")
+    code = p.locator('textarea[data-role="code-arg:code"]')
     run = p.get_by_role("button", name="Run with these arguments")
-    validation = p.locator(".jt-validation")
-    area.fill("{not json")
-    verify("edit: invalid JSON blocks sending", lambda: (expect(validation).to_contain_text("not valid JSON"), expect(run).to_be_disabled()))
-    area.fill('{"code": 5}')
-    verify("edit: schema type check", lambda: (expect(validation).to_contain_text("expected string"), expect(run).to_be_disabled()))
-    area.fill("{}")
-    verify("edit: required check", lambda: (expect(validation).to_contain_text('missing required "code"'), expect(run).to_be_disabled()))
-    area.fill('{"code": "df.head()"}')
+    verify("edit: the code argument is its own text, not JSON", lambda: expect(code).to_have_value("df.plot()"))
+    code.fill("df.head()\n  # kept exactly")
     run.click()
     got = sent_after(page, j, 1)
-    check(got == [{"type": "approval", "action": "edited", "arguments": {"code": "df.head()"}, "prompt_id": "p1"}], "edit sends parsed arguments", got)
+    sent = {"code": "df.head()\n  # kept exactly"}
+    check(got == [{"type": "approval", "action": "edited", "arguments": sent, "prompt_id": "p1"}], "edit sends the code exactly", got)
 
     # kernel rejects the edit: same id, error set -> rebuilt, enabled, typed text kept
     page.evaluate("""(j) => { const m = harness.view(j).model; m.set('prompts', [{...m.get('prompts')[0], error: 'code must not be empty'}]); }""", j)
@@ -95,7 +92,26 @@ def _check_edit(page: Page, approval: dict[str, Any]) -> None:
         "rejected edit reopens prompt with error",
         lambda: (expect(p.locator(".jt-prompt-error")).to_have_text("code must not be empty"), expect(p.get_by_role("button", name="Approve")).to_be_enabled()),
     )
-    verify("rejected edit keeps the typed arguments", lambda: expect(page.locator(f"{r} .jt-prompt textarea")).to_have_value('{"code": "df.head()"}'))
+    verify("rejected edit keeps the typed arguments", lambda: expect(page.locator(f'{r} .jt-prompt textarea[data-role="code-arg:code"]')).to_have_value(sent["code"]))
+
+    schema = {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]}
+    plain = {**approval, "id": "p5", "name": "read_file", "arguments": {"path": "a.csv"}, "schema": schema}
+    j, r = _fresh(page, [plain])
+    p = page.locator(f"{r} .jt-prompt")
+    p.get_by_role("button", name="Edit arguments").click()
+    area = p.locator("textarea").last
+    run = p.get_by_role("button", name="Run with these arguments")
+    validation = p.locator(".jt-validation")
+    area.fill("{not json")
+    verify("edit: invalid JSON blocks sending", lambda: (expect(validation).to_contain_text("not valid JSON"), expect(run).to_be_disabled()))
+    area.fill('{"path": 5}')
+    verify("edit: schema type check", lambda: (expect(validation).to_contain_text("expected string"), expect(run).to_be_disabled()))
+    area.fill("{}")
+    verify("edit: required check", lambda: (expect(validation).to_contain_text('missing required "path"'), expect(run).to_be_disabled()))
+    area.fill('{"path": "b.csv"}')
+    run.click()
+    got = sent_after(page, j, 1)
+    check(got == [{"type": "approval", "action": "edited", "arguments": {"path": "b.csv"}, "prompt_id": "p5"}], "edit sends parsed arguments", got)
 
 
 def _check_menus(page: Page) -> None:
@@ -106,7 +122,7 @@ def _check_menus(page: Page) -> None:
         got = sent_after(page, j, 1)
         check(got == [{"type": "interrupt", "prompt_id": "m1", **expected}], f"menu (streaming) {label}", got)
     j, r = _fresh(page, [streaming_menu], "interrupted_streaming")
-    verify("Stop disabled while the menu is open", lambda: expect(page.locator(f"{r} .jt-stop")).to_be_disabled())
+    verify("Stop stays one click away while the menu is open", lambda: expect(page.locator(f"{r} .jt-stop")).to_be_enabled())
     page.locator(f"{r} .jt-prompt textarea").fill("Shorter, please")
     page.locator(f"{r} .jt-prompt").get_by_role("button", name="Reply", exact=True).click()
     got = sent_after(page, j, 1)
@@ -123,7 +139,8 @@ def _check_menus(page: Page) -> None:
     page.locator(r).focus()
     page.keyboard.press("Escape")
     got = sent_after(page, j, 2)
-    check(got == [{"type": "interrupt_request"}] * 2, "Stop button and Esc send the interrupt request", got)
+    stop_then_menu = [{"type": "interrupt_request", "action": "stop"}, {"type": "interrupt_request"}]
+    check(got == stop_then_menu, "Stop stops in one click; Esc opens the menu", got)
     j, r = _fresh(page, [], "complete")
     verify("no Stop button when the turn is complete", lambda: expect(page.locator(f"{r} .jt-stop")).to_be_hidden())
     _check_budget(page)

@@ -80,6 +80,6 @@ def test_a_crafted_notebook_saved_with_ctrl_s_grants_nothing(lab: Lab, tmp_path:
     assert not marker.exists()
     root.get_by_role("button", name="Skip", exact=True).click()
     lab.wait_cell_idle(3)
-    expect(root.locator(".jt-decisions").last).to_contain_text("skipped")
+    expect(root.locator(".jt-tool .jt-badge").last).to_have_text("skipped")
     assert print_cell(lab, 4) == "[]"  # the tool never ran
     assert not marker.exists()  # the MCP server never started

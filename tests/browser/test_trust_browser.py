@@ -72,7 +72,8 @@ def test_my_notebook_keeps_always_allow_and_one_from_someone_else_does_not(lab: 
     root = start_chat(lab, 5)
     lab.wait_cell_idle(5)
     expect(root.locator(".jt-message").last).to_have_text("The sum is 9.")
-    expect(root.locator(".jt-decisions").last).to_contain_text("approved by policy")
+    # the Always allow the user's own signed notebook brought back is the user's choice
+    expect(root.locator(".jt-decisions").last).to_contain_text("always allowed by you")
     output = lab.cell_output(5)
     expect(output).to_contain_text("Restored thread 'main': 4 events from mine.ipynb")
     expect(output).not_to_contain_text("not applied")
@@ -88,5 +89,5 @@ def test_my_notebook_keeps_always_allow_and_one_from_someone_else_does_not(lab: 
     expect(root.get_by_text("Run add?")).to_be_visible()  # it asks again
     root.get_by_role("button", name="Skip", exact=True).click()
     lab.wait_cell_idle(5)
-    expect(root.locator(".jt-decisions").last).to_contain_text("skipped")
+    expect(root.locator(".jt-tool .jt-badge").last).to_have_text("skipped")
     assert print_cell(lab, 6) == "[]"
