@@ -23,6 +23,7 @@ What is written (the mime, the metadata key, the record and its bundle) is the r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
@@ -120,6 +121,37 @@ class MetadataWriter:
 
     def notebook(self, value: Any) -> None:
         self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
+
+    def reopen(self) -> None:
+        """A page opened the notebook (a reload, a second tab, a reconnect): it never got this
+        comm's ``comm_open``, so it drops what is sent on it. Close it; the next send opens a
+        new one, which every page then open registers. An :meth:`ask` still waiting gets
+        ``None`` (its answer would come on the closed comm)."""
+        comm, self._comm = self._comm, None
+        if comm is not None:
+            with contextlib.suppress(Exception):
+                comm.close()
+            self._on_close()
+
+    def show_live(self, cell_id: str, model_id: str) -> None:
+        """Every page shows the running turn's widget (model ``model_id``) as the cell's
+        output; a page that already does keeps it. Not waited for: a page without the cell
+        refuses."""
+        self._send(
+            {
+                "request": "show_live",
+                "request_id": new_id(),
+                "cell_id": cell_id,
+                "model_id": model_id,
+            }
+        )
+
+    def show_record(self, cell_id: str, bundle: dict[str, Any]) -> None:
+        """Every page puts this final record bundle in the cell (unless it already holds that
+        record), with the metadata pointing at it: the user's next save keeps it."""
+        self._send(
+            {"request": "show_record", "request_id": new_id(), "cell_id": cell_id, "bundle": bundle}
+        )
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:
@@ -231,9 +263,12 @@ class Recorder:
             self._timer = None
         self._pending = None
         self._pending_metadata = False
-        self._output(record_bundle(record))
+        bundle = record_bundle(record)
+        self._output(bundle)
         if self._widget:  # the page has it in the output: the metadata points there
             self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
+            if self.cell_id:  # and pages opened since (reloaded, other tabs) get it too
+                self.metadata.show_record(self.cell_id, bundle)
         else:
             self.metadata.cell(self.cell_id, record)
         self._widget = False
