@@ -11,10 +11,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from .chat import LOAD, RECORD_MIME, SETUP, chat_cell, final_record, run_setup, start_chat
-from .lab import Lab
+from .lab import Lab, browser_context
 
 pytestmark = pytest.mark.browser
 
@@ -82,3 +82,35 @@ def test_a_turn_that_ends_while_no_page_is_open_reaches_the_notebook(lab: Lab) -
     assert record["turn"]["outcome"] == "complete"
     assert record["events"][-1]["content"].endswith("that ends")
     assert lab.unexpected_page_errors() == []
+
+
+def test_a_second_tab_opened_mid_turn_follows_it_and_gets_the_record(lab: Lab) -> None:
+    lab.write_notebook("tabs.ipynb", [LOAD, SETUP, STREAMING, chat_cell("Explain z.")])
+    lab.open("tabs.ipynb")
+    run_setup(lab, 3)
+    first = start_chat(lab, 3)
+    expect(first.locator(".jt-draft .jt-message")).to_contain_text("The first half of an answer")
+
+    browser = lab.page.context.browser
+    assert browser is not None
+    with browser_context(browser) as page:  # a window of its own: both pages draw
+        second = Lab(lab.server, page, lab.folder)
+        _follow_in_a_second_page(lab, first, second)
+
+
+def _follow_in_a_second_page(lab: Lab, first: Locator, second: Lab) -> None:
+    second.reload("tabs.ipynb")
+    other = second.cell_output(3).locator(".jt-root:not(.jt-saved)")
+    expect(other.locator(".jt-message")).to_contain_text("The first half of an answer and more")
+    # the first page still follows the turn, and its Stop still stops it
+    expect(first.locator(".jt-draft .jt-message")).to_contain_text("and more and more")
+    first.locator(".jt-stop").click()
+    for page in (lab, second):
+        saved = page.cell_output(3).locator(".jt-root.jt-saved")
+        expect(saved.locator(".jt-notice")).to_contain_text("Stopped by the user")
+        expect(page.cell_output(3).locator(".jp-OutputArea-output")).to_have_count(1)
+    second.save()  # the tab opened last saves: the file holds the record all the same
+    record = final_record(second.read_notebook("tabs.ipynb").cells[3])
+    assert record["events"][0]["kind"] == "chat_request"
+    assert "live" not in record
+    assert lab.unexpected_page_errors() == [] and second.unexpected_page_errors() == []
