@@ -14,6 +14,13 @@ All written by the kernel through the messaging protocol (never the .ipynb file)
   record (``in_output``): the file holds the record once, and the extension moves it into the
   metadata if the output is cleared.
 
+A page that opens the notebook during or after a turn (reloaded, a second tab, reconnected
+after a drop) loaded the file, which misses what the kernel did since, and IOPub cannot reach
+its cells (their outputs were never this kernel's displays). It says so; the kernel answers on a
+fresh metadata comm (:meth:`MetadataWriter.reopen`) with the running turn's widget
+(``show_live``) and the finished turns' records (``show_record``, also sent at every turn's
+end), which the extension puts in the cells: see :func:`jupyter_turns.kernel.front.page_opened`.
+
 nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
 compares the final record bundle (its deterministic HTML and summary) with the saved one.
 What is written (the mime, the metadata key, the record and its bundle) is the record's format,
