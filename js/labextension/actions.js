@@ -55,8 +55,18 @@ function undo(tracker, node, callId) {
         "kernel holds none of its objects.",
     });
   }
+  return askKernel(kernel, { request: "undo", call_id: callId });
+}
+
+/**
+ * Ask the kernel's `jupyter_turns.control` target one request, on a comm of its own.
+ * @param {any} kernel an IKernelConnection
+ * @param {Record<string, unknown>} request
+ * @returns {Promise<{ok: boolean, reason?: string, lines?: string[]}>}
+ */
+export function askKernel(kernel, request) {
   return new Promise((resolve) => {
-    const requestId = `undo-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const requestId = `${String(request.request)}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const comm = kernel.createComm(CONTROL_TARGET);
     let settled = false;
     const finish = (/** @type {{ok: boolean, reason?: string, lines?: string[]}} */ answer) => {
@@ -77,7 +87,7 @@ function undo(tracker, node, callId) {
     };
     comm.onClose = () =>
       finish({ ok: false, reason: "This kernel has not loaded jupyter_turns (%load_ext)." });
-    comm.open({ request: "undo", call_id: callId, request_id: requestId });
+    comm.open({ ...request, request_id: requestId });
   });
 }
 

@@ -8,6 +8,13 @@
  *   {request: "delete_cell", cell_id, expected}          -> {}
  *   {request: "set_outputs", cell_id, outputs, execution_count} -> {}
  *   {request: "replace_record", cell_id, bundle}          -> {}  the chat record the cell shows
+ *   {request: "show_live", cell_id, model_id}             -> {}  the running turn's widget
+ *   {request: "show_record", cell_id, bundle}             -> {}  a finished turn's record
+ *
+ * The last two reach a page opened during or after a turn (reloaded, a second tab, reconnected:
+ * `jupyter_turns/kernel/front.py` page_opened), whose file never held what the kernel did since:
+ * the cell's outputs become the widget, or the record (unless the cell already holds that
+ * record), with the metadata pointing at it so that saving keeps it.
  *
  * A change that replaces or removes text names the text it `expected`; a cell holding anything
  * else (the user typed meanwhile) is refused, never overwritten.
@@ -17,15 +24,16 @@ import {
   MISSING_REQUEST_ID,
   NOTEBOOK_CLOSED,
   RECORD_MIME,
+  WIDGET_MIME,
 } from "./constants.js";
-import { keepWhenCleared } from "./turns.js";
+import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
 
 /**
  * @typedef {{id: string, type?: string, sharedModel: {getSource(): string,
  *            setSource(s: string): void},
  *            outputs?: {length: number, get(i: number): {data?: Record<string, unknown>},
  *                       set(i: number, o: object): void, clear(): void, add(o: object): void},
- *            executionCount?: number | null, getMetadata?(k: string): unknown,
+ *            executionCount?: number | null, trusted?: boolean, getMetadata?(k: string): unknown,
  *            setMetadata?(k: string, v: unknown): void}} CellLike
  * @typedef {{cells: {length: number, get(i: number): CellLike},
  *            sharedModel: {insertCell(i: number, cell: object): unknown,
@@ -38,6 +46,8 @@ export const EDIT_REQUESTS = [
   "delete_cell",
   "set_outputs",
   "replace_record",
+  "show_live",
+  "show_record",
 ];
 
 /**
@@ -96,6 +106,12 @@ function apply(model, data) {
     }
     case "replace_record":
       replaceRecord(find(model, data.cell_id).cell, data.bundle);
+      return {};
+    case "show_live":
+      showLive(find(model, data.cell_id).cell, data.model_id);
+      return {};
+    case "show_record":
+      showRecord(find(model, data.cell_id).cell, data.bundle);
       return {};
     default:
       throw new Refused(`unknown request: ${String(data.request)}`);
@@ -173,4 +189,75 @@ function replaceRecord(cell, bundle) {
     return;
   }
   throw new Refused("the cell no longer shows that conversation");
+}
+
+/**
+ * The cell's one output becomes the running turn's widget view, unless it is already.
+ * @param {CellLike} cell
+ * @param {unknown} modelId
+ */
+function showLive(cell, modelId) {
+  if (typeof modelId !== "string" || !modelId) throw new Refused("expected a model_id");
+  const outputs = codeOutputs(cell);
+  const view = /** @type {any} */ (outputData(/** @type {any} */ (cell), WIDGET_MIME));
+  if (outputs.length === 1 && view?.model_id === modelId) return;
+  // the kernel running this cell sent it, as it sends a run's outputs: trusted alike (the
+  // widget view renders only in a trusted output)
+  if ("trusted" in cell) cell.trusted = true;
+  outputs.clear();
+  outputs.add({
+    output_type: "display_data",
+    data: {
+      [WIDGET_MIME]: { version_major: 2, version_minor: 1, model_id: modelId },
+      "text/plain": "chat conversation (running)",
+    },
+    metadata: {},
+  });
+}
+
+/**
+ * The cell's one output becomes this finished turn's record, unless the cell holds it already
+ * (in its output, or in its metadata after Clear Outputs); the metadata points at it.
+ * @param {CellLike} cell
+ * @param {unknown} bundle
+ */
+function showRecord(cell, bundle) {
+  const data = /** @type {Record<string, any>} */ (
+    bundle && typeof bundle === "object" ? bundle : {}
+  );
+  const record = data[RECORD_MIME];
+  if (!record || typeof record !== "object") throw new Refused("the bundle holds no record");
+  const shown = outputData(/** @type {any} */ (cell), RECORD_MIME);
+  if (sameTurn(shown, record) || sameTurn(cell.getMetadata?.(KEY), record)) return;
+  const outputs = codeOutputs(cell);
+  outputs.clear();
+  outputs.add({ output_type: "display_data", data, metadata: {} });
+  cell.setMetadata?.(KEY, pointerTo(record));
+  keepWhenCleared(/** @type {any} */ (cell), record);
+}
+
+/**
+ * @param {CellLike} cell
+ */
+function codeOutputs(cell) {
+  if (!cell.outputs || cell.type !== "code") throw new Refused("not a code cell");
+  return cell.outputs;
+}
+
+/**
+ * Whether `held` is the finished record of the same turn as `record` (the same conversation,
+ * the same events): a page that has it keeps what it shows.
+ * @param {unknown} held
+ * @param {Record<string, any>} record
+ */
+function sameTurn(held, record) {
+  const saved = /** @type {any} */ (held);
+  if (!saved || typeof saved !== "object" || saved.live === true) return false;
+  if (!Array.isArray(saved.events) || !Array.isArray(record.events)) return false;
+  const last = (/** @type {any[]} */ events) => JSON.stringify(events[events.length - 1] ?? null);
+  return (
+    saved.conversation_id === record.conversation_id &&
+    saved.events.length === record.events.length &&
+    last(saved.events) === last(record.events)
+  );
 }

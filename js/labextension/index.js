@@ -32,7 +32,7 @@
  */
 import { INotebookTracker } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
-import { cardActions } from "./actions.js";
+import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
 import { COMM_TARGET } from "./constants.js";
 import { answerEdit } from "./edit.js";
@@ -99,6 +99,17 @@ function registerOn(kernel, context) {
 }
 
 /**
+ * Tell the kernel this page has the notebook open (loaded, reloaded, a second tab, reconnected
+ * after a drop): it sends back, on the metadata comm, each running turn's widget and each
+ * finished turn's record, which the file this page loaded does not hold (edit.js show_live,
+ * show_record). A kernel without jupyter_turns loaded closes the comm: nothing to do.
+ * @param {any} kernel an IKernelConnection
+ */
+function announcePage(kernel) {
+  if (kernel && !kernel.isDisposed) askKernel(kernel, { request: "page" }).catch(() => {});
+}
+
+/**
  * What each live chat view of this document still shows, by cell index.
  * @param {any} tracker an INotebookTracker
  * @param {any} context
@@ -131,10 +142,18 @@ function watchContext(context, watched, tracker) {
   const getModel = () => (context.isDisposed ? null : context.model);
   // Comm targets live on the kernel connection object, which survives restarts; a new
   // connection (kernel switched, session re-created) arrives through kernelChanged.
+  const kernel = () => sessionContext.session?.kernel;
   sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
     registerOn(change.newValue, context);
+    if (context.isReady) announcePage(change.newValue);
   });
-  registerOn(sessionContext.session?.kernel, context);
+  registerOn(kernel(), context);
+  // back from a network drop: what the kernel sent meanwhile never arrived
+  sessionContext.connectionStatusChanged.connect(
+    (/** @type {any} */ _, /** @type {string} */ s) => {
+      if (s === "connected" && context.isReady) announcePage(kernel());
+    },
+  );
   // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
   // turn the kernel saved instead. The same on opening a file saved in that state.
   sessionContext.statusChanged.connect((/** @type {any} */ _, /** @type {string} */ status) => {
@@ -145,6 +164,7 @@ function watchContext(context, watched, tracker) {
   context.ready.then(() => {
     showUnfinishedTurns(getModel());
     keepAllWhenCleared(getModel());
+    announcePage(kernel());
   });
 }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { answerEdit } from "../labextension/edit.js";
-import { RECORD_MIME } from "../labextension/constants.js";
+import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
 
 let ids = 0;
 
@@ -144,6 +144,34 @@ test("a record is replaced in the output holding that conversation, or in the me
   assert.deepEqual(nb.list[0].getMetadata("jupyter_turns"), record);
   const other = { [RECORD_MIME]: { ...record, conversation_id: "another" } };
   assert.equal(ask(nb, { request: "replace_record", cell_id: "c0", bundle: other }).ok, false);
+});
+
+test("a page opened mid-turn shows the running widget, then the record, each once", () => {
+  const nb = notebook("%%chat\nhi");
+  const cell = nb.list[0];
+  const live = { request: "show_live", cell_id: "c0", model_id: "m1" };
+  assert.equal(ask(nb, live).ok, true);
+  assert.equal(ask(nb, live).ok, true); // already shown: kept as it is
+  assert.equal(cell.outputs.length, 1);
+  assert.equal(cell.outputs.get(0).data[WIDGET_MIME].model_id, "m1");
+  assert.equal(cell.trusted, undefined); // a model without the flag is left so
+
+  const record = { version: 2, conversation_id: "conv", thread: "main", events: [{ id: "e" }] };
+  const bundle = { [RECORD_MIME]: record, "text/plain": "Conversation" };
+  assert.equal(ask(nb, { request: "show_record", cell_id: "c0", bundle }).ok, true);
+  assert.deepEqual(cell.outputs.list, [
+    { output_type: "display_data", data: bundle, metadata: {} },
+  ]);
+  assert.equal(cell.getMetadata("jupyter_turns").in_output, RECORD_MIME);
+  cell.outputs.set(0, { output_type: "display_data", data: { ...bundle }, metadata: {} });
+  const held = cell.outputs.get(0);
+  assert.equal(ask(nb, { request: "show_record", cell_id: "c0", bundle }).ok, true);
+  assert.equal(cell.outputs.get(0), held); // the same turn: not written again
+  const longer = { ...record, events: [{ id: "e" }, { id: "f" }] };
+  const next = { [RECORD_MIME]: longer };
+  assert.equal(ask(nb, { request: "show_record", cell_id: "c0", bundle: next }).ok, true);
+  assert.deepEqual(cell.outputs.get(0).data, next);
+  assert.equal(ask(nb, { request: "show_live", cell_id: "gone", model_id: "m" }).ok, false);
 });
 
 test("unknown cells, requests and missing ids are refused with a reason", () => {

@@ -6,6 +6,11 @@ kernel's ``jupyter_turns.control`` target instead and sends
 
     {request: "undo", request_id, call_id}  ->  {request_id, ok: true, lines}
                                              ->  {request_id, ok: false, reason}
+    {request: "page", request_id}            ->  {request_id, ok: true}
+
+``page`` says a page has just opened the notebook (loaded, reloaded, a second tab, reconnected
+after a network drop): the kernel sends it the turns it would otherwise miss (``on_page``,
+:func:`jupyter_turns.kernel.front.page_opened`) on the metadata comm.
 
 The comm handler may run on a subshell thread: the work is handed to the kernel's loop
 (:func:`~jupyter_turns.loops.call_soon_on`), where undo asks the page to remove or restore
@@ -17,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..loops import call_soon_on
@@ -31,10 +37,11 @@ log = logging.getLogger(__name__)
 _tasks: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak references)
 
 
-def register_control(session: UndoSession) -> bool:
+def register_control(session: UndoSession, on_page: Callable[[], None] = lambda: None) -> bool:
     """Answer the page's requests in this kernel, on the loop running now (``%load_ext`` runs
     in a cell) or else the one running the comm handler (loaded at kernel start, from
-    ``ipython_config.py``); False where there is no comm manager."""
+    ``ipython_config.py``); False where there is no comm manager. ``on_page`` runs when a
+    page says it opened the notebook."""
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
@@ -53,7 +60,7 @@ def register_control(session: UndoSession) -> bool:
             if target is None:
                 with contextlib.suppress(RuntimeError):
                     target = asyncio.get_running_loop()
-            call_soon_on(target, _start, session, comm, data)
+            call_soon_on(target, _start, session, comm, data, on_page)
 
         comm.on_msg(received)
         received(message)
@@ -62,9 +69,19 @@ def register_control(session: UndoSession) -> bool:
     return True
 
 
-def _start(session: UndoSession, comm: Any, data: Any) -> None:
+def _start(session: UndoSession, comm: Any, data: Any, on_page: Callable[[], None]) -> None:
     if not isinstance(data, dict) or "request" not in data:
         return  # a comm_open without a request
+    if data.get("request") == "page":
+        try:
+            on_page()
+            reply: dict[str, Any] = {"ok": True}
+        except Exception as exc:  # the page still works; only what it missed is not sent
+            log.warning("jupyter_turns: a page's turns not sent: %s", exc)
+            reply = {"ok": False, "reason": str(exc)}
+        with contextlib.suppress(Exception):
+            comm.send({"request_id": data.get("request_id"), **reply})
+        return
     task = asyncio.get_running_loop().create_task(_answer(session, comm, data))
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)

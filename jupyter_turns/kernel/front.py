@@ -22,7 +22,7 @@ from ..engine.turn_state import cycles_record
 from ..model.events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
 from ..model.prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
 from ..providers.endpoints import custom
-from ..record.format import turn_record
+from ..record.format import record_bundle, turn_record
 from ..record.notebook import session_paths
 from ..widget.buttons import WidgetPrompter
 from ..widget.chat_widget import ChatWidget
@@ -35,9 +35,10 @@ if TYPE_CHECKING:
     from .session import CellSettings, Session
     from .threads import Thread
 
-__all__ = ["CellFront", "has_frontend", "metadata_writer"]
+__all__ = ["CellFront", "has_frontend", "metadata_writer", "page_opened"]
 
 _metadata_writer: MetadataWriter | None = None
+_running: dict[str, ChatWidget] = {}  # cell id -> the widget of the turn it runs now
 _MAX_BACKOFF = 16.0  # seconds between rewrites of the live record while only text grows
 
 
@@ -47,6 +48,21 @@ def metadata_writer() -> MetadataWriter:
     if _metadata_writer is None:
         _metadata_writer = MetadataWriter()
     return _metadata_writer
+
+
+def page_opened(session: Session) -> None:
+    """A page opened the notebook (loaded again, a second tab, reconnected after a drop): it
+    shows what its file held, which misses what this kernel did since. Reach it on a fresh
+    comm and send it each running turn's widget (the page's widget manager has the model from
+    the kernel, and the view asks for the draft so far) and each finished turn's record (the
+    page writes those its cells do not hold yet, so the user's save keeps them)."""
+    writer = metadata_writer()
+    writer.reopen()
+    for cell_id, widget in list(_running.items()):
+        writer.show_live(cell_id, widget.model_id)
+    for cell_id, record in list(session.shown_records.items()):
+        if cell_id not in _running:
+            writer.show_record(cell_id, record_bundle(record))
 
 
 def has_frontend(namespace: dict[str, Any]) -> bool:
@@ -109,6 +125,8 @@ class CellFront:
         turn has started, and replaces the widget when it ends."""
         if has_frontend(self.session.namespace):
             self.recorder.show(self.widget)
+            if self.cell_id:  # a page opened during the turn is sent it (page_opened)
+                _running[self.cell_id] = self.widget
         self._ticker = self._loop.call_soon(self._save_progress)
 
     def close(self) -> None:
@@ -116,6 +134,8 @@ class CellFront:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
+        if self.cell_id and _running.get(self.cell_id) is self.widget:
+            del _running[self.cell_id]
         if self.recorder.showing_widget and self._last is not None:
             self.sink.drop_pending()  # the record replaces the widget now: nothing to draw
         else:

@@ -427,6 +427,13 @@ def _metadata_writer() -> MetadataWriter:
     return metadata_writer()
 
 
+def _page_opened(session: Session) -> None:
+    """A page opened the notebook: send it the running and finished turns it misses."""
+    from .front import page_opened  # the widget's imports wait until a page needs them
+
+    page_opened(session)
+
+
 def load_ipython_extension(ipython: Any) -> None:
     check_ipykernel()
     for transformer in (await_chat_cells, chat_help_as_output):
@@ -436,4 +443,5 @@ def load_ipython_extension(ipython: Any) -> None:
     if getattr(ipython, "kernel", None) is not None:  # the page's Undo buttons reach the kernel
         from ..editing.control import register_control
 
-        register_control(ipython.magics_manager.registry["ChatMagics"].session)
+        session = ipython.magics_manager.registry["ChatMagics"].session
+        register_control(session, on_page=lambda: _page_opened(session))

@@ -14,6 +14,13 @@ All written by the kernel through the messaging protocol (never the .ipynb file)
   record (``in_output``): the file holds the record once, and the extension moves it into the
   metadata if the output is cleared.
 
+A page that opens the notebook during or after a turn (reloaded, a second tab, reconnected
+after a drop) loaded the file, which misses what the kernel did since, and IOPub cannot reach
+its cells (their outputs were never this kernel's displays). It says so; the kernel answers on a
+fresh metadata comm (:meth:`MetadataWriter.reopen`) with the running turn's widget
+(``show_live``) and the finished turns' records (``show_record``, also sent at every turn's
+end), which the extension puts in the cells: see :func:`jupyter_turns.kernel.front.page_opened`.
+
 nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
 compares the final record bundle (its deterministic HTML and summary) with the saved one.
 What is written (the mime, the metadata key, the record and its bundle) is the record's format,
@@ -23,6 +30,7 @@ What is written (the mime, the metadata key, the record and its bundle) is the r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
@@ -120,6 +128,37 @@ class MetadataWriter:
 
     def notebook(self, value: Any) -> None:
         self._send({"cell_id": None, "scope": "notebook", "key": META_KEY, "value": value})
+
+    def reopen(self) -> None:
+        """A page opened the notebook (a reload, a second tab, a reconnect): it never got this
+        comm's ``comm_open``, so it drops what is sent on it. Close it; the next send opens a
+        new one, which every page then open registers. An :meth:`ask` still waiting gets
+        ``None`` (its answer would come on the closed comm)."""
+        comm, self._comm = self._comm, None
+        if comm is not None:
+            with contextlib.suppress(Exception):
+                comm.close()
+            self._on_close()
+
+    def show_live(self, cell_id: str, model_id: str) -> None:
+        """Every page shows the running turn's widget (model ``model_id``) as the cell's
+        output; a page that already does keeps it. Not waited for: a page without the cell
+        refuses."""
+        self._send(
+            {
+                "request": "show_live",
+                "request_id": new_id(),
+                "cell_id": cell_id,
+                "model_id": model_id,
+            }
+        )
+
+    def show_record(self, cell_id: str, bundle: dict[str, Any]) -> None:
+        """Every page puts this final record bundle in the cell (unless it already holds that
+        record), with the metadata pointing at it: the user's next save keeps it."""
+        self._send(
+            {"request": "show_record", "request_id": new_id(), "cell_id": cell_id, "bundle": bundle}
+        )
 
 
 def _resolve(future: asyncio.Future[Any], value: Any) -> None:
@@ -231,9 +270,12 @@ class Recorder:
             self._timer = None
         self._pending = None
         self._pending_metadata = False
-        self._output(record_bundle(record))
+        bundle = record_bundle(record)
+        self._output(bundle)
         if self._widget:  # the page has it in the output: the metadata points there
             self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
+            if self.cell_id:  # and pages opened since (reloaded, other tabs) get it too
+                self.metadata.show_record(self.cell_id, bundle)
         else:
             self.metadata.cell(self.cell_id, record)
         self._widget = False

@@ -122,6 +122,10 @@ _KERNEL_IDLE = """
 }
 """
 
+_KERNEL_CONNECTED = """
+() => window.__jt.panel.sessionContext.session?.kernel?.connectionStatus === "connected"
+"""
+
 _KERNEL_STATUS = """
 () => {
   const kernel = window.__jt.panel.sessionContext.session?.kernel;
@@ -310,6 +314,20 @@ class Lab:
         self._call(_OPEN, {"path": path, "kernel": kernel}, timeout, f"open {path}")
         if kernel:
             self.wait_kernel_idle(timeout)
+
+    def reload(self, name: str, *, timeout: float = 60) -> None:
+        """Load the page again and open the notebook, as a person reloading it does: the
+        notebook comes from the file on disk, its kernel keeps running (maybe busy with a
+        turn). Returns once the notebook is open and its kernel connected, busy or not."""
+        self.page.goto(f"{self.server.url}/lab?reset", wait_until="domcontentloaded")
+        self.page.wait_for_function(_APP_READY, timeout=timeout * 1000, polling=50)
+        path = f"{self.folder}/{name}"
+        self._call(_OPEN, {"path": path, "kernel": True}, timeout, f"open {path}")
+        self.page.wait_for_function(_KERNEL_CONNECTED, timeout=timeout * 1000, polling=50)
+
+    def leave(self) -> None:
+        """Close the page (as closing the tab does); the notebook's kernel keeps running."""
+        self.page.goto("about:blank")
 
     def close_and_reopen(self, name: str, *, kernel: bool = False, timeout: float = 60) -> None:
         """Leave the page, shut this folder's kernels down and open the saved file again.

@@ -93,6 +93,34 @@ def test_with_a_page_the_widget_is_the_output_until_the_record_replaces_it() -> 
     assert [(c.get("live"), len(c["events"])) for c in cells] == [(True, 1)]
     copy = {"cell_id": "cell-1", "key": "jupyter_turns", "in_output": RECORD_MIME}
     assert copy in page.metadata
+    # and every page, also those opened since (reloaded, a second tab), gets the record
+    shown = [m for m in page.metadata if m.get("request") == "show_record"]
+    assert [(m["cell_id"], m["bundle"]) for m in shown] == [("cell-1", page.sent[-1][2])]
+
+
+def test_a_page_opened_since_gets_a_fresh_comm() -> None:
+    """A reloaded page never got the comm's open: the writer closes it and opens a new one."""
+    opened: list[list[Any]] = []
+
+    class _Comm:
+        def __init__(self) -> None:
+            self.sent: list[Any] = []
+            self.closed = False
+            opened.append(self.sent)
+
+        def send(self, message: Any) -> None:
+            self.sent.append(message)
+
+        def close(self) -> None:
+            self.closed = True
+
+    writer = MetadataWriter(_Comm)
+    writer.cell("c", {"events": []})
+    writer.reopen()
+    writer.reopen()  # nothing open: nothing to close
+    writer.show_live("c", "model-1")
+    assert len(opened) == 2 and [len(sent) for sent in opened] == [1, 1]
+    assert opened[1][0]["request"] == "show_live" and opened[1][0]["model_id"] == "model-1"
 
 
 def test_with_a_page_new_text_alone_is_left_to_the_page() -> None:
