@@ -54,9 +54,8 @@ test("a decision saved with the clicking page's user names them; a policy's neve
   assert.deepEqual(chips([{ action: "approved", by: "user", who: ada }]), [
     "approved by Ada Lovelace",
   ]);
-  // a Skip or an edit that names who clicked says so, though the badge or header says what
-  assert.deepEqual(chips([{ action: "skipped", by: "user", who: ada }], "skipped"), [
-    "skipped by Ada Lovelace",
+  assert.deepEqual(chips([{ action: "withheld", by: "user", who: ada }]), [
+    "result withheld by Ada Lovelace",
   ]);
   assert.deepEqual(chips([{ action: "approved", by: "user", who: { name: "you" } }]), [
     "approved by you",

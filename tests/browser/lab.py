@@ -389,6 +389,14 @@ class Lab:
 
     # --- kernel ----------------------------------------------------------------------------
 
+    def user_name(self, timeout: float = 30) -> str:
+        """The name JupyterLab gives this page's user (what its clicks are saved under)."""
+        script = "() => window.jupyterapp.serviceManager.user.identity?.name ?? null"
+        handle = self.page.wait_for_function(script, timeout=timeout * 1000, polling=50)
+        name = handle.json_value()
+        assert isinstance(name, str) and name, name
+        return name
+
     def kernel_status(self) -> str | None:
         """The kernel's status as the frontend sees it, None when the notebook has no kernel."""
         status: str | None = self.page.evaluate(_KERNEL_STATUS)

@@ -14,7 +14,6 @@ TWO_CALLS = (
     "script = [cycle(tool_call('add', {'a': 2, 'b': 3})),"
     " cycle(tool_call('add', {'a': 5, 'b': 1})), cycle(message('Done.'))]"
 )
-_USER_NAME = "() => window.jupyterapp.serviceManager.user.identity?.name ?? null"
 
 
 def _approve(root: Locator) -> None:
@@ -42,8 +41,7 @@ def test_an_approval_in_one_page_closes_the_prompt_in_the_other_and_says_who(lab
     other.page.evaluate(_REVERT)
     page_b = wait_widget(other, 3)
     expect(page_b.get_by_role("button", name="Approve", exact=True)).to_be_visible()
-    name = lab.page.wait_for_function(_USER_NAME, polling=50).json_value()
-    assert isinstance(name, str) and name
+    name = lab.user_name()
 
     lab.page.bring_to_front()
     _approve(page_a)

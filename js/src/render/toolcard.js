@@ -70,9 +70,8 @@ const DETAIL_LABELS = /** @type {Record<string, string>} */ ({
 
 /**
  * The decision chips of a finished call, as text: what the card shows nowhere else. A user's
- * Skip is the badge already and an edit is in the header ("edited by you"), so neither repeats
- * unless it names who clicked: a decision saved with the clicking page's user says whose it was
- * ("approved by Ada Lovelace").
+ * Skip is the badge already and an edit is in the header ("edited by you"), so neither repeats.
+ * A decision saved with the clicking page's user says whose it was ("approved by Ada Lovelace").
  * @param {unknown} decisions the response's decisions
  * @param {string} status the response's status
  * @returns {{action: string, text: string, detail: string | null}[]}
@@ -82,9 +81,8 @@ export function decisionChips(decisions, status) {
   return list
     .filter(
       (d) =>
-        whoName(d?.who) !== null ||
-        (!(d?.by === "user" && d?.action === "edited") &&
-          !(d?.by === "user" && d?.action === "skipped" && status === "skipped")),
+        !(d?.by === "user" && d?.action === "edited") &&
+        !(d?.by === "user" && d?.action === "skipped" && status === "skipped"),
     )
     .map((d) => {
       const action = String(d?.action);
