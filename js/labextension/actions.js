@@ -17,7 +17,7 @@ const ANSWER_WAIT = 30_000; // ms: a busy kernel answers late, not never
  */
 export function cardActions(tracker) {
   return (node) => ({
-    undo: (/** @type {string} */ callId) => undo(tracker, node, callId),
+    undo: (/** @type {string} */ callId) => undo(tracker, node, callId, pageUser()),
     addCell: (/** @type {{source: string, outputs: object[]}} */ cell) =>
       addCell(tracker, node, cell),
   });
@@ -40,12 +40,28 @@ function locate(tracker, node) {
 }
 
 /**
+ * Who clicks here: the current user index.js exposes (JupyterLab's identity), or "you". The
+ * kernel sanitizes it and saves it on the undo event: a label, never a permission.
+ * @returns {{name: string, username: string}}
+ */
+function pageUser() {
+  const read = /** @type {any} */ (globalThis).__jupyter_turns_user;
+  const identity = typeof read === "function" ? read() : null;
+  const username = typeof identity?.username === "string" ? identity.username : "";
+  const name = [identity?.name, identity?.display_name, username].find(
+    (n) => typeof n === "string" && n.trim(),
+  );
+  return name ? { name, username } : { name: "you", username: "" };
+}
+
+/**
  * @param {any} tracker
  * @param {HTMLElement} node
  * @param {string} callId
+ * @param {{name: string, username: string}} who
  * @returns {Promise<{ok: boolean, reason?: string, lines?: string[]}>}
  */
-function undo(tracker, node, callId) {
+function undo(tracker, node, callId, who) {
   const kernel = locate(tracker, node)?.panel.sessionContext.session?.kernel;
   if (!kernel) {
     return Promise.resolve({
@@ -55,7 +71,7 @@ function undo(tracker, node, callId) {
         "kernel holds none of its objects.",
     });
   }
-  return askKernel(kernel, { request: "undo", call_id: callId });
+  return askKernel(kernel, { request: "undo", call_id: callId, who });
 }
 
 /**

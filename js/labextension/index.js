@@ -174,11 +174,11 @@ const plugin = {
   description: "Lets the jupyter_turns kernel code write cell and notebook metadata.",
   autoStart: true,
   requires: [INotebookTracker, IRenderMimeRegistry],
-  activate: (
-    /** @type {any} */ _app,
-    /** @type {any} */ tracker,
-    /** @type {any} */ rendermime,
-  ) => {
+  activate: (/** @type {any} */ app, /** @type {any} */ tracker, /** @type {any} */ rendermime) => {
+    // who clicks in this page (JupyterLab's current user), for the widget's views, which have
+    // no app: read at each click (the identity arrives after start-up)
+    /** @type {any} */ (globalThis).__jupyter_turns_user = () =>
+      app?.serviceManager?.user?.identity ?? null;
     // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
     rendermime.addFactory(recordRendererFactory, 0);
     setCardActions(cardActions(tracker));

@@ -47,3 +47,25 @@ test("a call whose arguments the user edited shows what ran, the original beside
   const garbled = { decisions: [{ action: "edited", by: "user", detail: "not json" }] };
   assert.deepEqual(ranArguments(request, garbled), { args: { a: 2, b: 3 }, original: null });
 });
+
+test("a decision saved with the clicking page's user names them; a policy's never does", () => {
+  const chips = (decisions, status = "done") => decisionChips(decisions, status).map((c) => c.text);
+  const ada = { name: "Ada Lovelace", username: "ada" };
+  assert.deepEqual(chips([{ action: "approved", by: "user", who: ada }]), [
+    "approved by Ada Lovelace",
+  ]);
+  assert.deepEqual(chips([{ action: "withheld", by: "user", who: ada }]), [
+    "result withheld by Ada Lovelace",
+  ]);
+  assert.deepEqual(chips([{ action: "approved", by: "user", who: { name: "you" } }]), [
+    "approved by you",
+  ]);
+  // an older record without `who` reads as before; a page's name is a label: one line, capped
+  assert.deepEqual(chips([{ action: "approved", by: "user" }]), ["approved"]);
+  const long = { name: `Eve\n<b>${"x".repeat(200)}`, username: "eve" };
+  const [text] = chips([{ action: "approved", by: "user", who: long }]);
+  assert.ok(text.startsWith("approved by Eve <b>xxx") && text.length <= "approved by ".length + 80);
+  assert.deepEqual(chips([{ action: "denied", by: "policy", who: ada, detail: "x" }]), [
+    "denied by policy",
+  ]);
+});

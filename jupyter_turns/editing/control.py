@@ -4,13 +4,15 @@ A finished turn's cards are drawn by the extension's record renderer, long after
 ended; their Undo button cannot reach the turn's widget. The extension opens a comm to the
 kernel's ``jupyter_turns.control`` target instead and sends
 
-    {request: "undo", request_id, call_id}  ->  {request_id, ok: true, lines}
-                                             ->  {request_id, ok: false, reason}
-    {request: "page", request_id}            ->  {request_id, ok: true}
+    {request: "undo", request_id, call_id, who?}  ->  {request_id, ok: true, lines}
+                                                   ->  {request_id, ok: false, reason}
+    {request: "page", request_id}                 ->  {request_id, ok: true}
 
-``page`` says a page has just opened the notebook (loaded, reloaded, a second tab, reconnected
-after a network drop): the kernel sends it the turns it would otherwise miss (``on_page``,
-:func:`jupyter_turns.kernel.front.page_opened`) on the metadata comm.
+``who`` is the identity the page reports (JupyterLab's current user): sanitized and saved on
+the undo event, a label and never a permission. ``page`` says a page has just opened the
+notebook (loaded, reloaded, a second tab, reconnected after a network drop): the kernel sends it
+the turns it would otherwise miss (``on_page``, :func:`jupyter_turns.kernel.front.page_opened`)
+on the metadata comm.
 
 The comm handler may run on a subshell thread: the work is handed to the kernel's loop
 (:func:`~jupyter_turns.loops.call_soon_on`), where undo asks the page to remove or restore
@@ -26,6 +28,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..loops import call_soon_on
+from ..model.events import Who
 from .page import NotebookEditor
 from .undo import UndoRefused
 from .undoing import UndoSession, undo
@@ -96,7 +99,8 @@ async def _answer(session: UndoSession, comm: Any, data: dict[str, Any]) -> None
         reader = session.reader
         editor = NotebookEditor(reader.page) if reader is not None else None
         try:
-            lines = await undo(session, editor, call_id=data["call_id"])
+            who = Who.from_page(data.get("who"))
+            lines = await undo(session, editor, call_id=data["call_id"], who=who)
             reply = {"ok": True, "lines": lines}
         except UndoRefused as exc:
             reply = {"ok": False, "reason": str(exc)}

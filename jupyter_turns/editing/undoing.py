@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model.events import Undo
+from ..model.events import Undo, Who
 from ..record.format import record_bundle
 from .page import NotebookEditor, PageError
 from .undo import describe, undo_log
@@ -48,13 +48,17 @@ async def undo(
     *,
     count: int = 1,
     call_id: str | None = None,
+    who: Who | None = None,
 ) -> list[str]:
-    """Undo the newest ``count`` steps (or the step of ``call_id``); a line per step. Raises
-    :class:`~.undo.UndoRefused` when nothing can be undone as asked."""
+    """Undo the newest ``count`` steps (or the step of ``call_id``); a line per step, each
+    undo event saying ``who`` asked (as their page said). Raises :class:`~.undo.UndoRefused`
+    when nothing can be undone as asked."""
     steps = undo_log(session.namespace).take(count=count, call_id=call_id)
     lines = []
     for step in steps:
         event = await step.revert(session.namespace, editor)
+        if who is not None:
+            event = event.model_copy(update={"who": who})
         lines.append(describe(event))
         _join_thread(session, event)
         await _save_in_record(session, editor, event)

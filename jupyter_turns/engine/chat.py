@@ -21,7 +21,7 @@ from ..errors import JupyterTurnsError
 from ..model.budget import Budget, Ledger
 from ..model.content import Attachment
 from ..model.conversation import Conversation
-from ..model.events import Notice
+from ..model.events import Notice, Who
 from ..model.interrupt import InterruptAction, InterruptChannel, InterruptChoice
 from ..model.prompter import PolicyPrompter, Prompter
 from ..model.sink import NullSink, Sink
@@ -222,13 +222,16 @@ class Chat:
             thinking=self.config.thinking if thinking is None else thinking,
         )
 
-    def interrupt(self, action: InterruptAction | str | None = None, text: str = "") -> None:
+    def interrupt(
+        self, action: InterruptAction | str | None = None, text: str = "", *, who: Who | None = None
+    ) -> None:
         """Interrupt the running turn from any thread.
 
         Without an action the prompter's interrupt menu opens; with one it applies directly:
-        ``stop``, ``abort``, ``reply`` (with ``text``), ``continue``, ``restart``.
+        ``stop``, ``abort``, ``reply`` (with ``text``), ``continue``, ``restart``. ``who``: the
+        person who asked, as their page said (the stop notice names them).
         """
         if action is None:
             self.interrupts.request(None)
             return
-        self.interrupts.request(InterruptChoice(InterruptAction(action), text))
+        self.interrupts.request(InterruptChoice(InterruptAction(action), text, who=who))

@@ -85,8 +85,8 @@ class InterruptSteps:
             self._to(TurnState.REPLYING)
             self._append(ChatRequest(content=choice.text))
             return Step.REPLY
-        by = "the user" if choice.by == "user" else "the headless policy"
-        self._append(*unrun(f"Not run: {by} stopped the turn."))
+        by = _stopper(choice)
+        self._append(*unrun(f"Not run: {by} stopped the turn.", who=choice.who))
         self._append(stopped_notice(choice, broken=not alive))
         return self._finish("stopped")
 
@@ -97,10 +97,17 @@ def stopped_notice(choice: InterruptChoice, *, broken: bool = False, tools: bool
     reset connection is not the user's doing."""
     during = " while tools were running" if tools else ""
     if choice.by == "user":
-        return Notice(text=f"Stopped by the user{during}.")
+        return Notice(text=f"Stopped by {_stopper(choice)}{during}.")
     what = "the stream broke off" if broken else "the turn was interrupted"
     return Notice(
         level="warning",
         text=f"Stopped by the headless policy{during}: {what} and no one was there to choose "
         "(what arrived is kept).",
     )
+
+
+def _stopper(choice: InterruptChoice) -> str:
+    """Who stopped, in words: the name the clicking page reported, else the user or the policy."""
+    if choice.by == "policy":
+        return "the headless policy"
+    return choice.who.name if choice.who is not None else "the user"

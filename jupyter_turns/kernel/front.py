@@ -19,7 +19,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any
 
 from ..engine.turn_state import cycles_record
-from ..model.events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning
+from ..model.events import SCHEMA_VERSION, ConversationEvent, Message, Reasoning, Who
 from ..model.prompter import HEADLESS_WITHHOLD_REASON, PolicyPrompter
 from ..providers.endpoints import custom
 from ..record.format import record_bundle, turn_record
@@ -165,8 +165,10 @@ class CellFront:
         return await self.widget.wait_ready(self.settings.view_timeout)
 
     def _on_interrupt_request(self, message: dict[str, Any]) -> None:
-        """The Stop button stops at once; the options button or Esc opens the interrupt menu."""
-        self.thread.chat.interrupt("stop" if message.get("action") == "stop" else None)
+        """The Stop button stops at once (saying who clicked it, as the page reported); the
+        options button or Esc opens the interrupt menu."""
+        stop = message.get("action") == "stop"
+        self.thread.chat.interrupt("stop" if stop else None, who=Who.from_page(message.get("who")))
 
     def _record(
         self, turn: TurnCoordinator, partial: list[ConversationEvent] | None = None

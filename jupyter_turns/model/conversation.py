@@ -24,6 +24,7 @@ from .events import (
     Decision,
     ToolCallRequest,
     ToolCallResponse,
+    Who,
     conversation_record,
     event_adapter,
     new_id,
@@ -107,9 +108,14 @@ class Conversation:
         self.extend(self.cancelled_responses(text, by_user=False))
         return orphans
 
-    def cancelled_responses(self, text: str, *, by_user: bool = True) -> list[ToolCallResponse]:
-        """A "cancelled" error response for each unanswered tool call, not yet appended."""
-        decisions = [Decision(action="cancelled", by="user", detail=text)] if by_user else []
+    def cancelled_responses(
+        self, text: str, *, by_user: bool = True, who: Who | None = None
+    ) -> list[ToolCallResponse]:
+        """A "cancelled" error response for each unanswered tool call, not yet appended
+        (``who``: the person whose Stop it was, as their page said)."""
+        decisions = (
+            [Decision(action="cancelled", by="user", detail=text, who=who)] if by_user else []
+        )
         return [
             ToolCallResponse(
                 call_id=call_id,

@@ -11,6 +11,7 @@ from 1 is the identity and reading accepts both (:data:`READABLE_VERSIONS`).
 
 from __future__ import annotations
 
+import unicodedata
 import uuid
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -68,6 +69,7 @@ __all__ = [
     "ToolInputDelta",
     "Undo",
     "Usage",
+    "Who",
     "compaction_note",
     "conversation_record",
     "event_adapter",
@@ -157,6 +159,40 @@ class ToolCallRequest(_Event):
     )
 
 
+WHO_MAX_CHARS = 80  # a name longer than this is cut: it is a label in a chip
+
+
+def _label(value: object) -> str:
+    """Plain one-line text of at most :data:`WHO_MAX_CHARS` characters: control and format
+    characters (newlines, bidi overrides, zero-width joiners) dropped, runs of spaces joined."""
+    if not isinstance(value, str):
+        return ""
+    spaced = (" " if c.isspace() else c for c in value)
+    kept = "".join(c for c in spaced if unicodedata.category(c)[0] != "C")
+    return " ".join(kept.split())[:WHO_MAX_CHARS].strip()
+
+
+class Who(BaseModel):
+    """Who clicked, as the page reported it (JupyterLab's current user): a label shown in the
+    card and saved, never a permission (any page can claim any name)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    name: str
+    username: str = ""
+
+    @classmethod
+    def from_page(cls, value: object) -> Who | None:
+        """The identity a page sent, sanitized (text only, length-capped); None when it sent
+        none usable (the page then names nobody: "you")."""
+        if not isinstance(value, dict):
+            return None
+        name, username = _label(value.get("name")), _label(value.get("username"))
+        if not (name or username):
+            return None
+        return cls(name=name or username, username=username)
+
+
 class Decision(BaseModel):
     """One decision about a tool call: what happened and who decided (the user or a policy)."""
 
@@ -177,6 +213,7 @@ class Decision(BaseModel):
     ]
     by: Literal["user", "policy"]
     detail: str | None = None
+    who: Who | None = _optional(_schema.WHO)  # the person whose click it was, as their page said
 
 
 ToolStatus: TypeAlias = Literal["done", "error", "cancelled", "skipped", "timeout"]
@@ -236,6 +273,7 @@ class Undo(_Event):
     done: list[str] = Field(default_factory=list)
     not_undone: list[str] = Field(default_factory=list)
     by: Literal["user"] = "user"
+    who: Who | None = _optional(_schema.WHO)  # whose Undo click it was, as their page said
 
 
 class ErrorEvent(_Event):

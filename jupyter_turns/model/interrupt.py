@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ..loops import call_soon_on
+from .events import Who
 
 __all__ = [
     "STREAMING_ACTIONS",
@@ -69,6 +70,7 @@ class InterruptChoice:
     text: str = ""  # the reply, for REPLY
     # who chose: a person (a click, a key, a direct call) or a policy (nobody was there to ask)
     by: Literal["user", "policy"] = "user"
+    who: Who | None = None  # the person who clicked Stop or chose, as their page said
 
     def __post_init__(self) -> None:
         if self.action is InterruptAction.REPLY and not self.text.strip():
@@ -230,7 +232,7 @@ async def ask_menu(
                 choice = menu.result()
                 if choice.valid_in(context):
                     return choice
-                return InterruptChoice(InterruptAction.STOP, by=choice.by)
+                return InterruptChoice(InterruptAction.STOP, by=choice.by, who=choice.who)
             direct = interrupts.take()
             if direct is not None and direct.valid_in(context):
                 return direct

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal, Protocol
 
 from .budget import BudgetAnswer, BudgetPrompt
+from .events import Who
 from .interrupt import InterruptAction, InterruptChoice, InterruptContext
 
 __all__ = [
@@ -65,6 +66,7 @@ class _Answer:
 
     by: Literal["user", "policy"] = "user"
     reason: str | None = None
+    who: Who | None = None  # the person who clicked, as their page said (saved with the decision)
 
 
 @dataclass(frozen=True, slots=True)

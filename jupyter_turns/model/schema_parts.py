@@ -25,6 +25,7 @@ __all__ = [
     "SCRIPTED",
     "STATE",
     "SUBAGENT",
+    "WHO",
     "metadata_field",
     "optional_field",
 ]
@@ -169,6 +170,14 @@ OUTPUTS: dict[str, Any] = {
     "the response's images), for 'Add to notebook'; a tool that raised: its error with the full "
     "traceback (shown folded in its card, never sent to the model)",
     "items": {"type": "object", "properties": {"output_type": {"type": "string"}}},
+}
+WHO: dict[str, Any] = {
+    "type": "object",
+    "description": "who clicked, as their page reported it (JupyterLab's current user; absent: "
+    "the page named nobody, or an older record): plain text, at most 80 characters, a label "
+    "and never a permission",
+    "properties": {"name": {"type": "string"}, "username": {"type": "string"}},
+    "required": ["name"],
 }
 
 

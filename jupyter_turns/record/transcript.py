@@ -159,7 +159,7 @@ def _md_call(
 
 
 def _md_result(event: ToolCallResponse) -> list[str]:
-    decisions = ", ".join(f"{d.action} by {d.by}" for d in event.decisions)
+    decisions = ", ".join(f"{d.action} by {d.who.name if d.who else d.by}" for d in event.decisions)
     head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
     notes = _result_notes(event)
     return [
@@ -390,7 +390,8 @@ def _diff(event: ConversationEvent) -> list[str]:
 
 def _undone(event: Undo) -> str:
     """What an undo reverted, and plainly what it could not."""
-    text = "Undone by the user: " + (", ".join(event.done) or "nothing")
+    who = event.who.name if event.who is not None else "the user"
+    text = f"Undone by {who}: " + (", ".join(event.done) or "nothing")
     if event.not_undone:
         text += "; not undone: " + "; ".join(event.not_undone)
     return text
@@ -408,9 +409,13 @@ _DETAIL_LABELS = frozenset({"recorded, not run", ALWAYS_ALLOWED})
 
 
 def _chip(decision: Decision) -> str:
-    if decision.detail in _DETAIL_LABELS:
+    """The chip's words, as the widget's (``decisionChips``): a click names who made it."""
+    who = decision.who.name if decision.who is not None and decision.by == "user" else None
+    if decision.detail in _DETAIL_LABELS and who is None:
         return decision.detail or ""
-    return decision.action + (" by policy" if decision.by == "policy" else "")
+    return decision.action + (
+        " by policy" if decision.by == "policy" else f" by {who}" if who else ""
+    )
 
 
 def _esc(text: object) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 
-from ..model.events import ConversationEvent, ToolCallRequest, ToolCallResponse
+from ..model.events import ConversationEvent, ToolCallRequest, ToolCallResponse, Who
 from ..model.interrupt import (
     InterruptAction,
     InterruptChannel,
@@ -86,7 +86,7 @@ class ToolCoordinator:
                 paused(True)
                 choice = await menu(InterruptContext("tool"))
                 if choice.action is InterruptAction.STOP:
-                    return await self.stop(), choice
+                    return await self.stop(who=choice.who), choice
                 if choice.action is InterruptAction.RESTART:
                     self.restart()
                 paused(False)
@@ -97,8 +97,11 @@ class ToolCoordinator:
         finally:
             task.cancel()
 
-    async def stop(self, reason: str = "cancelled by user") -> list[ToolCallResponse]:
-        """Cancel every unfinished call; the responses in request order, within the grace."""
+    async def stop(
+        self, reason: str = "cancelled by user", *, who: Who | None = None
+    ) -> list[ToolCallResponse]:
+        """Cancel every unfinished call; the responses in request order, within the grace
+        (``who``: the person whose Stop it was, saved with each "cancelled" decision)."""
         pending = [task for task in self._tasks if not task.done()]
         for task in pending:
             task.cancel()
@@ -113,7 +116,7 @@ class ToolCoordinator:
             text = reason
             if abandoned:
                 text = f"{reason} (it did not stop within {grace:g} s and was abandoned)"
-            self._answers[call_id] = executor.cancelled_response(text)
+            self._answers[call_id] = executor.cancelled_response(text, who=who)
             if abandoned:
                 executor.detach()  # it may still report progress; nobody listens any more
         return self._responses()

@@ -28,6 +28,7 @@ from ..model.events import (
     InquiryResponse,
     ToolCallRequest,
     ToolCallResponse,
+    Who,
     new_id,
     now_iso,
 )
@@ -238,10 +239,12 @@ class ToolExecutor:
         await asyncio.wait({attempt}, timeout=self.settings.cancel_grace)
         self.abandoned = not attempt.done()
 
-    def cancelled_response(self, reason: str = "cancelled by user") -> ToolCallResponse:
+    def cancelled_response(
+        self, reason: str = "cancelled by user", *, who: Who | None = None
+    ) -> ToolCallResponse:
         """The response for a call whose task was cancelled (Stop), whatever phase it was in."""
         self.token.cancel(reason)
-        self.decisions.append(Decision(action="cancelled", by="user", detail=reason))
+        self.decisions.append(Decision(action="cancelled", by="user", detail=reason, who=who))
         ran = " after it started" if self.started_at is not None else " before it ran"
         return self._respond(Outcome(f"Tool call {reason}{ran}.", True, "cancelled"))
 

@@ -78,7 +78,7 @@ async def decide_run(
             error = str(exc)
             continue
         edited = json.dumps(approval.arguments, ensure_ascii=False, default=repr)
-        decisions.append(Decision(action="edited", by=approval.by, detail=edited))
+        decisions.append(Decision(action="edited", by=approval.by, detail=edited, who=approval.who))
         return Run(edited_arguments, f"(The user changed the arguments before running: {edited})")
 
 
@@ -124,16 +124,16 @@ def _answered(
         decisions.append(Decision(action="denied", by="policy", detail=reason))
         return Outcome(_sentence(reason), True, "skipped")
     if approval.action == "approved":
-        decisions.append(Decision(action="approved", by=approval.by))
+        decisions.append(Decision(action="approved", by=approval.by, who=approval.who))
         return Run(arguments)
     if approval.action == "always_allowed":
         allowed.add(tool.name)
-        decisions.append(Decision(action="always_allowed", by=approval.by))
+        decisions.append(Decision(action="always_allowed", by=approval.by, who=approval.who))
         return Run(arguments)
     if approval.action == "skipped":
         reason = approval.reason or "the user skipped this tool call"
         action = "skipped" if approval.by == "user" else "denied"
-        decisions.append(Decision(action=action, by=approval.by, detail=reason))
+        decisions.append(Decision(action=action, by=approval.by, detail=reason, who=approval.who))
         text = reason if reason.startswith("not run") else f"not run: {reason}"
         return Outcome(_sentence(text), True, "skipped")
     return None
@@ -161,12 +161,14 @@ async def review_result(
         )
     )
     if decision.action == "delivered":
-        decisions.append(Decision(action="delivered", by=decision.by))
+        decisions.append(Decision(action="delivered", by=decision.by, who=decision.who))
         return outcome
     if decision.action == "result_edited" and decision.content is not None:
-        decisions.append(Decision(action="result_edited", by=decision.by))
+        decisions.append(Decision(action="result_edited", by=decision.by, who=decision.who))
         return Outcome(decision.content, outcome.is_error, outcome.status)
-    decisions.append(Decision(action="withheld", by=decision.by, detail=decision.reason))
+    decisions.append(
+        Decision(action="withheld", by=decision.by, detail=decision.reason, who=decision.who)
+    )
     if decision.by == "policy":
         reason = decision.reason or "withheld by policy"
         return Outcome(f"The result was not shared: {reason}.", False, "done")

@@ -2,8 +2,12 @@
 
 A prompt is a dict in the widget's ``prompts`` trait with a unique id; the page answers with a
 message of the prompt's own kind naming that id (:mod:`jupyter_turns.widget.messages`), so a stale
-or repeated click (another widget, an earlier turn, a double click) is ignored. ``interactive()``
-decides per prompt whether to wait for a click or let the fallback policy answer at once.
+or repeated click (another widget, an earlier turn, a double click, a second page showing the same
+widget) is ignored. The answer withdraws the prompt from the trait, so every page showing the
+widget closes it. An answer carries ``who``, the identity its page reports: sanitized here into a
+:class:`~jupyter_turns.model.events.Who` and saved with the decision (a label, not a
+permission). ``interactive()`` decides per prompt whether to wait for a click or let the fallback
+policy answer at once.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..model.budget import BudgetAnswer
+from ..model.events import Who
 from ..model.interrupt import InterruptAction, InterruptChoice, InterruptContext
 from ..model.prompter import Approval, InquiryAnswer, PolicyPrompter, ResultDecision
 
@@ -97,7 +102,8 @@ class WidgetPrompter:
         def read(answer: dict[str, Any]) -> InterruptChoice:
             try:
                 action = InterruptAction(answer.get("action"))
-                choice = InterruptChoice(action, str(answer.get("text") or ""))
+                text = str(answer.get("text") or "")
+                choice = InterruptChoice(action, text, who=Who.from_page(answer.get("who")))
             except ValueError:  # an unknown action or a Reply without text
                 raise _Rejected() from None
             if not choice.valid_in(context):
@@ -174,19 +180,19 @@ class WidgetPrompter:
 
 
 def _approval(answer: dict[str, Any]) -> Approval:
-    action = answer.get("action")
+    action, who = answer.get("action"), Who.from_page(answer.get("who"))
     if action in ("approved", "skipped", "always_allowed"):
-        return Approval(action)
+        return Approval(action, who=who)
     if action == "edited" and isinstance(answer.get("arguments"), dict):
-        return Approval("edited", arguments=answer["arguments"])
+        return Approval("edited", arguments=answer["arguments"], who=who)
     raise _Rejected("the edit did not send a JSON object")
 
 
 def _result(answer: dict[str, Any]) -> ResultDecision:
-    action = answer.get("action")
+    action, who = answer.get("action"), Who.from_page(answer.get("who"))
     if action == "result_edited" and isinstance(answer.get("content"), str):
-        return ResultDecision("result_edited", content=answer["content"])
-    return ResultDecision("delivered" if action == "delivered" else "withheld")
+        return ResultDecision("result_edited", content=answer["content"], who=who)
+    return ResultDecision("delivered" if action == "delivered" else "withheld", who=who)
 
 
 async def _always() -> bool:

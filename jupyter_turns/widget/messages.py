@@ -14,7 +14,9 @@ call id of the card whose nested transcript draws them.
 Page → kernel, every user action (never a trait write): ``ready`` from each rendered view, the
 answer to each prompt kind under the prompt's own kind (``approval``, ``result``, ``inquiry``,
 ``interrupt``, ``budget``), and ``interrupt_request`` from the Stop button or Esc. An answer's
-``action`` is the name the decision is saved under (``approved``, ``withheld``...).
+``action`` is the name the decision is saved under (``approved``, ``withheld``...). Every answer
+and Stop carries ``who``, the page's current user: a label the kernel sanitizes
+(:meth:`~jupyter_turns.model.events.Who.from_page`) and saves, never a permission.
 """
 
 # no ``from __future__ import annotations``: TypedDict (Python 3.11) sees NotRequired only in
@@ -34,6 +36,7 @@ __all__ = [
     "InterruptMsg",
     "InterruptRequestMsg",
     "KernelMessage",
+    "PageUser",
     "ProgressMsg",
     "ProgressUpdate",
     "ReadyMsg",
@@ -106,6 +109,13 @@ class ProgressMsg(TypedDict):
 # --------------------------------------------------------------------------- page -> kernel
 
 
+class PageUser(TypedDict):
+    """Who clicked, as the page knows them (JupyterLab's current user; "you" without one)."""
+
+    name: str
+    username: str
+
+
 class ReadyMsg(TypedDict):
     """A view rendered: it can show prompts and needs the draft."""
 
@@ -117,6 +127,7 @@ class ApprovalMsg(TypedDict):
     prompt_id: str
     action: Literal["approved", "skipped", "edited", "always_allowed"]
     arguments: NotRequired[dict[str, Any]]  # for "edited"
+    who: NotRequired[PageUser]  # the page's current user: a label, not a permission
 
 
 class ResultMsg(TypedDict):
@@ -124,12 +135,14 @@ class ResultMsg(TypedDict):
     prompt_id: str
     action: Literal["delivered", "withheld", "result_edited"]
     content: NotRequired[str]  # for "result_edited"
+    who: NotRequired[PageUser]  # the page's current user: a label, not a permission
 
 
 class InquiryMsg(TypedDict):
     type: Literal["inquiry"]
     prompt_id: str
     answer: str
+    who: NotRequired[PageUser]  # the page's current user: a label, not a permission
 
 
 class InterruptMsg(TypedDict):
@@ -139,6 +152,7 @@ class InterruptMsg(TypedDict):
     prompt_id: str
     action: Literal["stop", "abort", "reply", "continue", "restart"]
     text: NotRequired[str]  # for "reply"
+    who: NotRequired[PageUser]  # the page's current user: a label, not a permission
 
 
 class BudgetMsg(TypedDict):
@@ -147,6 +161,7 @@ class BudgetMsg(TypedDict):
     type: Literal["budget"]
     prompt_id: str
     action: Literal["continue", "stop"]
+    who: NotRequired[PageUser]  # the page's current user: a label, not a permission
 
 
 class InterruptRequestMsg(TypedDict):
@@ -155,6 +170,7 @@ class InterruptRequestMsg(TypedDict):
 
     type: Literal["interrupt_request"]
     action: NotRequired[Literal["stop"]]
+    who: NotRequired[PageUser]  # the page's current user: a label, not a permission
 
 
 KernelMessage: TypeAlias = DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg | ProgressMsg

@@ -301,14 +301,19 @@ class Lab:
 
     # --- opening ---------------------------------------------------------------------------
 
-    def open(self, name: str, *, kernel: bool = True, timeout: float = 60) -> None:
+    def open(
+        self, name: str, *, kernel: bool = True, workspace: str = "", timeout: float = 60
+    ) -> None:
         """Load JupyterLab with an empty workspace and open the notebook.
 
         With `kernel=True` return once its kernel is connected and idle; with `kernel=False`
         the notebook opens with "No Kernel" (JupyterLab's "Notebook (no kernel)") and this
-        returns once its cells are rendered.
+        returns once its cells are rendered. A second page of the same browser context names
+        its own `workspace` (JupyterLab moves a tab whose workspace is in use elsewhere to a
+        new one, a navigation that would cut the opening short).
         """
-        self.page.goto(f"{self.server.url}/lab?reset", wait_until="domcontentloaded")
+        where = f"/lab/workspaces/{workspace}" if workspace else "/lab"
+        self.page.goto(f"{self.server.url}{where}?reset", wait_until="domcontentloaded")
         self.page.wait_for_function(_APP_READY, timeout=timeout * 1000, polling=50)
         path = f"{self.folder}/{name}"
         self._call(_OPEN, {"path": path, "kernel": kernel}, timeout, f"open {path}")
@@ -401,6 +406,14 @@ class Lab:
         return self.cell(index).locator(".jp-InputArea-prompt")
 
     # --- kernel ----------------------------------------------------------------------------
+
+    def user_name(self, timeout: float = 30) -> str:
+        """The name JupyterLab gives this page's user (what its clicks are saved under)."""
+        script = "() => window.jupyterapp.serviceManager.user.identity?.name ?? null"
+        handle = self.page.wait_for_function(script, timeout=timeout * 1000, polling=50)
+        name = handle.json_value()
+        assert isinstance(name, str) and name, name
+        return name
 
     def kernel_status(self) -> str | None:
         """The kernel's status as the frontend sees it, None when the notebook has no kernel."""

@@ -114,8 +114,8 @@ def test_status_and_cards_say_what_really_happens(lab: Lab) -> None:
     expect(saved.locator('.jt-tool[data-call-id="n1"]')).to_have_attribute(
         "data-status", "cancelled"
     )
-    expect(saved.locator(".jt-notice")).to_contain_text(
-        "Stopped by the user while tools were running."
+    expect(saved.locator(".jt-notice")).to_contain_text(  # who clicked Stop, as the page says
+        f"Stopped by {lab.user_name()} while tools were running."
     )
     expect(lab.cell_output(5).locator(".jt-prompt-interrupt")).to_have_count(0)
     lab.screenshot("honest-status.png")

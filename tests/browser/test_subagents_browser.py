@@ -175,7 +175,8 @@ def test_a_sub_agent_streams_asks_is_stopped_and_is_saved_inside_its_card(lab: L
     expect(stopped.locator(".jt-message:not(.jt-nested .jt-message)")).to_have_count(0)
     top_notices = stopped.locator(".jt-notice:not(.jt-nested .jt-notice)")
     expect(top_notices).to_have_count(1)
-    expect(top_notices).to_contain_text("Stopped by the user while tools were running.")
+    stopper = lab.user_name()  # who clicked Stop, as the page says
+    expect(top_notices).to_contain_text(f"Stopped by {stopper} while tools were running.")
     stopped_summary = writer_nested.locator(":scope > summary").inner_text()
     lab.save()
     record = final_record(lab.read_notebook("agents.ipynb").cells[3])

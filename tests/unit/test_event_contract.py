@@ -81,6 +81,8 @@ def test_the_html_transcript_shows_every_event_of_the_fixture() -> None:
         "Not run: denied by policy.",
         "stopped here",
         "Stopped by the user.",
+        "approved by Ada Lovelace",  # who clicked, as their page said
+        "Undone by Ada Lovelace: restored the edited cell",
         "this version does not know: ping_v2",
         "Error (overloaded): overloaded_error: the API is busy",
     ]:

@@ -12,9 +12,11 @@ import { parseMode, sameMode } from "../render/reasoning.js";
 import { StatusBar, isActive, renderFooter } from "../render/status.js";
 import { Transcript } from "../render/transcript.js";
 import { Stats } from "../util/stats.js";
+import { pageUser } from "../util/who.js";
 
 /** @typedef {import("../protocol/types.js").Model} Model */
 /** @typedef {import("./draft.js").DraftOp} DraftOp */
+/** @typedef {import("../protocol/messages.js").PageMessage} PageMessage */
 
 const TRAITS = /** @type {const} */ (["events", "tools", "prompts", "status", "usage", "settings"]);
 /** @typedef {typeof TRAITS[number]} Trait */
@@ -35,7 +37,10 @@ export class ChatView {
     this.mode = parseMode(model.get("settings")?.reasoning);
     this.transcript = new Transcript(this.stats);
     this.drafts = new Drafts(() => new Draft(this.stats, this.mode));
-    this.prompts = new Prompts((msg) => this.model.send(msg));
+    // every answer says who clicked, as this page knows them (a label the kernel saves)
+    this.prompts = new Prompts((msg) =>
+      this.model.send(/** @type {PageMessage} */ ({ ...msg, who: pageUser() })),
+    );
     this.statusBar = new StatusBar(
       () => this.stopTurn(),
       () => this.requestInterrupt(),
@@ -199,14 +204,14 @@ export class ChatView {
   /** The Stop button: one click stops the turn (a menu open meanwhile is answered by it). */
   stopTurn() {
     if (isActive(this.model.get("status"))) {
-      this.model.send({ type: "interrupt_request", action: "stop" });
+      this.model.send({ type: "interrupt_request", action: "stop", who: pageUser() });
     }
   }
 
   /** The options button or Esc: the kernel opens the interrupt menu. */
   requestInterrupt() {
     if (isActive(this.model.get("status")) && !this.prompts.interruptOpen) {
-      this.model.send({ type: "interrupt_request" });
+      this.model.send({ type: "interrupt_request", who: pageUser() });
     }
   }
 

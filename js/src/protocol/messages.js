@@ -15,7 +15,9 @@
  * Page → kernel, every user action (never a trait write): `ready` from every render, each
  * prompt's answer under the prompt's own kind (the budget pause's too) — its `action` is the name the decision is saved
  * under — and `interrupt_request`: `action: "stop"` from the Stop button (one click stops),
- * none from the options button beside it or Esc (the kernel opens the interrupt menu).
+ * none from the options button beside it or Esc (the kernel opens the interrupt menu). Every
+ * answer and Stop carries `who`, the page's current user (live/who.js): a label the kernel
+ * sanitizes and saves with the decision, never a permission.
  *
  * @typedef {[number, "message" | "reasoning", string]} TextPart  [block index, kind, text]
  * @typedef {[number, "tool_input", string, string, string]} ToolInputPart
@@ -31,13 +33,14 @@
  * @typedef {{type: "draft_clear", parent?: string}} DraftClearMsg
  * @typedef {{type: "progress", tools: Record<string, ProgressUpdate>}} ProgressMsg
  *
+ * @typedef {{name: string, username: string}} PageUser  who clicked, as this page knows them
  * @typedef {{type: "ready"}} ReadyMsg
- * @typedef {{type: "approval", prompt_id: string, action: "approved" | "skipped" | "edited" | "always_allowed", arguments?: Record<string, unknown>}} ApprovalMsg
- * @typedef {{type: "result", prompt_id: string, action: "delivered" | "withheld" | "result_edited", content?: string}} ResultMsg
- * @typedef {{type: "inquiry", prompt_id: string, answer: string}} InquiryMsg
- * @typedef {{type: "interrupt", prompt_id: string, action: "stop" | "abort" | "reply" | "continue" | "restart", text?: string}} InterruptMsg
- * @typedef {{type: "budget", prompt_id: string, action: "continue" | "stop"}} BudgetMsg
- * @typedef {{type: "interrupt_request", action?: "stop"}} InterruptRequestMsg
+ * @typedef {{type: "approval", prompt_id: string, action: "approved" | "skipped" | "edited" | "always_allowed", arguments?: Record<string, unknown>, who?: PageUser}} ApprovalMsg
+ * @typedef {{type: "result", prompt_id: string, action: "delivered" | "withheld" | "result_edited", content?: string, who?: PageUser}} ResultMsg
+ * @typedef {{type: "inquiry", prompt_id: string, answer: string, who?: PageUser}} InquiryMsg
+ * @typedef {{type: "interrupt", prompt_id: string, action: "stop" | "abort" | "reply" | "continue" | "restart", text?: string, who?: PageUser}} InterruptMsg
+ * @typedef {{type: "budget", prompt_id: string, action: "continue" | "stop", who?: PageUser}} BudgetMsg
+ * @typedef {{type: "interrupt_request", action?: "stop", who?: PageUser}} InterruptRequestMsg
  *
  * @typedef {DeltaMsg | DraftMsg | ReleasedMsg | DraftClearMsg | ProgressMsg} KernelMessage
  * @typedef {ReadyMsg | ApprovalMsg | ResultMsg | InquiryMsg | InterruptMsg | BudgetMsg | InterruptRequestMsg} PageMessage

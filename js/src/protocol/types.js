@@ -14,7 +14,9 @@
  *            height?: number|null, [extra: string]: unknown}} ImageData
  * @typedef {{label: string, source?: string, text?: string, images?: ImageData[],
  *            [extra: string]: unknown}} Attachment
- * @typedef {{action: string, by: "user"|"policy", detail?: string|null,
+ * @typedef {{name: string, username?: string}} Who
+ *   who clicked, as their page reported it (a label, never a permission)
+ * @typedef {{action: string, by: "user"|"policy", detail?: string|null, who?: Who,
  *            [extra: string]: unknown}} Decision
  * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
  *            cache_creation_input_tokens?: number, cost_usd?: number|null, events?: number,
@@ -61,7 +63,7 @@
  * @typedef {EventBase & {kind: "notice", text: string, level?: string, data?: unknown}}
  *            NoticeEvent
  * @typedef {EventBase & {kind: "undo", call_id: string, tool: string, by?: string,
- *            done?: string[], not_undone?: string[]}} UndoEvent
+ *            done?: string[], not_undone?: string[], who?: Who}} UndoEvent
  * @typedef {EventBase & {kind: "error", message: string, error_type?: string}} ErrorEvent
  * @typedef {ChatRequestEvent | ReasoningEvent | MessageEvent | BlockEvent | ToolCallRequestEvent
  *           | ToolCallResponseEvent | InquiryRequestEvent | InquiryResponseEvent | NoticeEvent

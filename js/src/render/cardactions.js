@@ -14,6 +14,7 @@
  */
 import { h } from "../util/dom.js";
 import { IMAGE_TYPES } from "./images.js";
+import { whoName } from "../util/who.js";
 import { callPreview, copyText, renderCode } from "./cells.js";
 
 /** @typedef {import("../protocol/types.js").ToolCallRequestEvent} ToolCallRequestEvent */
@@ -75,6 +76,16 @@ export function renderAfterCall(callId, request, response, undo, actions) {
 }
 
 /**
+ * "Undone", naming who clicked Undo when the event says (as their page reported it).
+ * @param {UndoEvent} undo
+ * @returns {string}
+ */
+function undoneBy(undo) {
+  const who = whoName(undo.who);
+  return who ? `Undone by ${who}` : "Undone";
+}
+
+/**
  * @param {UndoEvent} undo
  * @returns {HTMLElement}
  */
@@ -84,7 +95,7 @@ function renderUndo(undo) {
   return h(
     "div",
     { class: "jt-undo" },
-    h("div", null, `Undone: ${done.join(", ") || "nothing"}`),
+    h("div", null, `${undoneBy(undo)}: ${done.join(", ") || "nothing"}`),
     kept.length ? h("div", { class: "jt-undo-kept" }, `Not undone: ${kept.join("; ")}`) : null,
   );
 }

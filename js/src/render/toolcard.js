@@ -18,6 +18,7 @@ import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
 import { callSummary, codeArguments, renderArguments } from "./codeargs.js";
 import { renderImages } from "./images.js";
+import { whoName } from "../util/who.js";
 
 /** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
 /** @typedef {import("./cardactions.js").CardActions} CardActions */
@@ -70,6 +71,7 @@ const DETAIL_LABELS = /** @type {Record<string, string>} */ ({
 /**
  * The decision chips of a finished call, as text: what the card shows nowhere else. A user's
  * Skip is the badge already and an edit is in the header ("edited by you"), so neither repeats.
+ * A decision saved with the clicking page's user says whose it was ("approved by Ada Lovelace").
  * @param {unknown} decisions the response's decisions
  * @param {string} status the response's status
  * @returns {{action: string, text: string, detail: string | null}[]}
@@ -86,8 +88,9 @@ export function decisionChips(decisions, status) {
       const action = String(d?.action);
       const detail = d?.detail ? String(d.detail) : null;
       const own = detail !== null ? DETAIL_LABELS[detail] : undefined;
-      const text =
-        own ?? `${DECISION_LABELS[action] ?? action}${d?.by === "policy" ? " by policy" : ""}`;
+      const who = d?.by === "user" ? whoName(d?.who) : null;
+      const by = d?.by === "policy" ? " by policy" : who ? ` by ${who}` : "";
+      const text = (who ? null : own) ?? `${DECISION_LABELS[action] ?? action}${by}`;
       return { action, text, detail };
     });
 }
