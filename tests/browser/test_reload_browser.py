@@ -40,14 +40,14 @@ def test_a_page_reloaded_mid_turn_shows_the_live_turn_and_keeps_its_record(lab: 
     expect(stop).to_be_visible()
     stop.click()
     saved = lab.cell_output(3).locator(".jt-root.jt-saved")
-    expect(saved.locator(".jt-notice")).to_contain_text("Stopped by the user")
+    expect(saved.locator(".jt-notice")).to_contain_text(f"Stopped by {lab.user_name()}")
     expect(saved.locator(".jt-message")).to_contain_text("The first half of an answer")
     expect(lab.cell_output(3).locator(".jp-OutputArea-output")).to_have_count(1)
     lab.wait_kernel_idle()
 
     lab.reload("reload.ipynb")  # still unsaved: the kernel hands the record to the new page
     saved = lab.cell_output(3).locator(".jt-root.jt-saved")
-    expect(saved.locator(".jt-notice")).to_contain_text("Stopped by the user")
+    expect(saved.locator(".jt-notice")).to_contain_text(f"Stopped by {lab.user_name()}")
     lab.save()
     cell = lab.read_notebook("reload.ipynb").cells[3]
     assert [sorted(o["data"]) for o in cell.outputs] == [
@@ -107,7 +107,7 @@ def _follow_in_a_second_page(lab: Lab, first: Locator, second: Lab) -> None:
     first.locator(".jt-stop").click()
     for page in (lab, second):
         saved = page.cell_output(3).locator(".jt-root.jt-saved")
-        expect(saved.locator(".jt-notice")).to_contain_text("Stopped by the user")
+        expect(saved.locator(".jt-notice")).to_contain_text(f"Stopped by {lab.user_name()}")
         expect(page.cell_output(3).locator(".jp-OutputArea-output")).to_have_count(1)
     second.save()  # the tab opened last saves: the file holds the record all the same
     record = final_record(second.read_notebook("tabs.ipynb").cells[3])
