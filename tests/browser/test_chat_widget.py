@@ -123,7 +123,7 @@ def test_approve_click_runs_the_tool_and_the_card_shows_its_result(lab: Lab) -> 
 
     expect(card.locator(".jt-tool-result pre")).to_have_text("5")
     expect(card).to_have_attribute("data-status", "done")
-    expect(card.locator(".jt-decisions")).to_have_text("approved")
+    expect(card.locator(".jt-decisions")).to_have_text(re.compile(r"^approved by \S.*$"))  # who
     expect(prompt).to_have_count(0)
     expect(root.locator(".jt-message").last).to_have_text("2 + 3 = 5.")
     lab.wait_cell_idle(3)
