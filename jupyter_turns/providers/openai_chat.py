@@ -44,8 +44,6 @@ if TYPE_CHECKING:
     from .anthropic import KeySource
 
 __all__ = [
-    "BASE_URL_VARIABLE",
-    "KEY_VARIABLE",
     "NO_KEY",
     "OLLAMA_DEFAULT",
     "OllamaProvider",
@@ -53,8 +51,6 @@ __all__ = [
     "ollama_base_url",
 ]
 
-KEY_VARIABLE = OPENAI.key_variable
-BASE_URL_VARIABLE = OPENAI.base_url_variable
 OLLAMA_DEFAULT = "http://localhost:11434"
 NO_KEY = "not-needed"  # sent when no key may go to this endpoint: the SDK needs a string
 _PROXY_VARIABLES = (
@@ -117,7 +113,7 @@ class OpenAIChatProvider:
         self._why_no_key: str | None = None  # why the last request went without a key
 
     def _default_base_url(self) -> str:
-        url = os.environ.get(BASE_URL_VARIABLE, "").strip()
+        url = os.environ.get(OPENAI.base_url_variable, "").strip()
         if not url:
             raise ProviderConfigError(NEEDS_BASE_URL)
         return url
@@ -197,9 +193,9 @@ class OpenAIChatProvider:
             return ProviderError(
                 f"{shown(self.endpoint)} asks for an API key, and none was sent to it: "
                 f"{self._why_no_key}. Give one for this endpoint with %chat key openai (a "
-                f"hidden prompt), or set "
-                f"{KEY_VARIABLE} together with {BASE_URL_VARIABLE}={shown(self.endpoint)} in "
-                f"the environment. ({classified.message})",
+                f"hidden prompt), or set {OPENAI.key_variable} together with "
+                f"{OPENAI.base_url_variable}={shown(self.endpoint)} in the environment. "
+                f"({classified.message})",
                 kind="auth",
                 status=classified.status,
             )

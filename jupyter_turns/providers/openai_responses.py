@@ -1,9 +1,9 @@
 """OpenAIResponsesProvider: the OpenAI Responses API through the official SDK, streamed raw.
 
 Asks its key source for the key before each request: by default the environment's
-``OPENAI_API_KEY`` (:func:`environment_key`); the kernel passes its own. It sends to
-``OPENAI_BASE_URL`` of the environment, else :data:`DEFAULT_BASE_URL`
-(:func:`environment_endpoint`), read again for each request. A key from the source is checked
+``OPENAI_API_KEY`` (:func:`.endpoints.environment_key` of the OpenAI service); the kernel passes
+its own. It sends to ``OPENAI_BASE_URL`` of the environment, else :data:`DEFAULT_BASE_URL`
+(``endpoints.OPENAI.current``), read again for each request. A key from the source is checked
 with :func:`jupyter_turns.providers.endpoints.refusal` (never sent to an endpoint other than
 the one it was given for) and withheld from text from then on. The client has
 ``max_retries=0``: ResilientCycle retries; :func:`.openai_errors.classify` is the one place SDK
@@ -23,6 +23,7 @@ sends ``stream: false`` and replays the whole Response through the same adapter.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
@@ -30,10 +31,9 @@ import openai
 
 from ..errors import ProviderError
 from ..model.events import ConversationEvent, StreamEvent, Usage
-from . import endpoints
 from .anthropic_stream import as_dict
 from .base import KeySource, Request, Thinking
-from .endpoints import DEFAULTS, OPENAI
+from .endpoints import DEFAULTS, OPENAI, environment_key
 from .keyed_client import KeyedClient, client_timeout
 from .models import ModelInfo, model_info
 from .openai_errors import classify
@@ -46,8 +46,6 @@ __all__ = [
     "OpenAIResponsesProvider",
     "build_params",
     "effort",
-    "environment_endpoint",
-    "environment_key",
 ]
 
 DEFAULT_MODEL = "gpt-5-mini"
@@ -65,16 +63,7 @@ NO_COMPACTION = (
     "uncompacted (%chat forget N stops sending its oldest exchanges)."
 )
 _TOOL_CHOICE = {"auto": "auto", "any": "required", "none": "none"}
-
-
-def environment_key() -> str | None:
-    """``OPENAI_API_KEY`` of the environment (None: not set); withheld from text from now on."""
-    return endpoints.environment_key(OPENAI)
-
-
-def environment_endpoint() -> str:
-    """``OPENAI_BASE_URL`` of the environment, else the OpenAI API."""
-    return OPENAI.current()
+_ENVIRONMENT_KEY: KeySource = functools.partial(environment_key, OPENAI)  # the default source
 
 
 class OpenAIResponsesProvider:
@@ -89,7 +78,7 @@ class OpenAIResponsesProvider:
         model: str | None = None,
         *,
         api_key: str | None = None,
-        key_source: KeySource = environment_key,
+        key_source: KeySource = _ENVIRONMENT_KEY,
         base_url: str | None = None,
         timeout: float = 600.0,
         client: openai.AsyncOpenAI | None = None,
@@ -102,7 +91,7 @@ class OpenAIResponsesProvider:
         self._keyed = KeyedClient(
             self._new_client,
             key_source=key_source,
-            endpoint=lambda: self._base_url or environment_endpoint(),
+            endpoint=lambda: self._base_url or OPENAI.current(),
             service=OPENAI,
             missing=MISSING_KEY,
             api_key=api_key,
