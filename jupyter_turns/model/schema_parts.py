@@ -154,13 +154,17 @@ PREVIEW: dict[str, Any] = {
 }
 CELL: dict[str, Any] = {
     "type": "object",
-    "description": "the notebook cell a call inserted or edited: enough to undo it",
+    "description": "the notebook cell a call inserted, edited, ran, deleted or moved: enough "
+    "to undo it (with what the kernel keeps in memory: a deleted cell's outputs, the outputs a "
+    "run replaced)",
     "properties": {
-        "op": {"enum": ["insert", "edit"]},
+        "op": {"enum": ["insert", "edit", "run", "delete", "move"]},
         "cell_id": {"type": "string"},
-        "index": {"type": "integer"},
+        "index": {"type": "integer", "description": "its index after the change (deleted: before)"},
         "before": {"type": "string"},
         "after": {"type": "string"},
+        "from": {"type": "integer", "description": "a moved cell's index before"},
+        "ran": {"type": "boolean", "description": "an edited cell also ran"},
     },
     "required": ["op", "cell_id"],
 }
