@@ -140,15 +140,19 @@ STATE: dict[str, Any] = {
 
 PREVIEW: dict[str, Any] = {
     "type": "object",
-    "description": "what the approval showed: a proposed cell (insert_cell) or a line diff of "
-    "a cell's text (edit_cell), kept whatever the answer was",
+    "description": "what the approval showed: a proposed cell (insert_cell), a line diff of "
+    "a cell's text (edit_cell), the code to run (run_cell), the cell and a line per output "
+    "(delete_cell), a cell and where it goes (move_cell); kept whatever the answer was",
     "properties": {
-        "kind": {"enum": ["insert", "edit"]},
+        "kind": {"enum": ["insert", "edit", "run", "delete", "move"]},
         "cell_type": {"type": "string"},
         "source": {"type": "string"},
         "run": {"type": "boolean"},
         "index": {"type": "integer"},
+        "after": {"type": "integer"},
+        "to": {"type": "integer"},
         "diff": {"type": "string"},
+        "outputs": {"type": "array", "items": {"type": "string"}},
     },
     "required": ["kind"],
 }
