@@ -1,5 +1,5 @@
 """The cell tools (insert, edit, run, delete, move): what the approval shows, what the page is
-asked, what is refused, and undo of each step (against a page that answers like the bundled extension)."""
+asked, what is refused, and undo of each step (against a page that answers like the extension)."""
 
 from __future__ import annotations
 
