@@ -129,7 +129,8 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text(
         "Ran cell [3] in the kernel, but the page did not show its outputs"
     )
-    expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text("slept")  # what the model read
+    # what the model read
+    expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text("slept")
 
 
 NB7 = (
