@@ -3,10 +3,13 @@
  * `jupyter_turns.metadata` comm, each answered `{request_id, ok: true, ...}` or
  * `{request_id, ok: false, reason}`. No Jupyter imports: runs (and is tested) anywhere.
  *
- *   {request: "insert_cell", after, cell_type, source}   -> {cell_id, index}  below cell `after`
- *   {request: "set_source", cell_id, source, expected}   -> {index}
- *   {request: "delete_cell", cell_id, expected}          -> {}
- *   {request: "set_outputs", cell_id, outputs, execution_count} -> {}
+ *   {request: "insert_cell", after, cell_type, source}   -> {cell_id, index, cell}  below `after`
+ *   {request: "insert_cell", index, cell}                -> {cell_id, index, cell}  a deleted
+ *                                                           cell put back (outputs, metadata)
+ *   {request: "set_source", cell_id, source, expected}   -> {index, cell}
+ *   {request: "delete_cell", cell_id, expected}          -> {cell, removed, cells}
+ *   {request: "move_cell", cell_id, to, expected}        -> {cell}
+ *   {request: "set_outputs", cell_id, outputs, execution_count, expected?} -> {cell}
  *   {request: "replace_record", cell_id, bundle}          -> {}  the chat record the cell shows
  *   {request: "show_live", cell_id, model_id}             -> {}  the running turn's widget
  *   {request: "show_record", cell_id, bundle}             -> {}  a finished turn's record
@@ -18,6 +21,11 @@
  *
  * A change that replaces or removes text names the text it `expected`; a cell holding anything
  * else (the user typed meanwhile) is refused, never overwritten.
+ *
+ * Every change answers with `cell`, the page's report of the cell afterwards (cells.js
+ * `cellJson` and its `index`; a deleted cell: as it was, where it was), read back from the
+ * model after the change: the kernel's result says what the notebook holds, not what it asked.
+ * `removed` is a deleted cell's whole JSON, which undo puts back.
  */
 import {
   METADATA_KEY as KEY,
@@ -26,6 +34,7 @@ import {
   RECORD_MIME,
   WIDGET_MIME,
 } from "./constants.js";
+import { cellJson } from "./cells.js";
 import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
 
 /**
@@ -37,13 +46,15 @@ import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
  *            setMetadata?(k: string, v: unknown): void}} CellLike
  * @typedef {{cells: {length: number, get(i: number): CellLike},
  *            sharedModel: {insertCell(i: number, cell: object): unknown,
- *                          deleteCell(i: number): void}}} NotebookLike
+ *                          deleteCell(i: number): void,
+ *                          moveCell(from: number, to: number): void}}} NotebookLike
  */
 
 export const EDIT_REQUESTS = [
   "insert_cell",
   "set_source",
   "delete_cell",
+  "move_cell",
   "set_outputs",
   "replace_record",
   "show_live",
@@ -77,32 +88,48 @@ class Refused extends Error {}
 function apply(model, data) {
   switch (data.request) {
     case "insert_cell": {
-      const after = find(model, data.after);
-      const index = after.index + 1;
-      const type = data.cell_type === "markdown" ? "markdown" : "code";
-      insertCell(model, index, { cell_type: type, source: text(data.source) });
-      return { cell_id: model.cells.get(index).id, index };
+      const index = data.cell ? restoreIndex(model, data.index) : find(model, data.after).index + 1;
+      if (data.cell) insertJson(model, index, data.cell);
+      else {
+        const type = data.cell_type === "markdown" ? "markdown" : "code";
+        insertCell(model, index, { cell_type: type, source: text(data.source) });
+      }
+      const id = model.cells.get(index).id;
+      return { cell_id: id, index, cell: report(model, id) };
     }
     case "set_source": {
       const { cell, index } = find(model, data.cell_id);
       expect(cell, data.expected);
       cell.sharedModel.setSource(text(data.source));
-      return { index };
+      return { index, cell: report(model, data.cell_id) };
     }
     case "delete_cell": {
       const { cell, index } = find(model, data.cell_id);
       expect(cell, data.expected);
+      const was = { ...cellJson(/** @type {any} */ (cell)), index };
+      const removed = /** @type {any} */ (cell).toJSON();
       model.sharedModel.deleteCell(index);
-      return {};
+      if (findIndex(model, data.cell_id) >= 0) throw new Refused("the cell is still there");
+      return { cell: was, removed, cells: model.cells.length };
+    }
+    case "move_cell": {
+      const { cell, index } = find(model, data.cell_id);
+      expect(cell, data.expected);
+      const to = Number(data.to);
+      if (!Number.isInteger(to) || to < 0 || to >= model.cells.length)
+        throw new Refused(`no index ${String(data.to)} (${model.cells.length} cells)`);
+      model.sharedModel.moveCell(index, to);
+      return { cell: report(model, data.cell_id) };
     }
     case "set_outputs": {
       const { cell } = find(model, data.cell_id);
       if (!cell.outputs || cell.type !== "code") throw new Refused("not a code cell");
+      if (data.expected !== undefined) expect(cell, data.expected);
       cell.outputs.clear();
       for (const output of Array.isArray(data.outputs) ? data.outputs : [])
         cell.outputs.add(output);
-      if (typeof data.execution_count === "number") cell.executionCount = data.execution_count;
-      return {};
+      cell.executionCount = typeof data.execution_count === "number" ? data.execution_count : null;
+      return { cell: report(model, data.cell_id) };
     }
     case "replace_record":
       replaceRecord(find(model, data.cell_id).cell, data.bundle);
@@ -135,15 +162,66 @@ export function insertCell(model, index, cell) {
 }
 
 /**
+ * The cell as the notebook holds it now, read back after a change: `cellJson` and its index.
+ * @param {NotebookLike} model
+ * @param {unknown} cellId
+ */
+function report(model, cellId) {
+  const { cell, index } = find(model, cellId);
+  return { ...cellJson(/** @type {any} */ (cell)), index };
+}
+
+/**
+ * Put a deleted cell's saved JSON back at `index` (its outputs and metadata too).
+ * @param {NotebookLike} model
+ * @param {number} index
+ * @param {Record<string, any>} cell
+ */
+function insertJson(model, index, cell) {
+  const type = cell.cell_type === "markdown" || cell.cell_type === "raw" ? cell.cell_type : "code";
+  model.sharedModel.insertCell(index, {
+    cell_type: type,
+    source: Array.isArray(cell.source) ? cell.source.join("") : text(cell.source),
+    metadata: cell.metadata && typeof cell.metadata === "object" ? cell.metadata : {},
+    ...(type === "code"
+      ? {
+          outputs: Array.isArray(cell.outputs) ? cell.outputs : [],
+          execution_count: typeof cell.execution_count === "number" ? cell.execution_count : null,
+        }
+      : {}),
+  });
+}
+
+/**
+ * Where a deleted cell goes back: its index then, or the end of a notebook now shorter.
+ * @param {NotebookLike} model
+ * @param {unknown} index
+ */
+function restoreIndex(model, index) {
+  const at = Number(index);
+  if (!Number.isInteger(at) || at < 0) throw new Refused(`no index ${String(index)}`);
+  return Math.min(at, model.cells.length);
+}
+
+/**
+ * The index of the cell with this id, or -1.
+ * @param {NotebookLike} model
+ * @param {unknown} cellId
+ */
+function findIndex(model, cellId) {
+  for (let index = 0; index < model.cells.length; index++)
+    if (model.cells.get(index).id === cellId) return index;
+  return -1;
+}
+
+/**
  * The cell with this id and its index.
  * @param {NotebookLike} model
  * @param {unknown} cellId
  */
 export function find(model, cellId) {
-  for (let index = 0; index < model.cells.length; index++) {
-    const cell = model.cells.get(index);
-    if (cell.id === cellId) return { cell, index };
-  }
+  const index = findIndex(model, cellId);
+  if (index >= 0) return { cell: model.cells.get(index), index };
   throw new Refused(`no cell with id ${String(cellId)} in this notebook (was it deleted?)`);
 }
 

@@ -107,7 +107,8 @@ class ChatMagics(Magics, McpSettings):
         ",".join(DEFAULT),
         help="Built-in tools of new threads: a comma list of "
         f"{', '.join(BUILTINS)}, or 'none'; 'default' stands for the notebook tools (the "
-        "read-only ones and insert_cell, edit_cell, which always ask).",
+        "read-only ones and the cell tools insert_cell, edit_cell, run_cell, delete_cell, "
+        "move_cell, which always ask).",
     ).tag(config=True)
     output_chars = Int(
         2_000,

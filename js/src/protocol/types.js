@@ -40,12 +40,13 @@
  *            arguments: {[key: string]: unknown},
  *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, scripted?: boolean,
  *            [key: string]: unknown}}} ToolCallRequestEvent
- * @typedef {{kind: "insert"|"edit", cell_type?: string, diff?: string, index?: number,
- *            run?: boolean, source?: string}} Preview
+ * @typedef {{kind: "insert"|"edit"|"run"|"delete"|"move", cell_type?: string, diff?: string,
+ *            index?: number, run?: boolean, source?: string, after?: number, to?: number,
+ *            outputs?: string[]}} Preview
  * @typedef {{outcome?: string, cycles?: number, per_cycle?: Cycle[], cost_usd?: number|null,
  *            usage?: {[key: string]: unknown}}} Subagent
- * @typedef {{op: "insert"|"edit", cell_id: string, index?: number, before?: string,
- *            after?: string}} CellChange
+ * @typedef {{op: "insert"|"edit"|"run"|"delete"|"move", cell_id: string, index?: number,
+ *            before?: string, after?: string, from?: number, ran?: boolean}} CellChange
  * @typedef {{name?: string, summary?: string}} NameSummary
  * @typedef {{created?: NameSummary[], changed?: NameSummary[], rebound?: NameSummary[],
  *            deleted?: string[]}} NamespaceState

@@ -28,7 +28,14 @@ import { callPreview, copyText, renderCode } from "./cells.js";
  */
 
 /** Tools whose calls are steps the kernel can undo (editing/undo.py). */
-const UNDOABLE = new Set(["python", "insert_cell", "edit_cell"]);
+const UNDOABLE = new Set([
+  "python",
+  "insert_cell",
+  "edit_cell",
+  "run_cell",
+  "delete_cell",
+  "move_cell",
+]);
 
 /**
  * @param {string} callId
