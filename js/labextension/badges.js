@@ -63,7 +63,10 @@ function drawBadges(panel, path) {
     const header = cell.node.querySelector(":scope > .jp-CellHeader");
     const held = /** @type {HTMLElement | null} */ (header?.querySelector(`.${BADGE}`) ?? null);
     if (!stamp || !header) {
-      held?.remove();
+      if (held) {
+        held.remove();
+        /** @type {HTMLElement} */ (header).style.height = "";
+      }
       continue;
     }
     const found = turnCell(model, stamp);
@@ -113,6 +116,7 @@ function makeBadge(header) {
   note.setAttribute("aria-live", "polite");
   badge.append(button, note);
   header.append(badge);
+  /** @type {HTMLElement} */ (header).style.height = "auto"; // JupyterLab draws it 0 px high
   return badge;
 }
 
