@@ -134,7 +134,7 @@ build_docs() { "$VENV/bin/sphinx-build" -W --keep-going -n -q -b html docs "$DOC
 # sphinx-build -q prints only problems; the count is the pages written
 docs_count() {
     cat >/dev/null
-    [ -d "$DOCS_OUT" ] && echo "$(find "$DOCS_OUT" -name '*.html' -not -path '*/_*' | wc -l) pages"
+    [ -d "$DOCS_OUT" ] && echo "$(find "$DOCS_OUT" -name '*.html' -not -path "$DOCS_OUT/_*" | wc -l) pages"
 }
 js_tests() { (cd js && npm test --silent); }
 

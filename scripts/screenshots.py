@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 import nbformat  # noqa: E402
 from nbformat.v4 import new_code_cell  # noqa: E402
 from PIL import Image  # noqa: E402
-from playwright.sync_api import Locator, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import FloatRect, Locator, expect, sync_playwright  # noqa: E402
 
 from tests.browser.chat import start_chat, wait_turn_end  # noqa: E402
 from tests.browser.lab import Lab, browser_context  # noqa: E402
@@ -136,8 +136,8 @@ def _shoot(lab: Lab, index: int, root: Locator, target: Path) -> None:
     cell, widget = lab.cell(index).bounding_box(), root.bounding_box()
     assert cell is not None and widget is not None
     height = widget["y"] + widget["height"] - cell["y"] + 6
-    clip = {"x": cell["x"], "y": cell["y"], "width": cell["width"], "height": height}
-    lab.page.screenshot(path=str(target), clip=clip)  # type: ignore[typeddict-item]
+    clip: FloatRect = {"x": cell["x"], "y": cell["y"], "width": cell["width"], "height": height}
+    lab.page.screenshot(path=str(target), clip=clip)
     image = Image.open(target).convert("RGB")
     image.quantize(colors=256, method=Image.Quantize.MEDIANCUT).save(target, optimize=True)
     print(f"{target.relative_to(REPO)}: {image.width}×{image.height}, {target.stat().st_size:,} B")
