@@ -27,10 +27,10 @@ from ..model.events import Undo
 from ..text import plural
 from .page import KEEP, CellPage, Keep, PageError, Stamp
 
-__all__ = ["Step", "UndoLog", "UndoRefused", "describe", "run_step", "undo_log"]
+__all__ = ["SIDE_EFFECTS", "Step", "UndoLog", "UndoRefused", "describe", "run_step", "undo_log"]
 
 _MISSING = object()
-_SIDE_EFFECTS = "files written and other side effects of the code, if any"
+SIDE_EFFECTS = "files written and other side effects of the code, if any"
 
 
 class UndoRefused(Exception):
@@ -65,7 +65,7 @@ class Step:
         if self.changed:
             not_undone.append("the in-place changes to " + ", ".join(self.changed))
         if self.ran_code:
-            not_undone.append(_SIDE_EFFECTS)
+            not_undone.append(SIDE_EFFECTS)
         return Undo(call_id=self.call_id, tool=self.tool, done=done, not_undone=not_undone)
 
     async def _revert_cell(
@@ -177,6 +177,26 @@ class UndoLog:
             step.previous.update({name: previous.get(name, _MISSING) for name in state.deleted})
             step.changed = [n for n, _ in state.changed]
         self.steps.append(step)
+
+    def steps_for(self, call_ids: set[str]) -> list[Step]:
+        """The steps of ``call_ids`` held here, newest first, left in place (a rewind shows
+        them before it takes them); UndoRefused when another step stands later than one of
+        them (it may build on it: it must be undone first)."""
+        positions = [i for i, s in enumerate(self.steps) if s.call_id in call_ids]
+        if not positions:
+            return []
+        later = [s for s in self.steps[positions[0] :] if s.call_id not in call_ids]
+        if later:
+            names = ", ".join(f"{s.tool} {s.call_id}" for s in reversed(later))
+            raise UndoRefused(
+                f"undo the later {plural(len(later), 'step')} of another thread first "
+                f"({names}): they may build on these"
+            )
+        return [self.steps[i] for i in reversed(positions)]
+
+    def remove(self, steps: list[Step]) -> None:
+        """Forget ``steps`` (being undone now)."""
+        self.steps = [s for s in self.steps if all(s is not t for t in steps)]
 
     def take(self, *, count: int = 1, call_id: str | None = None) -> list[Step]:
         """Remove and return the steps to undo, newest first: the newest ``count``, or the

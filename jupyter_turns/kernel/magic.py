@@ -202,6 +202,10 @@ class ChatMagics(Magics, McpSettings):
         %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
                             .env file's endpoint is applied only by --from-dotenv
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
+        %chat rewind [N]    undo turn N (default: the last) and every later turn of the
+                            thread; they stay in the notebook, marked rewound, never re-sent
+        %chat fork NAME [--at N]   a new thread NAME with this thread's history before turn
+                            N (default: all of it); the original thread is untouched
         %chat replay [--from FILE]      replay from FILE (default: this notebook's own only)
         %chat export [NAME] [PATH] | compact | forget N | cost
         %chat mcp list | add | remove NAME | start NAME | restart NAME

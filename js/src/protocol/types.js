@@ -65,10 +65,13 @@
  *            NoticeEvent
  * @typedef {EventBase & {kind: "undo", call_id: string, tool: string, by?: string,
  *            done?: string[], not_undone?: string[], who?: Who}} UndoEvent
+ * @typedef {EventBase & {kind: "rewind", requests: string[], turn: number, by?: string,
+ *            done?: string[], not_undone?: string[], who?: Who}} RewindEvent
+ *   requests: the rewound turns' request ids; turn: the number of the first in its thread
  * @typedef {EventBase & {kind: "error", message: string, error_type?: string}} ErrorEvent
  * @typedef {ChatRequestEvent | ReasoningEvent | MessageEvent | BlockEvent | ToolCallRequestEvent
  *           | ToolCallResponseEvent | InquiryRequestEvent | InquiryResponseEvent | NoticeEvent
- *           | UndoEvent | ErrorEvent} ConvEvent
+ *           | UndoEvent | RewindEvent | ErrorEvent} ConvEvent
  * @typedef {"waiting"|"running"|"done"|"error"|"cancelled"|"skipped"|"timeout"} ToolState
  * @typedef {{status: ToolState, started_at?: number|null, ended_at?: number|null,
  *            progress?: string[], progress_head?: number, progress_total?: number}} LiveTool
