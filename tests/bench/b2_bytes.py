@@ -56,7 +56,7 @@ for _delta in BENCH_DELTAS:
 """
 
 
-class _Bench:
+class BenchKernel:
     def __init__(self, *, page: bool) -> None:
         self.page = page
         session = {"JPY_SESSION_NAME": str(REPO / "bench-b2.ipynb")} if page else {}
@@ -69,9 +69,17 @@ class _Bench:
         self.tap.close()
         self.driver.close()
 
-    def cell(self, code: str, *, ready: bool = False, timeout: float = 180) -> dict[str, Any]:
+    def cell(
+        self,
+        code: str,
+        *,
+        ready: bool = False,
+        timeout: float = 180,
+        expressions: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Run ``code`` as a JupyterLab cell (headless: as nbclient runs it, no cell id, no
-        ``ready``): every kernel message of it, and its duration."""
+        ``ready``): every kernel message of it, its duration, and its reply (with the values
+        of ``expressions``, evaluated in the kernel after the cell)."""
         driver = self.driver
         mark = self.tap.mark()
         msg = driver.kc.session.msg(
@@ -80,7 +88,7 @@ class _Bench:
                 "code": code,
                 "silent": False,
                 "store_history": True,
-                "user_expressions": {},
+                "user_expressions": expressions or {},
                 "allow_stdin": False,
                 "stop_on_error": True,
             },
@@ -90,13 +98,15 @@ class _Bench:
         start = time.time()
         driver.kc.shell_channel.send(msg)
         said_ready = not (ready and self.page)
+        known = set(driver.widgets)  # the widgets of earlier runs
         deadline = time.monotonic() + timeout
         while not self._idle(mark, cell.msg_id):
             if time.monotonic() > deadline:
                 raise TimeoutError("the benchmark cell did not finish")
             driver.pump(0.02)
-            if not said_ready and self._widget(driver):
-                driver.send_custom(self._widget(driver), {"type": "ready"})
+            widget = None if said_ready else self._widget(driver, known)
+            if widget is not None:
+                driver.send_custom(widget, {"type": "ready"})
                 said_ready = True
         elapsed = time.time() - start
         driver.wait(lambda: cell.reply is not None, 10, "execute_reply")
@@ -106,7 +116,12 @@ class _Bench:
         errors = [m.msg["content"] for m in messages if m.msg_type == "error"]
         if errors:
             raise RuntimeError(f"benchmark cell failed: {errors[0].get('evalue')}")
-        return {"messages": messages, "reply_bytes": reply_bytes, "elapsed": elapsed}
+        return {
+            "messages": messages,
+            "reply_bytes": reply_bytes,
+            "elapsed": elapsed,
+            "reply": cell.reply,
+        }
 
     def _idle(self, mark: int, msg_id: str) -> bool:
         return any(
@@ -117,11 +132,13 @@ class _Bench:
         )
 
     @staticmethod
-    def _widget(driver: KernelDriver) -> Any:
+    def _widget(driver: KernelDriver, known: set[str]) -> Any:
+        """The chat widget this run opened, once it has."""
         widgets = [
             w
-            for w in driver.widgets.values()
-            if w.state.get("_anywidget_id") == "jupyter_turns.widget.chat_widget.ChatWidget"
+            for comm_id, w in driver.widgets.items()
+            if comm_id not in known
+            and w.state.get("_anywidget_id") == "jupyter_turns.widget.chat_widget.ChatWidget"
         ]
         return widgets[-1] if widgets else None
 
@@ -171,7 +188,7 @@ def _rows(messages: list[WireMessage], reply_bytes: int) -> dict[str, dict[str, 
 def _measure(page: bool, size: int, count: int, rate: float, repeats: int) -> dict[str, Any]:
     """``repeats`` runs of the turn in one kernel (with a page or headless), and with a page
     the baseline after them."""
-    bench = _Bench(page=page)
+    bench = BenchKernel(page=page)
     try:
         bench.driver.run(_SETUP.format(repo=str(REPO), size=size, count=count), timeout=60)
         answer_bytes = int(bench.driver.run("print(len(BENCH_TEXT.encode()))").stdout())
