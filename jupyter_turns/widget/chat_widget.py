@@ -73,6 +73,15 @@ class ChatWidget(anywidget.AnyWidget):
                 return
         super().send_state(key)
 
+    def close(self) -> None:
+        """Close the widget and the layout widget it made (every ipywidgets DOM widget has
+        one, registered in the kernel until closed): a long notebook thread, one widget per
+        turn, would keep every turn's."""
+        layout = self._trait_values.get("layout")
+        super().close()
+        if layout is not None:
+            layout.close()
+
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
 

@@ -3,7 +3,8 @@
 A real kernel (``tests/kernel/kernel.py``'s KernelDriver, driven as JupyterLab drives it: a
 session, a cell id per cell, the view's ``ready``; :class:`tests.bench.b2_bytes.BenchKernel`)
 runs ``%%chat`` cells one after the other on one thread. The provider is scripted, so only the
-package's own work is timed: each turn is a cycle that calls ``lookup`` (an unattended tool)
+package's own work is timed (and kept: the provider here keeps no request, as a real one keeps
+none): each turn is a cycle that calls ``lookup`` (an unattended tool)
 after 0.2 s (the model thinking: the view renders and says ``ready`` meanwhile, as in
 JupyterLab, so every turn sends the same kinds of messages) and a cycle that answers 2 KB of
 markdown in 20 deltas, unpaced.
@@ -56,7 +57,15 @@ def lookup(key: str) -> str:
     '''Look a key up in the team's table.'''
     return f"the value of {{key}} is {{len(key) * 7}}"
 
-B10_SCRIPT = ScriptedProvider(
+class Forgetful(ScriptedProvider):
+    '''Keeps no request (ScriptedProvider keeps them all for tests; a real provider none).'''
+
+    def stream(self, request):
+        played = super().stream(request)
+        self.requests.clear()
+        return played
+
+B10_SCRIPT = Forgetful(
     [
         c
         for k in range({turns})

@@ -307,3 +307,14 @@ async def test_nothing_goes_to_the_page_before_a_view_renders_and_its_ready_gets
     sink.part(Part(1, MessageDelta("world")))
     sink.flush()
     assert comm.custom()[-1] == {"type": "delta", "parts": [(1, "message", "world")]}
+
+
+def test_a_closed_chat_widget_leaves_no_widget_open_in_the_kernel() -> None:
+    """A long thread makes one widget per turn: closing it closes its layout widget too."""
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    widget, _ = page_widget()
+    assert set(_instances) - before  # the widget and its layout
+    widget.close()
+    assert set(_instances) == before
