@@ -3,8 +3,8 @@
 #   ./dev.sh demo                set up .venv and execute the quickstart notebook offline
 #   ./dev.sh test [pytest args]  set up .venv with the test extras and run every stage of the
 #                                suite (ruff, mypy, import contract, JS lint, JS tests, docs,
-#                                pytest, nbval), even after a failing one; one summary line per
-#                                stage; non-zero if any failed
+#                                pytest, nbval, a smoke run of the benchmarks), even after a
+#                                failing one; one summary line per stage; non-zero if any failed
 #   ./dev.sh lab                 open the example notebooks in JupyterLab
 #   ./dev.sh docs [PORT]         build the docs site (docs/, strict) and serve it on 127.0.0.1
 # Needs Python >= 3.11 and Node.js (the version in js/package.json "engines") with npm.
@@ -120,6 +120,12 @@ pytest_count() {
     sed -nE 's/^=* ?([0-9]+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)([ ,].*)?) in [0-9.]+s.*/\1/p' |
         tail -1
 }
+# the benchmarks' smoke run: one "--- B1 (...) ..." line per benchmark started
+bench_count() {
+    local count
+    count=$(grep -c '^--- B' || true)
+    [ "${count:-0}" -gt 0 ] && echo "$count benchmarks run"
+}
 nbval_count() {
     local line
     line=$(pytest_count)
@@ -168,6 +174,9 @@ run_tests() {
     nbval_data=$(mktemp -d)
     stage nbval nbval_count env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY JUPYTER_TURNS_REPLAY=auto \
         JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+    # every benchmark end to end with tiny inputs (no figure judged): they cannot rot unseen
+    stage bench bench_count env JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m tests.bench \
+        --quick --out test-artifacts/bench/quick.json
     rm -rf "$nbval_data"
     wait "$static_pid" || true
     cat "$static.log"
