@@ -284,6 +284,29 @@ test("the footer names a turn's endpoint when it is not the default", () => {
   assert.equal(footer.text, "m  ·  1,200 in · 80 out");
 });
 
+test("the footer shows cache reads and writes, and the writes kept an hour", () => {
+  const footer = {
+    text: "",
+    hidden: false,
+    replaceChildren(...nodes) {
+      this.text = nodes.map((n) => (typeof n === "string" ? n : n.textContent)).join("");
+    },
+  };
+  const usage = {
+    input_tokens: 10,
+    output_tokens: 80,
+    cache_read_input_tokens: 9000,
+    cache_creation_input_tokens: 1500,
+  };
+  renderFooter(footer, usage, { model: "m" });
+  assert.equal(footer.text, "m  ·  10 in · 80 out · 9,000 cache read · 1,500 cache write");
+  renderFooter(footer, { ...usage, cache_creation_1h_input_tokens: 1200 }, { model: "m" });
+  assert.equal(
+    footer.text,
+    "m  ·  10 in · 80 out · 9,000 cache read · 1,500 cache write (1,200 kept 1 h)",
+  );
+});
+
 test("a finished answer's footer names the model that answered, the provider's default too", () => {
   // the thread asked for no model (settings.model is null): the cycles name the one that
   // answered, written only when it changed (a tool loop does not repeat it)

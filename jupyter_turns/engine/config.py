@@ -16,6 +16,7 @@ from typing import TypedDict
 
 from ..providers.base import Thinking
 from ..tools.registry import RunMode
+from .cache_life import CacheTtl
 from .compaction import DEFAULT_COMPACT_AT
 from .retry import RetryPolicy
 
@@ -31,7 +32,8 @@ class ThreadConfig:
     ``run_mode`` is the default for tools that declare none (see ``RunMode``); ``budget_usd``
     pauses a turn before a request that would spend past it, ``session_budget_usd`` the same over
     the session's ledger; ``compact_at`` is a share of the model's window, or tokens (0: off);
-    ``cancel_grace`` is how long a cancelled tool gets to finish before it is abandoned.
+    ``cancel_grace`` is how long a cancelled tool gets to finish before it is abandoned;
+    ``cache_ttl`` how long the prompt cache keeps the thread (:mod:`.cache_life`).
     """
 
     model: str | None = None
@@ -46,6 +48,7 @@ class ThreadConfig:
     budget_usd: float | None = None
     session_budget_usd: float | None = None
     compact_at: float | None = DEFAULT_COMPACT_AT
+    cache_ttl: CacheTtl = "auto"
 
     def __post_init__(self) -> None:
         if self.max_cycles < 1:
@@ -69,3 +72,4 @@ class ThreadOptions(TypedDict, total=False):
     budget_usd: float | None
     session_budget_usd: float | None
     compact_at: float | None
+    cache_ttl: CacheTtl

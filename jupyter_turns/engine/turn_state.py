@@ -20,6 +20,7 @@ from ..model.interrupt import InterruptChoice
 from ..providers.base import Continuation, Request
 from ..tools.executor import ExecutionSettings
 from ..tools.registry import Tool
+from .cache_life import cache_life
 from .compaction import Compaction
 from .config import ThreadConfig
 from .window import to_send, unscripted
@@ -122,6 +123,7 @@ class TurnConfig:
             continuation=continuation,
             cycle=cycle,
             extra=dict(extra or {}),
+            cache_ttl=cache_life(self.thread.cache_ttl, events),
         )
 
     def system_for(self, events: Sequence[ConversationEvent]) -> str | None:

@@ -103,5 +103,7 @@ def _tokens(usage: Usage) -> str:
     if usage.cache_read_input_tokens:
         parts.append(f"{usage.cache_read_input_tokens:,} cache read")
     if usage.cache_creation_input_tokens:
-        parts.append(f"{usage.cache_creation_input_tokens:,} cache write")
+        hour = usage.cache_creation_1h_input_tokens
+        kept = f" ({hour:,} kept 1 h)" if hour else ""
+        parts.append(f"{usage.cache_creation_input_tokens:,} cache write{kept}")
     return " · ".join(parts)

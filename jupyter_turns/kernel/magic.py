@@ -19,6 +19,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
+from ..engine.cache_life import CACHE_TTLS
 from ..engine.chat import Chat
 from ..engine.compaction import DEFAULT_COMPACT_AT
 from ..errors import ProviderConfigError
@@ -151,6 +152,13 @@ class ChatMagics(Magics, McpSettings):
         DEFAULT_COMPACT_AT,
         help="Compact a thread server-side at this share of the window (<= 1) or tokens; 0: off.",
     ).tag(config=True)
+    cache_ttl = Enum(
+        CACHE_TTLS,
+        "auto",
+        help="How long the prompt cache keeps a thread (Claude): 5m, 1h (writes cost 2x input "
+        "instead of 1.25x), or auto: 1h once the thread's turns came more than 4 minutes apart. "
+        "OpenAI's providers have no such control.",
+    ).tag(config=True)
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
@@ -213,7 +221,7 @@ class ChatMagics(Magics, McpSettings):
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
         output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
-        mcp_servers, base_url, region, project; admin limits: allowed_providers,
+        cache_ttl, mcp_servers, base_url, region, project; admin limits: allowed_providers,
         allowed_models).
         """
         if cell is None:

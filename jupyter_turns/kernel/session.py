@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..engine.cache_life import CacheTtl
 from ..engine.config import ThreadConfig
 from ..kernel_tools.builtin import default_builtins
 from ..mcp.servers import McpServers
@@ -69,6 +70,7 @@ class CellSettings:
     mcp_servers: dict[str, Any]  # ChatMagics.mcp_servers, checked when it was set
     budget_usd: float
     compact_at: float
+    cache_ttl: CacheTtl  # how long the prompt cache keeps a thread: read at every cell
     base_url: str  # the OpenAI-compatible servers' default base URL
     region: str
     project: str
@@ -94,6 +96,7 @@ class CellSettings:
             run_mode=self.tools,
             max_cycles=self.max_cycles,
             thinking=parse_thinking(self.thinking),
+            cache_ttl=self.cache_ttl,
         )
 
     def cell_config(self, config: ThreadConfig, options: argparse.Namespace) -> ThreadConfig:
@@ -103,6 +106,7 @@ class CellSettings:
             "sequential_tools": options.sequential,
             "session_budget_usd": self.budget_usd or None,
             "compact_at": self.compact_at,
+            "cache_ttl": self.cache_ttl,
         }
         if options.tools:
             changes["run_mode"] = options.tools

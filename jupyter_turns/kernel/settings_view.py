@@ -135,6 +135,7 @@ def _thread_rows(thread: Thread, settings: CellSettings) -> list[Row]:
             thread.sources.get("budget_usd", DEFAULT),
         ),
         ("budget of the session", _usd(settings.budget_usd), source("budget_usd")),
+        ("prompt cache lifetime", settings.cache_ttl, source("cache_ttl")),
     ]
 
 
@@ -155,6 +156,7 @@ def _default_rows(settings: CellSettings) -> list[Row]:
         ("stream", _on(settings.stream), source("stream")),
         ("system prompt", _short(settings.system), source("system")),
         ("budget of the session", _usd(settings.budget_usd), source("budget_usd")),
+        ("prompt cache lifetime", settings.cache_ttl, source("cache_ttl")),
     ]
 
 

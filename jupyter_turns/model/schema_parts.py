@@ -95,6 +95,10 @@ CYCLE: dict[str, Any] = {
         "output_tokens": {"type": "integer"},
         "cache_read_input_tokens": {"type": "integer"},
         "cache_creation_input_tokens": {"type": "integer"},
+        "cache_creation_1h_input_tokens": {
+            "type": "integer",
+            "description": "of the cache writes, those kept an hour (absent: none)",
+        },
         "cost_usd": {"type": ["number", "null"]},
     },
 }

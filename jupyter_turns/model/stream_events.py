@@ -110,12 +110,17 @@ FinishReason: TypeAlias = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens of one response (or, added up, of a turn), as the API bills them."""
+    """Tokens of one response (or, added up, of a turn), as the API bills them.
+
+    ``cache_creation_1h_input_tokens`` is the part of ``cache_creation_input_tokens`` written
+    to the 1-hour cache (the API's ``cache_creation.ephemeral_1h_input_tokens``), billed at a
+    higher price than the 5-minute rest; saved only when there is some."""
 
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_input_tokens: int = 0
     cache_creation_input_tokens: int = 0
+    cache_creation_1h_input_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -123,15 +128,19 @@ class Usage:
             self.output_tokens + other.output_tokens,
             self.cache_read_input_tokens + other.cache_read_input_tokens,
             self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_creation_1h_input_tokens + other.cache_creation_1h_input_tokens,
         )
 
     def as_dict(self) -> dict[str, int]:
-        return {
+        counts = {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_read_input_tokens": self.cache_read_input_tokens,
             "cache_creation_input_tokens": self.cache_creation_input_tokens,
         }
+        if self.cache_creation_1h_input_tokens:
+            counts["cache_creation_1h_input_tokens"] = self.cache_creation_1h_input_tokens
+        return counts
 
 
 @dataclass(frozen=True, slots=True)

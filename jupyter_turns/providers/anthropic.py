@@ -113,7 +113,7 @@ class MessagesProvider:
 
     async def stream(self, request: Request) -> AsyncIterator[StreamEvent]:
         model = request.model or self.model
-        params = build_params(request, model)
+        params = build_params(request, model, long_cache=self.long_cache(model))
         check_request(params)  # too large: say what, instead of a 413 after sending it all
         client = self._current_client()
         note = request.extra.get("compaction_note")
@@ -164,7 +164,7 @@ class MessagesProvider:
         except anthropic.BadRequestError as exc:
             if not (_uses_prefill(params) and "prefill" in str(exc).lower()):
                 raise
-            rebuilt = build_params(request, model, prefill=False)
+            rebuilt = build_params(request, model, prefill=False, long_cache=self.long_cache(model))
             if not self.compaction:
                 rebuilt.pop("context_management", None)
                 _drop_beta(rebuilt, COMPACT_EDIT_BETA)
@@ -196,7 +196,8 @@ class MessagesProvider:
         here, or it failed; it is not asked again after a refusal)."""
         if not self._counts:
             return None
-        params = build_params(request, request.model or self.model)
+        model = request.model or self.model
+        params = build_params(request, model, long_cache=self.long_cache(model))
         counted = {k: params[k] for k in ("model", "messages", "system", "tools") if k in params}
         try:
             client = self._current_client()
@@ -209,6 +210,12 @@ class MessagesProvider:
             return None
         tokens = getattr(result, "input_tokens", None)
         return tokens if isinstance(tokens, int) else None
+
+    def long_cache(self, model: str) -> bool:
+        """Whether the platform keeps a prefix an hour for ``model`` (``ttl: "1h"``): the
+        Anthropic API and Vertex AI do for every Claude model they serve."""
+        del model
+        return True
 
     def _body_fields(self) -> dict[str, Any]:
         """What the platform wants in every body beside the request's own fields."""
@@ -272,8 +279,11 @@ class AnthropicProvider(MessagesProvider):
 # ---------------------------------------------------------------------------- requests
 
 
-def build_params(request: Request, model: str, *, prefill: bool | None = None) -> dict[str, Any]:
-    """The keyword arguments of ``messages.create`` for one cycle."""
+def build_params(
+    request: Request, model: str, *, prefill: bool | None = None, long_cache: bool = True
+) -> dict[str, Any]:
+    """The keyword arguments of ``messages.create`` for one cycle. ``long_cache``: the
+    platform offers the 1-hour cache lifetime for ``model``, asked for by ``request.cache_ttl``."""
     info = model_info(model)
     messages = anthropic_messages(request.events)
     thinking = _thinking(request, info)
@@ -284,7 +294,8 @@ def build_params(request: Request, model: str, *, prefill: bool | None = None) -
         partial = request.continuation.partial_text
         allow = info.prefill and thinking is None and partial == partial.rstrip()
         _continue(messages, partial, prefill=allow if prefill is None else prefill and allow)
-    _cache_newest_turn(messages)
+    control = _cache_control(request.cache_ttl if long_cache else "5m")
+    _cache_newest_turn(messages, control)
     params: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens,
@@ -306,14 +317,14 @@ def build_params(request: Request, model: str, *, prefill: bool | None = None) -
         params["betas"] = sorted(set(betas))
     if request.system:
         params["system"] = [
-            {"type": "text", "text": request.system, "cache_control": {"type": "ephemeral"}}
+            {"type": "text", "text": request.system, "cache_control": dict(control)}
         ]
     if request.tools:
         tools = [
             {"name": t.name, "description": t.description, "input_schema": t.input_schema}
             for t in request.tools
         ]
-        tools[-1]["cache_control"] = {"type": "ephemeral"}
+        tools[-1]["cache_control"] = dict(control)
         params["tools"] = tools
         params["tool_choice"] = {"type": request.tool_choice}
     if thinking is not None:
@@ -359,10 +370,18 @@ def _drop_beta(params: dict[str, Any], beta: str) -> None:
         params.pop("betas", None)
 
 
-def _cache_newest_turn(messages: list[dict[str, Any]]) -> None:
+def _cache_control(ttl: str) -> dict[str, str]:
+    """The breakpoints' marker. Every breakpoint of a request (the tools, the system prompt,
+    the newest user turn) gets the same lifetime, so the API's rule for mixed lifetimes (a
+    1-hour breakpoint may not follow a 5-minute one) always holds; the 5-minute one is the
+    API's default and is sent as it always was, without a ``ttl``."""
+    return {"type": "ephemeral", "ttl": "1h"} if ttl == "1h" else {"type": "ephemeral"}
+
+
+def _cache_newest_turn(messages: list[dict[str, Any]], control: dict[str, str]) -> None:
     for message in reversed(messages):
         if message["role"] == "user" and message["content"]:
             last = dict(message["content"][-1])
-            last["cache_control"] = {"type": "ephemeral"}
+            last["cache_control"] = dict(control)
             message["content"][-1] = last
             return

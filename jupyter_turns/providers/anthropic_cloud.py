@@ -32,6 +32,9 @@ What the platforms do not offer, read from the SDK (``anthropic/lib/bedrock/_cli
 - The body carries the platform's ``anthropic_version`` (``bedrock-2023-05-31``,
   ``vertex-2023-10-16``, as their documentation requires); the SDK installed here would send
   its own API version instead.
+- The 1-hour prompt-cache lifetime (``cache_control`` ``ttl: "1h"``): Vertex offers it like
+  the Anthropic API; Bedrock only for Claude 4.5 models and later, so for older ones the
+  request asks for the default 5 minutes (:meth:`BedrockProvider.long_cache`).
 
 Model names are the platform's (``us.anthropic.claude-sonnet-4-5-20250929-v1:0``,
 ``claude-sonnet-4-5@20250929``); :func:`~.models.model_info` reads them for prices, windows and
@@ -52,6 +55,7 @@ from .anthropic import MessagesProvider
 from .anthropic_errors import Platform
 from .base import KeySource
 from .keyed_client import client_timeout
+from .models import model_info
 
 __all__ = [
     "BEDROCK",
@@ -165,6 +169,11 @@ class BedrockProvider(_CloudProvider):
             client = _bedrock_client(api_key, region, profile, base_url, timeout)
         self.region = str(client.aws_region)
         super().__init__(model or bedrock_model(self.region), client, timeout=timeout)
+
+    def long_cache(self, model: str) -> bool:
+        """Bedrock keeps a prefix an hour for Claude 4.5 models and later only."""
+        info = model_info(model)
+        return info.family != "unknown" and info.version >= (4, 5)
 
     def __repr__(self) -> str:
         return f"BedrockProvider(model={self.model!r}, region={self.region!r})"

@@ -129,7 +129,8 @@ class StreamAdapter:
             **{
                 name: self._usage.get(name, 0) + self._iterations.get(name, 0)
                 for name in _USAGE_FIELDS
-            }
+            },
+            cache_creation_1h_input_tokens=self._usage.get("cache_creation_1h_input_tokens", 0),
         )
 
     @property
@@ -144,6 +145,9 @@ class StreamAdapter:
             value = _get(usage, name)
             if isinstance(value, int):
                 self._usage[name] = value
+        hour = _get(_get(usage, "cache_creation"), "ephemeral_1h_input_tokens")
+        if isinstance(hour, int):  # what went to the 1-hour cache, of the cache writes
+            self._usage["cache_creation_1h_input_tokens"] = hour
         iterations = _get(usage, "iterations")
         if isinstance(iterations, list):
             summed: dict[str, int] = {}

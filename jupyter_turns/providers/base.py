@@ -73,6 +73,9 @@ class Request:
     continuation: Continuation | None = None
     cycle: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
+    # how long the prompt cache should keep the prefix (engine.cache_life): providers that
+    # have the control apply it, the others send nothing for it
+    cache_ttl: Literal["5m", "1h"] = "5m"
 
     @property
     def last_user_text(self) -> str:

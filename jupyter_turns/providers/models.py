@@ -3,7 +3,8 @@ estimated prices. :func:`model_info` is the one entry point, for Claude and Open
 
 Prices are list prices in USD per million tokens by model family, as published when this table
 was written; cost figures computed from them are estimates (batch, regional and priority
-pricing differ). Claude: cache writes are billed at 1.25x input, cache reads at 0.1x input. The
+pricing differ). Claude: cache writes are billed at 1.25x input (2x for the 1-hour cache), cache
+reads at 0.1x input. The
 context window is the standard one (200,000 tokens for every Claude family; a larger window some
 models offer behind a beta header is not assumed); an unknown model's window is None: the gauge
 says it does not know.
@@ -28,9 +29,19 @@ from dataclasses import dataclass
 
 from ..model.events import Usage
 
-__all__ = ["CONTEXT_WINDOW", "ModelInfo", "model_info"]
+__all__ = [
+    "CACHE_READ",
+    "CACHE_WRITE",
+    "CACHE_WRITE_1H",
+    "CONTEXT_WINDOW",
+    "ModelInfo",
+    "model_info",
+]
 
 CONTEXT_WINDOW = 200_000
+# Claude's cache prices, as multiples of the input price: a write to the 5-minute cache, to the
+# 1-hour cache (ttl "1h"), and a read of either
+CACHE_WRITE, CACHE_WRITE_1H, CACHE_READ = 1.25, 2.0, 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +55,7 @@ class ModelInfo:
     input_price: float | None  # USD per million input tokens
     output_price: float | None
     context_window: int | None = None  # tokens; None: not known for this model
-    # USD per million cached input tokens read / written; None: Claude's 0.1x / 1.25x input
+    # USD per million cached input tokens read / written; None: Claude's CACHE_READ / CACHE_WRITE
     cache_read_price: float | None = None
     cache_write_price: float | None = None
     # OpenAI: the reasoning effort sent for --thinking off ("minimal", "none", "low"); None:
@@ -56,16 +67,18 @@ class ModelInfo:
             return None
         per_token_in = self.input_price / 1e6
         read = usage.cache_read_input_tokens
-        written = usage.cache_creation_input_tokens
+        hour = min(usage.cache_creation_1h_input_tokens, usage.cache_creation_input_tokens)
+        written = usage.cache_creation_input_tokens - hour
         return (
             usage.input_tokens * per_token_in
             + (
-                written * per_token_in * 1.25
+                written * per_token_in * CACHE_WRITE
                 if self.cache_write_price is None
                 else written * self.cache_write_price / 1e6
             )
+            + hour * per_token_in * CACHE_WRITE_1H
             + (
-                read * per_token_in * 0.1
+                read * per_token_in * CACHE_READ
                 if self.cache_read_price is None
                 else read * self.cache_read_price / 1e6
             )

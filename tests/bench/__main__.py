@@ -26,6 +26,7 @@ BENCHES = {
     "B7": "b7_cache",
     "B9": "b9_tool_output",
     "B10": "b10_long_thread",
+    "B11": "b11_open",
 }
 
 

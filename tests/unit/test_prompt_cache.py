@@ -125,6 +125,47 @@ def test_more_than_four_breakpoints_are_refused_and_caching_off_bills_everything
     assert off.bill(_body(_user("u", cached=True))) == Bill(2010, 0, 0)
 
 
+HOUR = {"type": "ephemeral", "ttl": "1h"}
+
+
+def _hour_body(*messages: dict[str, Any]) -> dict[str, Any]:
+    """``_body`` with every breakpoint kept an hour."""
+    body = _body(*messages)
+    for block in [*body["system"], *(b for m in body["messages"] for b in m["content"])]:
+        if "cache_control" in block:
+            block["cache_control"] = HOUR
+    return body
+
+
+def test_a_one_hour_entry_outlives_a_pause_a_five_minute_one_does_not() -> None:
+    clock = Clock()
+    five, hour = PromptCache(clock), PromptCache(clock)
+    five.bill(_body(_user("u", cached=True)))
+    assert hour.bill(_hour_body(_user("u", cached=True))) == Bill(0, 2010, 0, 2010)
+    clock.now = 360  # six minutes later
+    assert five.bill(_body(_user("u", cached=True))) == Bill(0, 2010, 0)
+    assert hour.bill(_hour_body(_user("u", cached=True))) == Bill(0, 0, 2010)
+    clock.now = 360 + 3599  # a read refreshes it for another hour
+    assert hour.bill(_hour_body(_user("u", cached=True))) == Bill(0, 0, 2010)
+    clock.now = 360 + 3599 + 3601
+    assert hour.bill(_hour_body(_user("u", cached=True))) == Bill(0, 2010, 0, 2010)
+
+
+def test_mixed_lifetimes_longer_first_split_the_writes_and_the_other_order_is_refused() -> None:
+    body = _body(_user("u", cached=True), _assistant(), _user("v", cached=True))
+    body["messages"][0]["content"][0]["cache_control"] = HOUR
+    body["system"][0]["cache_control"] = HOUR
+    # system + u (2,010) at 1 h; the assistant's and v's blocks (2,020) at 5 minutes
+    assert PromptCache(Clock()).bill(body) == Bill(0, 4030, 0, 2010)
+    body["messages"][0]["content"][0]["cache_control"] = CC
+    body["messages"][2]["content"][0]["cache_control"] = HOUR  # 1 h after a 5-minute one
+    with pytest.raises(CacheRefused, match="must not come after"):
+        PromptCache(Clock()).bill(body)
+    body["messages"][2]["content"][0]["cache_control"] = {"type": "ephemeral", "ttl": "2h"}
+    with pytest.raises(CacheRefused, match="'5m' or '1h'"):
+        PromptCache(Clock()).bill(body)
+
+
 async def test_the_test_server_reports_what_the_cache_bills_to_the_real_sdk() -> None:
     with AnthropicTestServer() as server:
         server.cache = PromptCache(Clock())

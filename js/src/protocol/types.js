@@ -19,7 +19,8 @@
  * @typedef {{action: string, by: "user"|"policy", detail?: string|null, who?: Who,
  *            [extra: string]: unknown}} Decision
  * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
- *            cache_creation_input_tokens?: number, cost_usd?: number|null, events?: number,
+ *            cache_creation_input_tokens?: number, cache_creation_1h_input_tokens?: number,
+ *            cost_usd?: number|null, events?: number,
  *            stop_reason?: string, provider?: string, model?: string}} Cycle
  * @typedef {EventBase & {kind: "chat_request", content: string,
  *            attachments?: Attachment[]}} ChatRequestEvent
@@ -82,8 +83,10 @@
  *            until: number}} Retry
  * @typedef {{state: string, retry: Retry|null}} Status
  * @typedef {{input_tokens?: number, output_tokens?: number, cache_read_input_tokens?: number,
- *            cache_creation_input_tokens?: number, cost_usd?: number|null,
+ *            cache_creation_input_tokens?: number, cache_creation_1h_input_tokens?: number,
+ *            cost_usd?: number|null,
  *            context?: {used: number|null, window: number|null}}} Usage
+ *   cache_creation_1h_input_tokens: of the cache writes, those kept an hour
  *   context: the gauge, the context in use after the last response against the model's window
  * @typedef {{reasoning?: string, thread?: string, model?: string, endpoint?: string}} Settings
  * @typedef {(msg: import("./messages.js").PageMessage) => void} Send

@@ -159,6 +159,8 @@ export function renderFooter(footer, usage, settings, subagents = null) {
       tokens += ` · ${formatCount(u.cache_read_input_tokens)} cache read`;
     if (u.cache_creation_input_tokens)
       tokens += ` · ${formatCount(u.cache_creation_input_tokens)} cache write`;
+    if (u.cache_creation_1h_input_tokens)
+      tokens += ` (${formatCount(u.cache_creation_1h_input_tokens)} kept 1 h)`;
     parts.push(tokens);
   }
   if (typeof u.cost_usd === "number") parts.push(`${formatCost(u.cost_usd)} (est.)`);
