@@ -51,6 +51,15 @@ class ChatWidget(anywidget.AnyWidget):
     def __repr__(self) -> str:  # stable text/plain (no memory address) for nbval
         return f"ChatWidget(thread={self.thread!r})"
 
+    def close(self) -> None:
+        """Close the widget and its ``layout``: the Layout ipywidgets gives every DOMWidget is a
+        widget of its own, with a comm in the kernel and a model in every page, which closing
+        the widget alone leaves open (one more per finished turn, for the kernel's life)."""
+        layout = self.layout
+        super().close()
+        if layout is not None:
+            layout.close()
+
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
 
