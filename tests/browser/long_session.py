@@ -5,11 +5,13 @@ thread. Each turn is one call of the `add` tool, which asks and is approved by a
 answer streamed word by word. After each turn (its record has replaced the live view) the page
 is measured: JS heap after a forced garbage collection (CDP `Runtime.getHeapUsage`), DOM nodes
 (`document.getElementsByTagName('*')`) and the nodes inside the chat cells, event listeners
-(CDP `Memory.getDOMCounters`), the comms the page's kernel connection holds and those the
-kernel holds (with the live ipywidgets), and B4's first-delta-to-DOM latency of the answer: the
+(CDP `Memory.getDOMCounters`), chat views out of the page that something still holds (CDP
+`DOM.getDetachedDomNodes`), the comms the page's kernel connection holds and those the kernel
+holds (with the live ipywidgets), and B4's first-delta-to-DOM latency of the answer: the
 kernel's clock when the provider yields the answer's first delta (a
 :class:`~tests.bench.scripts.FirstDeltaProvider`) to the page's clock when a MutationObserver
-on the cell sees its marker in the chat view (the same machine, so one clock).
+on the cell sees its marker in the chat view (the same machine, so one clock). Plain `print`
+cells run afterwards in the same page give JupyterLab's own cost of a cell run.
 """
 
 from __future__ import annotations
