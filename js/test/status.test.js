@@ -42,10 +42,24 @@ test("a call whose arguments the user edited shows what ran, the original beside
   assert.deepEqual(ranArguments(request, edited), {
     args: { a: 5, b: 3 },
     original: { a: 2, b: 3 },
+    by: "you", // an older record names nobody
   });
-  assert.deepEqual(ranArguments(request, null), { args: { a: 2, b: 3 }, original: null });
+  const none = { args: { a: 2, b: 3 }, original: null, by: null };
+  assert.deepEqual(ranArguments(request, null), none);
   const garbled = { decisions: [{ action: "edited", by: "user", detail: "not json" }] };
-  assert.deepEqual(ranArguments(request, garbled), { args: { a: 2, b: 3 }, original: null });
+  assert.deepEqual(ranArguments(request, garbled), none);
+});
+
+test("a Skip and an edit saved with the page's user name them", () => {
+  const ada = { name: "Ada Lovelace", username: "ada" };
+  const skip = { action: "skipped", by: "user", detail: "the user skipped this tool call" };
+  const texts = (d) => decisionChips([d], "skipped").map((c) => c.text);
+  assert.deepEqual(texts({ ...skip, who: ada }), ["skipped by Ada Lovelace"]);
+  assert.deepEqual(texts({ ...skip, who: { name: "you", username: "" } }), ["skipped by you"]);
+  const edited = {
+    decisions: [{ action: "edited", by: "user", detail: '{"a": 5, "b": 3}', who: ada }],
+  };
+  assert.equal(ranArguments({ arguments: { a: 2, b: 3 } }, edited).by, "Ada Lovelace");
 });
 
 test("a decision saved with the clicking page's user names them; a policy's never does", () => {

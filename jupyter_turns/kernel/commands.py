@@ -232,7 +232,14 @@ def _mcp(call: _Call) -> Any:  # awaited: the cell_hooks transformer
 
 
 def _restore(call: _Call) -> None:
+    """Rebuild the saved threads, and hand the open pages the finished turns this kernel holds
+    that the notebook may miss (a turn that ended while no page was open)."""
     restore(call.session, call.settings, call.args[0] if call.args else None, verbose=True)
+    if call.session.shown_records:
+        from .front import send_held_records  # the widget's imports wait until a page needs them
+
+        sent = send_held_records(call.session)
+        print(f"Sent {plural(sent, 'finished turn')} this kernel holds to the open notebook pages.")
 
 
 def _export(call: _Call) -> None:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .session import CellSettings, Session
     from .threads import Thread
 
-__all__ = ["CellFront", "has_frontend", "metadata_writer", "page_opened"]
+__all__ = ["CellFront", "has_frontend", "metadata_writer", "page_opened", "send_held_records"]
 
 _metadata_writer: MetadataWriter | None = None
 _running: dict[str, ChatWidget] = {}  # cell id -> the widget of the turn it runs now
@@ -60,9 +60,18 @@ def page_opened(session: Session) -> None:
     writer.reopen()
     for cell_id, widget in list(_running.items()):
         writer.show_live(cell_id, widget.model_id)
-    for cell_id, record in list(session.shown_records.items()):
-        if cell_id not in _running:
-            writer.show_record(cell_id, record_bundle(record))
+    send_held_records(session)
+
+
+def send_held_records(session: Session) -> int:
+    """Send the open pages each finished turn's record this kernel holds (the page writes
+    those its cells do not hold yet, so the user's save keeps them): at a page's opening, and
+    on ``%chat restore``. How many were sent (none reach the file without a page)."""
+    writer = metadata_writer()
+    held = [(c, r) for c, r in list(session.shown_records.items()) if c not in _running]
+    for cell_id, record in held:
+        writer.show_record(cell_id, record_bundle(record))
+    return len(held)
 
 
 def has_frontend(namespace: dict[str, Any]) -> bool:

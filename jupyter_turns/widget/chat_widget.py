@@ -74,9 +74,9 @@ class ChatWidget(anywidget.AnyWidget):
         super().send_state(key)
 
     def close(self) -> None:
-        """Close the widget and the layout widget it made (every ipywidgets DOM widget has
-        one, registered in the kernel until closed): a long notebook thread, one widget per
-        turn, would keep every turn's."""
+        """Close the widget and its ``layout``: the Layout ipywidgets gives every DOMWidget is a
+        widget of its own, with a comm in the kernel and a model in every page, which closing
+        the widget alone leaves open (one more per finished turn, for the kernel's life)."""
         layout = self._trait_values.get("layout")
         super().close()
         if layout is not None:

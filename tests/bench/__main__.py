@@ -27,6 +27,7 @@ BENCHES = {
     "B9": "b9_tool_output",
     "B10": "b10_long_thread",
     "B11": "b11_open",
+    "B12": "b12_long_session",
 }
 
 

@@ -1,6 +1,7 @@
 """What the status line and the tool cards say, as a person sees them: who the turn waits for,
 whose decision let a call run, a Skip that is not an error, what an edited call really ran,
-and a Stop that stops with one click.
+who skipped or edited (the page's user, in the card and after reopening), and a Stop that stops
+with one click.
 
 A scripted turn calls the `calc` tool (ask mode) four times; the person answers each prompt by
 clicking in the widget. A second turn runs a slow tool and is stopped with one click.
@@ -74,17 +75,18 @@ def test_status_and_cards_say_what_really_happens(lab: Lab) -> None:
     wait_turn_end(root)
     lab.wait_cell_idle(3)
 
-    # (3) Skip: a neutral "skipped", said once, no red Error
+    # (3) Skip: a neutral "skipped" and whose Skip it was (the page's user), no red Error
+    name = lab.user_name()
     root = start_chat(lab, 4)
     skipped = root.locator('.jt-tool[data-call-id="s1"]')
     skipped.locator(".jt-prompt-approval").get_by_role("button", name="Skip").click()
     expect(skipped).to_have_attribute("data-status", "skipped")
     expect(skipped.locator(".jt-tool-result summary")).to_contain_text("Not run")
     expect(skipped.locator(".jt-result-error")).to_have_count(0)
-    assert skipped.inner_text().lower().count("skipped") == 1, skipped.inner_text()
+    expect(skipped.locator(".jt-decisions")).to_have_text(f"skipped by {name}")
     assert "Error" not in skipped.inner_text()
 
-    # (4) Edit arguments: the card shows what ran, "edited by you", the original folded
+    # (4) Edit arguments: the card shows what ran, who edited it, the original folded
     edited = root.locator('.jt-tool[data-call-id="s2"]')
     asking = edited.locator(".jt-prompt-approval")
     asking.get_by_role("button", name="Edit arguments").click()
@@ -93,7 +95,7 @@ def test_status_and_cards_say_what_really_happens(lab: Lab) -> None:
     expect(edited.locator(".jt-tool-result pre")).to_contain_text("42")
     head = edited.locator(".jt-tool-head")
     expect(head.locator(".jt-tool-preview")).to_have_text('({"a":30,"b":12})')
-    expect(head.locator(".jt-edited")).to_have_text("edited by you")
+    expect(head.locator(".jt-edited")).to_have_text(f"edited by {name}")
     expect(head.locator(".jt-edited")).to_be_visible()
     original = edited.locator(".jt-original-args")
     expect(original.locator("summary")).to_have_text("The model's original arguments")
@@ -102,6 +104,7 @@ def test_status_and_cards_say_what_really_happens(lab: Lab) -> None:
     assert '"a": 3,' in original.locator("pre").text_content()
     wait_turn_end(root)
     lab.wait_cell_idle(4)
+    _says_who_in_the_record(lab, 4, name)
 
     # (5) Stop while a tool runs: one click stops (no menu to click through)
     root = start_chat(lab, 5)
@@ -120,3 +123,16 @@ def test_status_and_cards_say_what_really_happens(lab: Lab) -> None:
     expect(lab.cell_output(5).locator(".jt-prompt-interrupt")).to_have_count(0)
     lab.screenshot("honest-status.png")
     assert lab.unexpected_page_errors() == []
+    lab.save()
+    lab.close_and_reopen("honest.ipynb")  # the saved file, drawn again: the names stay
+    _says_who_in_the_record(lab, 4, name)
+
+
+def _says_who_in_the_record(lab: Lab, index: int, name: str) -> None:
+    """The saved record of cell `index` names who skipped the first call and edited the
+    second."""
+    saved = lab.cell_output(index).locator(".jt-root.jt-saved")
+    skipped = saved.locator('.jt-tool[data-call-id="s1"]')
+    expect(skipped.locator(".jt-decisions")).to_have_text(f"skipped by {name}")
+    edited = saved.locator('.jt-tool[data-call-id="s2"]')
+    expect(edited.locator(".jt-tool-head .jt-edited")).to_have_text(f"edited by {name}")

@@ -25,6 +25,26 @@ const TICK_MS = 200;
 /** Flush even when no animation frame comes (hidden tab), so state never goes stale. */
 const FALLBACK_MS = 250;
 
+/**
+ * The calls the view's buttons (and the lab extension's snapshot) make, through `link`, which
+ * the view's dispose() cuts. A click leaves the page's selection in a button, and JupyterLab's
+ * editors remember the last selection they saw, so a node of a finished view can outlive it
+ * (one per finished turn, for the page's life: tests/browser/test_long_session_browser.py); it
+ * must not keep the view. Made out here so that these closures hold `link` and nothing of the
+ * constructor's scope (its closures share one context, `this` included).
+ * @param {{view: ChatView | null}} link
+ */
+function buttonCalls(link) {
+  return {
+    // every answer says who clicked, as this page knows them (a label the kernel saves)
+    answer: (/** @type {PageMessage} */ msg) =>
+      link.view?.model.send(/** @type {PageMessage} */ ({ ...msg, who: pageUser() })),
+    stop: () => link.view?.stopTurn(),
+    menu: () => link.view?.requestInterrupt(),
+    snapshot: () => link.view?.snapshot() ?? [],
+  };
+}
+
 export class ChatView {
   /**
    * @param {Model} model
@@ -37,14 +57,12 @@ export class ChatView {
     this.mode = parseMode(model.get("settings")?.reasoning);
     this.transcript = new Transcript(this.stats);
     this.drafts = new Drafts(() => new Draft(this.stats, this.mode));
-    // every answer says who clicked, as this page knows them (a label the kernel saves)
-    this.prompts = new Prompts((msg) =>
-      this.model.send(/** @type {PageMessage} */ ({ ...msg, who: pageUser() })),
-    );
-    this.statusBar = new StatusBar(
-      () => this.stopTurn(),
-      () => this.requestInterrupt(),
-    );
+    // What the view's buttons call goes through `link`, which dispose() cuts (see buttonCalls)
+    /** @type {{view: ChatView | null}} */
+    this.link = { view: this };
+    const calls = buttonCalls(this.link);
+    this.prompts = new Prompts(calls.answer);
+    this.statusBar = new StatusBar(calls.stop, calls.menu);
     this.footer = h("div", { class: "jt-footer" });
     this.root.append(
       this.transcript.el,
@@ -75,7 +93,7 @@ export class ChatView {
     this.flush();
     model.send({ type: "ready" });
     // for the lab extension, when the kernel dies mid-turn (labextension/turns.js)
-    /** @type {any} */ (this.root).jtSnapshot = () => this.snapshot();
+    /** @type {any} */ (this.root).jtSnapshot = calls.snapshot;
   }
 
   /**
@@ -259,6 +277,8 @@ export class ChatView {
     clearTimeout(this.timeout);
     clearInterval(this.ticker);
     this.stats.dispose();
+    this.link.view = null; // what outlives the view reaches nothing of it
+    this.root.replaceChildren(); // nor the rest of its DOM, through the root
     this.root.remove();
   }
 }

@@ -77,9 +77,10 @@ const DETAIL_LABELS = /** @type {Record<string, string>} */ ({
 });
 
 /**
- * The decision chips of a finished call, as text: what the card shows nowhere else. A user's
- * Skip is the badge already and an edit is in the header ("edited by you"), so neither repeats.
- * A decision saved with the clicking page's user says whose it was ("approved by Ada Lovelace").
+ * The decision chips of a finished call, as text: what the card shows nowhere else. An edit is
+ * in the header ("edited by Ada"), and a Skip is the badge already unless the record says whose
+ * it was ("skipped by Ada"). A decision saved with the clicking page's user says whose it was
+ * ("approved by Ada Lovelace").
  * @param {unknown} decisions the response's decisions
  * @param {string} status the response's status
  * @returns {{action: string, text: string, detail: string | null}[]}
@@ -90,7 +91,8 @@ export function decisionChips(decisions, status) {
     .filter(
       (d) =>
         !(d?.by === "user" && d?.action === "edited") &&
-        !(d?.by === "user" && d?.action === "skipped" && status === "skipped"),
+        // the badge says "skipped" already: a chip only to say whose Skip it was
+        !(d?.by === "user" && d?.action === "skipped" && status === "skipped" && !whoName(d?.who)),
     )
     .map((d) => {
       const action = String(d?.action);
@@ -105,10 +107,10 @@ export function decisionChips(decisions, status) {
 
 /**
  * The arguments a call ran with: the user's edit when they edited them (the model's original
- * beside it), else the request's.
+ * beside it, and who edited them), else the request's.
  * @param {ToolCallRequestEvent} request
  * @param {ToolCallResponseEvent | null} response
- * @returns {{args: unknown, original: unknown | null}}
+ * @returns {{args: unknown, original: unknown | null, by: string | null}}
  */
 export function ranArguments(request, response) {
   const decisions = Array.isArray(response?.decisions) ? response.decisions : [];
@@ -116,12 +118,14 @@ export function ranArguments(request, response) {
   if (edit && typeof edit.detail === "string") {
     try {
       const args = JSON.parse(edit.detail);
-      if (args && typeof args === "object") return { args, original: request.arguments ?? {} };
+      // an older record names nobody: it was the one person at the page, "you"
+      const by = whoName(edit.who) ?? "you";
+      if (args && typeof args === "object") return { args, original: request.arguments ?? {}, by };
     } catch {
       // a detail that is not the edited arguments: show the request's
     }
   }
-  return { args: request.arguments, original: null };
+  return { args: request.arguments, original: null, by: null };
 }
 
 /** Short text opens by default; long text stays folded. */
@@ -232,18 +236,19 @@ export class ToolCard {
 
   /**
    * The header's one-line summary and the Arguments block: what ran — the user's edit, marked
-   * "edited by you", with the model's original folded below it; code arguments as highlighted
+   * "edited by" whom, with the model's original folded below it; code arguments as highlighted
    * code (codeargs.js).
    * @param {ToolCallRequestEvent} request
    * @param {ToolCallResponseEvent | null} [response]
    */
   renderRequest(request, response = null) {
-    const { args: ran, original } = ranArguments(request, response);
+    const { args: ran, original, by } = ranArguments(request, response);
     const name = String(request.name ?? "tool");
     const args = /** @type {Record<string, unknown>} */ (ran ?? {});
     this.name.textContent = name;
     this.preview.textContent = callSummary(name, args);
     this.edited.hidden = original === null;
+    this.edited.textContent = `edited by ${by ?? "you"}`;
     const pretty = prettyJson(args);
     const shown =
       codeArguments(name, args)
@@ -253,7 +258,7 @@ export class ToolCard {
       h(
         "details",
         { class: "jt-fold", open: isShort(shown) && pretty !== "{}" },
-        h("summary", null, original === null ? "Arguments" : "Arguments (edited by you)"),
+        h("summary", null, original === null ? "Arguments" : `Arguments (edited by ${by})`),
         renderArguments(name, args),
         original === null
           ? null

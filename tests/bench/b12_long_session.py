@@ -1,0 +1,150 @@
+"""B12 — a long session in one page: 30 turns with tools in one JupyterLab page (issue 32,
+point 4), each one `add` call approved by a click and an answer streamed at 50 words/s after
+1 s (B4's goal set-up). The driver is ``tests/browser/long_session.py`` (its browser test
+asserts what is not a timing: no comm, widget or chat view outlives its turn).
+
+Figures, per finished turn after a forced garbage collection, between turn 5 (the page has
+loaded what it loads once) and turn 30: JS heap, DOM nodes and event listeners, each beside
+what a plain ``print`` cell run in the same page costs (JupyterLab's own bookkeeping of any
+run); comms of the page and of the kernel; and B4's first delta → text in DOM at the first
+turns against the last (the goal: the last within 1.5× of the first).
+"""
+
+from __future__ import annotations
+
+import statistics
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from playwright.sync_api import sync_playwright
+
+from tests.browser.lab import Lab, browser_context
+from tests.browser.long_session import TurnFigures, run_long_session
+from tests.browser.server import start_lab_server
+
+from .common import CHROMIUM, CHROMIUM_ARGS, Figure, Settings, judge_max
+
+GOAL_RATIO = 1.5
+SETTLED = 5  # the first turn compared: the widget's code and styles load in the first ones
+SPAN = 5  # turns per end for the latency medians (one turn's figure is noisy)
+
+
+def _session(turns: int) -> tuple[list[TurnFigures], list[TurnFigures], list[str]]:
+    with tempfile.TemporaryDirectory(prefix="jt-bench-b12-") as tmp:
+        server = start_lab_server(Path(tmp))
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(
+                    executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+                )
+                try:
+                    with browser_context(browser) as page:
+                        lab = Lab(server, page, "b12")
+                        try:
+                            figures, plain = run_long_session(
+                                lab, "b12.ipynb", turns, pause=0.02, lead=1.0
+                            )
+                            return figures, plain, lab.unexpected_page_errors()
+                        finally:
+                            lab.close()
+                finally:
+                    browser.close()
+        finally:
+            server.stop()
+
+
+def _per_run(rows: list[TurnFigures], field: str) -> float:
+    first, last = rows[0], rows[-1]
+    return float(getattr(last, field) - getattr(first, field)) / (last.turn - first.turn)
+
+
+def _growth(figures: list[TurnFigures], plain: list[TurnFigures]) -> list[Figure]:
+    settled = figures[SETTLED - 1 :]
+    rows = []
+    for field, unit, what in (
+        ("heap_used", "KB", "JS heap"),
+        ("dom_nodes", "nodes", "DOM nodes"),
+        ("listeners", "listeners", "event listeners"),
+    ):
+        scale = 1024 if unit == "KB" else 1
+        chat = _per_run(settled, field) / scale
+        lab = _per_run(plain, field) / scale
+        details = {
+            f"turn {f.turn}": round(getattr(f, field) / scale, 1) for f in (figures[0], *settled)
+        }
+        details["plain cell run (JupyterLab's own)"] = round(lab, 1)
+        name = f"{what} per turn, turns {SETTLED}→{figures[-1].turn}"
+        rows.append(Figure("B12", name, chat, unit, kind="info", details=details))
+    last = figures[-1]
+    rows.append(
+        Figure(
+            "B12",
+            f"record drawn per turn (nodes of its output area), turn {last.turn}",
+            float(last.output_nodes),
+            "nodes",
+            kind="info",
+        )
+    )
+    return rows
+
+
+def _leaks(figures: list[TurnFigures]) -> Figure:
+    early, late = figures[SETTLED - 1], figures[-1]
+    fields = ("page_comms", "kernel_comms", "kernel_widgets", "live_views", "detached_views")
+    grown = {f: getattr(late, f) - getattr(early, f) for f in fields}
+    details: dict[str, Any] = {f"turn {early.turn}": {f: getattr(early, f) for f in fields}}
+    details[f"turn {late.turn}"] = {f: getattr(late, f) for f in fields}
+    total = float(sum(grown.values()))
+    met = total <= 0
+    return Figure(
+        "B12",
+        f"comms, widgets and chat views left over, turns {early.turn}→{late.turn}",
+        total,
+        "objects",
+        goal="0",
+        met=met,
+        margin="none" if met else str(grown),
+        details=details,
+    )
+
+
+def _latency(figures: list[TurnFigures]) -> list[Figure]:
+    times = [f.first_delta_ms for f in figures]
+    if any(t is None for t in times):
+        missing = [f.turn for f in figures if f.first_delta_ms is None]
+        note = {"note": f"the answer's first words never showed in turns {missing}"}
+        return [Figure("B12", "first delta → DOM seen", 0.0, "turns", met=False, details=note)]
+    ms = [float(t) for t in times if t is not None]
+    first = statistics.median(ms[1 : 1 + SPAN])  # turn 1 loads the widget's code: B4 skips it
+    last = statistics.median(ms[-SPAN:])
+    ratio = last / first
+    met, margin = judge_max(ratio, GOAL_RATIO)
+    details = {
+        "per turn ms": [round(t, 1) for t in ms],
+        f"median turns 2-{1 + SPAN} ms": round(first, 1),
+        f"median turns {len(ms) - SPAN + 1}-{len(ms)} ms": round(last, 1),
+    }
+    return [
+        Figure("B12", "first delta → DOM, turn 1", ms[0], "ms", kind="info"),
+        Figure("B12", f"first delta → DOM, turn {len(ms)}", ms[-1], "ms", kind="info"),
+        Figure(
+            "B12",
+            f"first delta → DOM, last {SPAN} turns / turns 2-{1 + SPAN} (medians)",
+            ratio,
+            "x",
+            goal=f"<= {GOAL_RATIO:g}x",
+            met=met,
+            margin=margin,
+            details=details,
+        ),
+    ]
+
+
+def run(settings: Settings) -> list[Figure]:
+    turns = settings.pick(30, 8)
+    figures, plain, errors = _session(turns)
+    rows = [*_growth(figures, plain), _leaks(figures), *_latency(figures)]
+    if errors:
+        rows[0].details["page_errors"] = errors[:3]
+    return rows
