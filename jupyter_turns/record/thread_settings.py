@@ -191,12 +191,12 @@ def split_settings(
 
     Harmless: a run mode that only restricts (ask, edit, skip, deny), ``edits`` ask, a cycle
     limit at or below the user's own, built-ins among the user's defaults
-    (``ChatMagics.builtins``), the user's own provider and model, thinking off or no more
-    than the user's. Everything else of :data:`GUARDED_FIELDS` is guarded: "unattended", ``edits`` review (whatever the user's
-    own default: a file never relaxes approval), other built-ins, "always allow", MCP
-    servers, a system prompt, a higher cycle limit, another provider or model (where requests
-    go and what they cost), a script variable (what a scripted provider plays) and more
-    thinking.
+    (``ChatMagics.builtins``), the user's own provider and model, thinking off or no more than
+    the user's. Everything else of :data:`GUARDED_FIELDS` is guarded: "unattended", ``edits``
+    review (whatever the user's own default: a file never relaxes approval), other built-ins,
+    "always allow", MCP servers, a system prompt, a higher cycle limit, another provider or
+    model (where requests go and what they cost), a script variable (what a scripted provider
+    plays) and more thinking.
     """
     harmless: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
