@@ -1,6 +1,7 @@
 """What a rewind takes out of what is sent (``window.rewound``), and what a fork starts with
 (``window.fork_history``): whole turns, from their request up to the next one, with the undo
-events of their calls; the rewind event itself stays for readers, but a fork never had it."""
+and review events of their calls; the rewind event itself stays for readers, but a fork never
+had it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from jupyter_turns.model.events import (
     ChatRequest,
     ConversationEvent,
     Message,
+    Review,
     Rewind,
     ToolCallRequest,
     ToolCallResponse,
@@ -37,13 +39,22 @@ def test_nothing_is_rewound_without_a_rewind_event() -> None:
     assert fork_history(events, None) == events
 
 
-def test_a_rewind_takes_whole_turns_and_the_undo_events_of_their_calls() -> None:
+def test_a_rewind_takes_whole_turns_and_the_undo_and_review_events_of_their_calls() -> None:
+    # the user undid and kept turn 2's changes while turn 3 was the last, then rewound turn 2
     undo = Undo(id="u2", call_id="call2", tool="python", done=["removed x"])
-    rewind = Rewind(id="rw", requests=["q2", "q3"], turn=2)
-    events = [*_turn(1, call=True), *_turn(2, call=True), undo, *_turn(3), rewind, *_turn(4)]
-    assert rewound(events) == {"q2", "c2", "r2", "m2", "u2", "q3", "m3"}
+    kept, kept_1 = Review(id="k2", kept=["call2"]), Review(id="k1", kept=["call1"])
+    rewind = Rewind(id="rw", requests=["q2"], turn=2)
+    events = [*_turn(1, call=True), *_turn(2, call=True), *_turn(3), undo, kept, kept_1, rewind,
+              *_turn(4)]  # fmt: skip
+    assert rewound(events) == {"q2", "c2", "r2", "m2", "u2", "k2"}
     # the rewind event itself is kept (a reader-only kind: the wire sends none of those)
-    assert _ids(to_send(events)) == ["q1", "c1", "r1", "m1", "rw", "q4", "m4"]
+    assert _ids(to_send(events)) == ["q1", "c1", "r1", "m1", "q3", "m3", "k1", "rw", "q4", "m4"]
+
+
+def test_two_turns_rewound_at_once() -> None:
+    rewind = Rewind(id="rw", requests=["q2", "q3"], turn=2)
+    events = [*_turn(1), *_turn(2, call=True), *_turn(3), rewind, *_turn(4)]
+    assert rewound(events) == {"q2", "c2", "r2", "m2", "q3", "m3"}
 
 
 def test_an_undo_of_a_turn_that_is_not_rewound_stays() -> None:
