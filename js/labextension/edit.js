@@ -22,9 +22,16 @@
  * A change that replaces or removes text names the text it `expected`; a cell holding anything
  * else (the user typed meanwhile) is refused, never overwritten.
  *
+ * `insert_cell` (new), `set_source` and `set_outputs` may carry `provenance`: the cell's stamp
+ * (provenance.js), written with the cell in the same request (a new cell holds it from the
+ * start; new text and its stamp are one transaction, which the notebook's own undo takes
+ * whole), with this notebook's path when it names none; `provenance: null` removes
+ * the cell's stamp (undo of a change to a cell that had none), no `provenance` leaves it.
+ *
  * Every change answers with `cell`, the page's report of the cell afterwards (cells.js
- * `cellJson` and its `index`; a deleted cell: as it was, where it was), read back from the
- * model after the change: the kernel's result says what the notebook holds, not what it asked.
+ * `cellJson`, with its stamp, and its `index`; a deleted cell: as it was, where it was), read
+ * back from the model after the change: the kernel's result says what the notebook holds, not
+ * what it asked.
  * `removed` is a deleted cell's whole JSON, which undo puts back.
  */
 import {
@@ -35,6 +42,7 @@ import {
   WIDGET_MIME,
 } from "./constants.js";
 import { cellJson } from "./cells.js";
+import { writeStamp } from "./provenance.js";
 import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
 
 /**
@@ -43,11 +51,12 @@ import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
  *            outputs?: {length: number, get(i: number): {data?: Record<string, unknown>},
  *                       set(i: number, o: object): void, clear(): void, add(o: object): void},
  *            executionCount?: number | null, trusted?: boolean, getMetadata?(k: string): unknown,
- *            setMetadata?(k: string, v: unknown): void}} CellLike
+ *            setMetadata?(k: string, v: unknown): void, deleteMetadata?(k: string): void}} CellLike
  * @typedef {{cells: {length: number, get(i: number): CellLike},
  *            sharedModel: {insertCell(i: number, cell: object): unknown,
  *                          deleteCell(i: number): void,
- *                          moveCell(from: number, to: number): void}}} NotebookLike
+ *                          moveCell(from: number, to: number): void,
+ *                          transact?(fn: () => void): void}}} NotebookLike
  */
 
 export const EDIT_REQUESTS = [
@@ -65,13 +74,14 @@ export const EDIT_REQUESTS = [
  * Answer one edit request.
  * @param {NotebookLike | null} model
  * @param {Record<string, any>} data
+ * @param {() => string | null} [getPath] the notebook's path, which a new stamp records
  */
-export function answerEdit(model, data) {
+export function answerEdit(model, data, getPath = () => null) {
   const requestId = typeof data.request_id === "string" ? data.request_id : null;
   try {
     if (requestId === null) throw new Refused(MISSING_REQUEST_ID);
     if (!model) throw new Refused(NOTEBOOK_CLOSED);
-    return { request_id: requestId, ok: true, ...apply(model, data) };
+    return { request_id: requestId, ok: true, ...apply(model, data, getPath) };
   } catch (err) {
     const reason = err instanceof Refused ? err.message : `failed: ${String(err)}`;
     return { request_id: requestId, ok: false, reason };
@@ -81,18 +91,41 @@ export function answerEdit(model, data) {
 class Refused extends Error {}
 
 /**
+ * Make `change` one change of the notebook (one transaction where the model has them).
+ * @param {NotebookLike} model
+ * @param {() => void} change
+ */
+function atOnce(model, change) {
+  if (model.sharedModel.transact) model.sharedModel.transact(change);
+  else change();
+}
+
+/**
+ * Write the request's stamp on the cell, if it carries one (null: remove the cell's).
+ * @param {CellLike} cell
+ * @param {Record<string, any>} data
+ * @param {() => string | null} getPath
+ */
+function stampCell(cell, data, getPath) {
+  if ("provenance" in data) writeStamp(cell, data.provenance, getPath());
+}
+
+/**
  * @param {NotebookLike} model
  * @param {Record<string, any>} data
+ * @param {() => string | null} getPath
  * @returns {object}
  */
-function apply(model, data) {
+function apply(model, data, getPath) {
   switch (data.request) {
     case "insert_cell": {
       const index = data.cell ? restoreIndex(model, data.index) : find(model, data.after).index + 1;
       if (data.cell) insertJson(model, index, data.cell);
       else {
         const type = data.cell_type === "markdown" ? "markdown" : "code";
-        insertCell(model, index, { cell_type: type, source: text(data.source) });
+        const metadata = {};
+        if ("provenance" in data) writeStamp(metadataOf(metadata), data.provenance, getPath());
+        insertCell(model, index, { cell_type: type, source: text(data.source), metadata });
       }
       const id = model.cells.get(index).id;
       return { cell_id: id, index, cell: report(model, id) };
@@ -100,7 +133,10 @@ function apply(model, data) {
     case "set_source": {
       const { cell, index } = find(model, data.cell_id);
       expect(cell, data.expected);
-      cell.sharedModel.setSource(text(data.source));
+      atOnce(model, () => {
+        cell.sharedModel.setSource(text(data.source));
+        stampCell(cell, data, getPath);
+      });
       return { index, cell: report(model, data.cell_id) };
     }
     case "delete_cell": {
@@ -125,10 +161,13 @@ function apply(model, data) {
       const { cell } = find(model, data.cell_id);
       if (!cell.outputs || cell.type !== "code") throw new Refused("not a code cell");
       if (data.expected !== undefined) expect(cell, data.expected);
+      // not one transaction: the outputs model syncs itself with the shared model as each
+      // change is made (a transaction would defer that); the stamp follows in the same task
       cell.outputs.clear();
       for (const output of Array.isArray(data.outputs) ? data.outputs : [])
         cell.outputs.add(output);
       cell.executionCount = typeof data.execution_count === "number" ? data.execution_count : null;
+      stampCell(cell, data, getPath);
       return { cell: report(model, data.cell_id) };
     }
     case "replace_record":
@@ -146,17 +185,34 @@ function apply(model, data) {
 }
 
 /**
+ * A plain metadata object seen as a cell's metadata, for writeStamp.
+ * @param {Record<string, unknown>} metadata
+ */
+function metadataOf(metadata) {
+  return {
+    getMetadata: (/** @type {string} */ key) => metadata[key],
+    setMetadata: (/** @type {string} */ key, /** @type {unknown} */ value) => {
+      metadata[key] = value;
+    },
+    deleteMetadata: (/** @type {string} */ key) => {
+      delete metadata[key];
+    },
+  };
+}
+
+/**
  * Insert a cell (a code cell with its outputs, when given) at `index`.
  * @param {NotebookLike} model
  * @param {number} index
- * @param {{cell_type: string, source: string, outputs?: object[]}} cell
+ * @param {{cell_type: string, source: string, outputs?: object[],
+ *          metadata?: Record<string, unknown>}} cell
  */
 export function insertCell(model, index, cell) {
   const code = cell.cell_type === "code";
   model.sharedModel.insertCell(index, {
     cell_type: cell.cell_type,
     source: cell.source,
-    metadata: {},
+    metadata: cell.metadata ?? {},
     ...(code ? { outputs: cell.outputs ?? [], execution_count: null } : {}),
   });
 }

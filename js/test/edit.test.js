@@ -28,6 +28,7 @@ function notebook(...sources) {
       executionCount: null,
       getMetadata: (k) => metadata.get(k),
       setMetadata: (k, v) => metadata.set(k, v),
+      deleteMetadata: (k) => metadata.delete(k),
       outputs: {
         list: outputs,
         get length() {
@@ -262,4 +263,77 @@ test("a deleted cell comes back whole, outputs and metadata, where it was", () =
   assert.equal(back.cell.source, "b");
   assert.equal(nb.list[1].outputs.list[0].text, "6\n");
   assert.deepEqual(nb.list[1].getMetadata("tags"), ["keep"]);
+});
+
+test("a change carries the cell's stamp: written with it, reported with it, null removes it", () => {
+  const nb = notebook("%%chat\nhi", "x = 1");
+  const stamp = { thread: "main", turn: 1, call_id: "a", tool: "insert_cell" };
+  const path = () => "work/nb.ipynb";
+  const made = answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "insert_cell",
+      after: "c0",
+      cell_type: "code",
+      source: "y = 2",
+      provenance: stamp,
+    },
+    path,
+  );
+  const saved = { ...stamp, notebook: "work/nb.ipynb" };
+  assert.deepEqual(nb.list[1].getMetadata("jupyter_turns"), { provenance: saved });
+  assert.deepEqual(made.cell.provenance, saved); // read back after the change
+  const edit = { ...stamp, tool: "edit_cell", call_id: "b" };
+  const edited = answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "set_source",
+      cell_id: "c1",
+      source: "x = 2",
+      expected: "x = 1",
+      provenance: edit,
+    },
+    path,
+  );
+  assert.equal(edited.cell.provenance.call_id, "b");
+  assert.equal(nb.list[2].sharedModel.getSource(), "x = 2");
+  // undo of that edit: the cell had no stamp, and has none again
+  answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "set_source",
+      cell_id: "c1",
+      source: "x = 1",
+      expected: "x = 2",
+      provenance: null,
+    },
+    path,
+  );
+  assert.equal(nb.list[2].getMetadata("jupyter_turns"), undefined);
+  // outputs without a stamp leave the cell's as it is
+  const ran = ask(nb, {
+    request: "set_outputs",
+    cell_id: made.cell_id,
+    outputs: [],
+    execution_count: 3,
+  });
+  assert.deepEqual(ran.cell.provenance, saved);
+  // a refused change writes no stamp either
+  const stale = answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "set_source",
+      cell_id: "c1",
+      source: "z",
+      expected: "nope",
+      provenance: edit,
+    },
+    path,
+  );
+  assert.equal(stale.ok, false);
+  assert.equal(nb.list[2].getMetadata("jupyter_turns"), undefined);
 });

@@ -10,21 +10,36 @@
   outputs and the chat cell's execution count through the page. The page cannot run it
   itself: the ``%%chat`` cell holds the kernel's shell channel while the turn runs, so an
   ``execute_request`` from the page would wait behind the very turn that waits for it.
+* :func:`stamp` is the provenance stamp a change writes on its cell (the turn, the call, who
+  approved it, when: :mod:`jupyter_turns.model.provenance`), with the cell's earlier stamp for
+  undo to put back.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from pydantic import ValidationError
+
 from ..model.content import labeled
+from ..model.events import now_iso
+from ..model.provenance import Provenance, StampedTool
 from ..reading.cells import OUTLINE_CHARS, CellView, NotebookView, output_summary
 from ..reading.sources import NotebookReader
 from ..tools.context import ToolContext
 from ..tools.results import NotRun, ResponseFields, ToolFailed, ToolResult
-from .page import NotebookEditor, PageError
+from .page import KEEP, Keep, NotebookEditor, PageError, Stamp
 from .undo import run_step
 
-__all__ = ["NO_PAGE", "current_cell", "describe", "execution_count", "live_view", "run_in_cell"]
+__all__ = [
+    "NO_PAGE",
+    "current_cell",
+    "describe",
+    "execution_count",
+    "live_view",
+    "run_in_cell",
+    "stamp",
+]
 
 NO_PAGE = (
     "this kernel has no notebook page that can change cells (JupyterLab or Notebook 7 with "
@@ -92,33 +107,64 @@ def describe(cell: CellView) -> str:
     return "\n".join(lines)
 
 
+def stamp(
+    ctx: ToolContext, tool: StampedTool, before: CellView | None
+) -> tuple[Stamp | Keep, dict[str, Any]]:
+    """The provenance stamp ``tool``'s change writes on the cell (``before``: the cell as it
+    was; None for a new one), and what undo puts back: ``{"provenance": the earlier stamp}``,
+    or nothing when the stamp is left as it is. A run leaves the stamp of the text's writer
+    (an inserted or edited cell the model then runs still says it wrote it); a call outside
+    a turn (a Chat without one) stamps nothing."""
+    if ctx.origin is None or (tool == "run_cell" and before and _wrote(before.provenance)):
+        return KEEP, {}
+    made = Provenance(
+        **ctx.origin.model_dump(),
+        call_id=ctx.call_id,
+        tool=tool,
+        who=ctx.approver,
+        timestamp=now_iso(),
+    )
+    earlier = {"provenance": before.provenance} if before is not None else {}
+    return made.model_dump(mode="json", exclude_none=True), earlier
+
+
+def _wrote(value: dict[str, Any] | None) -> bool:
+    """Whether the stamp says the model wrote the cell's text (a malformed one says not)."""
+    try:
+        return value is not None and Provenance.model_validate(value).written_text()
+    except ValidationError:
+        return False
+
+
 async def run_in_cell(
     reader: NotebookReader,
     editor: NotebookEditor,
     ctx: ToolContext,
     step: tuple[str, dict[str, Any], CellView | None],
     done: str,
+    *,
+    marks: tuple[Stamp | Keep, dict[str, Any]] = (KEEP, {}),
 ) -> ToolResult:
     """Run the cell's code (``step``: the tool's name, the response's ``cell`` record with
     the code as ``after``, and the cell as it was before, whose outputs undo puts back) and
-    show its outputs in it. The result starts with ``done`` ("Edited cell [2] and ran it")
+    show its outputs in it, with the stamp ``marks`` gives (and the earlier one undo puts
+    back: :func:`stamp`). The result starts with ``done`` ("Edited cell [2] and ran it")
     and says what the page reports the cell is; a page that did not take the outputs gives
     an error result (the code did run: the model reads its output either way)."""
     tool, cell, before = step
-    restore = None
+    mark, restore = marks[0], dict(marks[1])
     if before is not None:
-        restore = {"outputs": list(before.outputs), "execution_count": before.execution_count}
+        restore |= {"outputs": list(before.outputs), "execution_count": before.execution_count}
     code, state = run_step(
-        cell["after"], reader.namespace, ctx.call_id, tool, cell=cell, restore=restore
+        cell["after"], reader.namespace, ctx.call_id, tool, cell=cell, restore=restore or None
     )
     count = execution_count()
     output = labeled(code.text(), f"cell {cell['index']} run output")
     if state:
         output += f"\n\n{state.text()}"
     try:
-        report = await editor.set_outputs(
-            cell["cell_id"], code.outputs(rich=True, execution_count=count), count, cell["after"]
-        )
+        outputs = code.outputs(rich=True, execution_count=count)
+        report = await editor.set_outputs(cell["cell_id"], outputs, count, cell["after"], mark)
     except PageError as exc:
         raise ToolFailed(
             f"{done} in the kernel, but the page did not show its outputs: {exc}.\n{output}"

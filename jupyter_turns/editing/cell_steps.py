@@ -5,7 +5,9 @@ Like ``insert_cell`` and ``edit_cell`` (:mod:`.cell_tools`) each always asks, wi
 only on a cell the model read, still where and as it read it
 (:func:`~.cell_checks.current_cell`), builds its result from the page's report of the cell
 after the change, and is one undo step: a run's names and the outputs it replaced, a deleted
-cell put back where it was with its outputs, a moved cell moved back.
+cell put back where it was with its outputs, a moved cell moved back. A run stamps the cell's
+provenance unless the model wrote its text (:func:`~.cell_checks.stamp`); a moved cell keeps its
+stamp, and a deleted one goes back with its own.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..reading.sources import NotebookReader
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool
 from ..tools.results import NotRun, ResponseFields, ToolFailed, ToolResult
-from .cell_checks import current_cell, describe, live_view, run_in_cell
+from .cell_checks import current_cell, describe, live_view, run_in_cell, stamp
 from .page import NotebookEditor, PageError
 from .undo import undo_log
 
@@ -41,9 +43,9 @@ def run_cell_tool(reader: NotebookReader) -> Tool:
         cell = await _code_cell(reader, index, "Not run")
         assert cell.id is not None
         record = {"op": "run", "cell_id": cell.id, "index": cell.index, "after": cell.source}
-        return await run_in_cell(
-            reader, editor, ctx, ("run_cell", record, cell), f"Ran cell [{cell.index}]"
-        )
+        step = ("run_cell", record, cell)
+        marks = stamp(ctx, "run_cell", cell)
+        return await run_in_cell(reader, editor, ctx, step, f"Ran cell [{cell.index}]", marks=marks)
 
     return dataclasses.replace(
         run_cell, preview=functools.partial(_run_preview, reader), reads_notebook=True

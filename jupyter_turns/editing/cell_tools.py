@@ -15,6 +15,9 @@ undo log (:mod:`.undo`).
 * ``edit_cell`` changes only a cell the model read, still as it read it
   (:func:`~.cell_checks.current_cell`); with ``run=True`` the edited cell runs after the
   click, so its outputs match its text.
+
+Each stamps the cell it changes with where the change came from, in the same change
+(:func:`~.cell_checks.stamp`); undo puts back the stamp the cell had.
 """
 
 from __future__ import annotations
@@ -35,8 +38,9 @@ from .cell_checks import (
     execution_count,
     live_view,
     run_in_cell,
+    stamp,
 )
-from .page import NotebookEditor, PageError
+from .page import KEEP, NotebookEditor, PageError
 from .undo import undo_log
 
 __all__ = ["edit_cell_tool", "insert_cell_tool", "line_diff"]
@@ -94,7 +98,7 @@ def insert_cell_tool(reader: NotebookReader) -> Tool:
         """
         below = await _below(reader, inserts, after)
         try:
-            made = await editor.insert(below, cell_type, source)
+            made = await editor.insert(below, cell_type, source, stamp(ctx, "insert_cell", None)[0])
         except PageError as exc:
             raise ToolFailed(f"Not inserted: {exc}.") from None
         if made.source != source or made.cell_type != cell_type:
@@ -180,8 +184,9 @@ def edit_cell_tool(reader: NotebookReader) -> Tool:
         """
         before = await current_cell(reader, index, "Not edited")
         assert before.id is not None
+        mark, earlier = stamp(ctx, "edit_cell", before)
         try:
-            now = await editor.set_source(before.id, source, expected=before.source)
+            now = await editor.set_source(before.id, source, before.source, mark)
         except PageError as exc:
             raise ToolFailed(f"Not edited: {exc}.") from None
         if now.source != source:
@@ -195,8 +200,11 @@ def edit_cell_tool(reader: NotebookReader) -> Tool:
         edited = f"Edited cell [{now.index}] (+{added} -{removed} lines)"
         if run and now.cell_type == "code":
             step = ("edit_cell", {**cell, "ran": True}, before)
-            return await run_in_cell(reader, editor, ctx, step, f"{edited} and ran it")
-        undo_log(reader.namespace).record(ctx.call_id, "edit_cell", {}, None, cell=cell)
+            done = f"{edited} and ran it"
+            return await run_in_cell(reader, editor, ctx, step, done, marks=(KEEP, earlier))
+        undo_log(reader.namespace).record(
+            ctx.call_id, "edit_cell", {}, None, cell=cell, restore=earlier or None
+        )
         return ToolResult(
             f"{edited}. It has not been run: its outputs are from its earlier text.",
             fields=ResponseFields(cell=cell),

@@ -6,13 +6,17 @@ design depends on"); the JupyterLab / Notebook 7 extension answers requests on t
 the text it expects to replace, and the page refuses when the cell holds something else: an edit
 never overwrites what the user typed meanwhile. Every change is answered with the page's report
 of the cell afterwards (:func:`reported`): the tools build their results from it, never from
-what they asked. Replies arrive while a ``%%chat`` cell runs
-(ipykernel handles comm messages concurrently with an awaited cell) and while the kernel is idle.
+what they asked. A change may carry the cell's provenance stamp (``stamp``: written in the same
+change, or None: the cell's stamp removed; :data:`KEEP`: left as it is), so the cell and its
+stamp never disagree (:mod:`jupyter_turns.model.provenance`). Replies arrive while a
+``%%chat`` cell runs (ipykernel handles comm messages concurrently with an awaited cell) and
+while the kernel is idle.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import enum
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -20,9 +24,30 @@ from typing import Any, Protocol
 from ..reading.cells import CellView
 from ..reading.sources import PageChannel, cells_from_json
 
-__all__ = ["CellPage", "NotebookEditor", "PageError", "Removed", "reported"]
+__all__ = [
+    "KEEP",
+    "CellPage",
+    "Keep",
+    "NotebookEditor",
+    "PageError",
+    "Removed",
+    "Stamp",
+    "reported",
+]
 
 WAIT = 10.0  # seconds the page gets to answer a change (both cores may be busy)
+
+
+class Keep(enum.Enum):
+    KEEP = "keep"
+
+
+KEEP = Keep.KEEP  # a change that leaves the cell's provenance stamp as it is
+Stamp = dict[str, Any] | None  # the stamp a change writes; None removes the cell's
+
+
+def _stamped(request: dict[str, Any], stamp: Stamp | Keep) -> dict[str, Any]:
+    return request if stamp is KEEP else {**request, "provenance": stamp}
 
 
 class PageError(Exception):
@@ -34,7 +59,9 @@ class CellPage(Protocol):
 
     async def delete(self, cell_id: str, expected: str) -> Removed: ...
 
-    async def set_source(self, cell_id: str, source: str, expected: str) -> CellView: ...
+    async def set_source(
+        self, cell_id: str, source: str, expected: str, stamp: Stamp | Keep = KEEP
+    ) -> CellView: ...
 
     async def move(self, cell_id: str, to: int, expected: str) -> CellView: ...
 
@@ -46,6 +73,7 @@ class CellPage(Protocol):
         outputs: list[dict[str, Any]],
         execution_count: int | None,
         expected: str | None = None,
+        stamp: Stamp | Keep = KEEP,
     ) -> CellView: ...
 
 
@@ -92,22 +120,24 @@ class NotebookEditor:
             raise PageError(str(reply.get("reason") or "the page refused"))
         return reply
 
-    async def insert(self, after: str, cell_type: str, source: str) -> CellView:
+    async def insert(
+        self, after: str, cell_type: str, source: str, stamp: Stamp | Keep = KEEP
+    ) -> CellView:
         """Insert a cell right below cell ``after``; the page's report of it."""
-        reply = await self._ask(
-            {"request": "insert_cell", "after": after, "cell_type": cell_type, "source": source}
-        )
+        request = {"request": "insert_cell", "after": after, "cell_type": cell_type}
+        reply = await self._ask(_stamped({**request, "source": source}, stamp))
         return reported(reply)
 
     async def restore(self, index: int, cell: dict[str, Any]) -> CellView:
         """Put a deleted cell back at ``index`` (its outputs and metadata too)."""
         return reported(await self._ask({"request": "insert_cell", "index": index, "cell": cell}))
 
-    async def set_source(self, cell_id: str, source: str, expected: str) -> CellView:
+    async def set_source(
+        self, cell_id: str, source: str, expected: str, stamp: Stamp | Keep = KEEP
+    ) -> CellView:
         """Replace the cell's text, which must still be ``expected``."""
-        reply = await self._ask(
-            {"request": "set_source", "cell_id": cell_id, "source": source, "expected": expected}
-        )
+        request = {"request": "set_source", "cell_id": cell_id, "source": source}
+        reply = await self._ask(_stamped({**request, "expected": expected}, stamp))
         return reported(reply)
 
     async def delete(self, cell_id: str, expected: str) -> Removed:
@@ -133,6 +163,7 @@ class NotebookEditor:
         outputs: list[dict[str, Any]],
         execution_count: int | None,
         expected: str | None = None,
+        stamp: Stamp | Keep = KEEP,
     ) -> CellView:
         """Give a code cell these nbformat outputs and execution count (if its text is still
         ``expected``, when given: outputs never go under text they did not come from)."""
@@ -144,7 +175,7 @@ class NotebookEditor:
         }
         if expected is not None:
             request["expected"] = expected
-        return reported(await self._ask(request))
+        return reported(await self._ask(_stamped(request, stamp)))
 
     async def replace_record(self, cell_id: str, bundle: dict[str, Any]) -> None:
         """Replace the chat record the cell shows (its output, or its metadata when the output

@@ -4,7 +4,9 @@ A *step* is one tool call that changed something: a ``python`` run (names create
 deleted), an inserted cell (run or not), an edited cell (run or not), a cell run, deleted or
 moved. :class:`UndoLog` keeps, per step,
 the objects the touched names were bound to before (in this kernel only: objects cannot be
-saved in a notebook) and the cell's text before and after. Steps are undone newest first: an
+saved in a notebook) and the cell's text before and after, with what the cell held that the
+record does not (earlier outputs, a deleted cell, the provenance stamp a change replaced, which
+undo puts back with the change). Steps are undone newest first: an
 earlier step is refused while later ones stand, because they may build on it.
 
 Reverting says plainly what it could not revert: objects changed in place, files written and
@@ -23,7 +25,7 @@ from ..kernel_tools.figures import produced_images
 from ..kernel_tools.state_diff import StateDiff, diff, snapshot
 from ..model.events import Undo
 from ..text import plural
-from .page import CellPage, PageError
+from .page import KEEP, CellPage, Keep, PageError, Stamp
 
 __all__ = ["SIDE_EFFECTS", "Step", "UndoLog", "UndoRefused", "describe", "run_step", "undo_log"]
 
@@ -84,9 +86,17 @@ async def _revert_insert(page: CellPage, cell: dict[str, Any], _: dict[str, Any]
     return "removed the inserted cell"
 
 
+def _earlier_stamp(restore: dict[str, Any]) -> Stamp | Keep:
+    """The provenance stamp the step replaced (None: the cell had none), or KEEP where the
+    step left the stamp alone."""
+    earlier: Stamp | Keep = restore.get("provenance", KEEP)
+    return earlier
+
+
 async def _revert_edit(page: CellPage, cell: dict[str, Any], restore: dict[str, Any]) -> str:
     before = str(cell["before"])
-    await page.set_source(str(cell["cell_id"]), before, expected=str(cell["after"]))
+    earlier = _earlier_stamp(restore)
+    await page.set_source(str(cell["cell_id"]), before, str(cell["after"]), earlier)
     if "outputs" not in restore:
         return "restored the edited cell's earlier text"
     await _earlier_outputs(page, cell, restore, before)
@@ -94,19 +104,24 @@ async def _revert_edit(page: CellPage, cell: dict[str, Any], restore: dict[str, 
 
 
 async def _revert_run(page: CellPage, cell: dict[str, Any], restore: dict[str, Any]) -> str:
-    await _earlier_outputs(page, cell, restore, str(cell["after"]))
+    await _earlier_outputs(page, cell, restore, str(cell["after"]), _earlier_stamp(restore))
     return "restored the cell's earlier outputs"
 
 
 async def _earlier_outputs(
-    page: CellPage, cell: dict[str, Any], restore: dict[str, Any], expected: str
+    page: CellPage,
+    cell: dict[str, Any],
+    restore: dict[str, Any],
+    expected: str,
+    stamp: Stamp | Keep = KEEP,
 ) -> None:
     count = restore.get("execution_count")
     await page.set_outputs(
         str(cell["cell_id"]),
         list(restore.get("outputs") or []),
         count if isinstance(count, int) else None,
-        expected=expected,
+        expected,
+        stamp,
     )
 
 

@@ -109,17 +109,18 @@ def compaction_block(event: ConversationEvent) -> dict[str, Any] | None:
 
 
 def _forgotten(events: Sequence[ConversationEvent]) -> int:
-    """How many leading events a forget marker drops (0: none)."""
-    position = {event.id: i for i, event in enumerate(events)}
-    cut = 0
+    """How many leading events a forget marker drops (0: none). Every request asks: the walk
+    looks at each event's kind only, and indexes positions only when a marker names one."""
+    targets: set[str] = set()
     for event in events:
-        if event.kind != "notice" or not isinstance(event.data, dict):
-            continue
-        forget = event.data.get("forget")
-        through = forget.get("through") if isinstance(forget, dict) else None
-        if isinstance(through, str) and through in position:
-            cut = max(cut, position[through] + 1)
-    return cut
+        if event.kind == "notice" and isinstance(event.data, dict):
+            forget = event.data.get("forget")
+            through = forget.get("through") if isinstance(forget, dict) else None
+            if isinstance(through, str):
+                targets.add(through)
+    if not targets:
+        return 0
+    return max((i + 1 for i, e in enumerate(events) if e.id in targets), default=0)
 
 
 def turn_requests(events: Sequence[ConversationEvent]) -> list[ChatRequest]:
@@ -190,7 +191,7 @@ def to_send(events: Sequence[ConversationEvent]) -> list[ConversationEvent]:
     cut = _forgotten(events)
     last: int | None = None
     for i in range(len(events) - 1, cut - 1, -1):
-        if compaction_block(events[i]) is not None:
+        if events[i].kind == "block" and compaction_block(events[i]) is not None:
             last = i
             break
     if last is None:

@@ -13,6 +13,7 @@ as a labeled ``kernel`` attachment.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -40,11 +41,14 @@ def names_from_tool_calls(events: Iterable[ConversationEvent]) -> list[str]:
     return [n for n in names if n.isidentifier() and not n.startswith("_")]
 
 
-def _bound(code: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _bound(code: str) -> tuple[str, ...]:
+    """The names ``code`` binds at top level. Every request asks again about every earlier
+    ``python`` call of the thread: each code is parsed once (a long thread has hundreds)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
-        return []
+        return ()
     bound: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
@@ -55,7 +59,7 @@ def _bound(code: str) -> list[str]:
             bound.append(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             bound.extend((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-    return bound
+    return tuple(bound)
 
 
 def _undone_since_last_request(events: list[ConversationEvent]) -> list[str]:

@@ -21,6 +21,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..record.format import META_KEY
 from ..record.notebook import find_notebook
 from .cells import CellView, NotebookView
 from .history import KernelHistory
@@ -193,6 +194,18 @@ def cells_from_json(cells: Any, chat_cell_id: str | None) -> tuple[CellView, ...
                 else (),
                 chat=chat_cell_id is not None and cell.get("id") == chat_cell_id,
                 id=cell.get("id") if isinstance(cell.get("id"), str) else None,
+                provenance=_stamp(cell),
             )
         )
     return tuple(views)
+
+
+def _stamp(cell: dict[str, Any]) -> dict[str, Any] | None:
+    """The cell's provenance stamp: ``provenance`` as the page sends it, else the saved
+    file's ``metadata.jupyter_turns.provenance``."""
+    stamp = cell.get("provenance")
+    if stamp is None:
+        metadata = cell.get("metadata")
+        ours = metadata.get(META_KEY) if isinstance(metadata, dict) else None
+        stamp = ours.get("provenance") if isinstance(ours, dict) else None
+    return stamp if isinstance(stamp, dict) else None

@@ -9,6 +9,11 @@ hook wrote) when it exists — so an editable checkout tests its current build, 
 `pip install -e` made — and otherwise from the installed
 `share/jupyter/labextensions/jupyter_turns`. In the browser no
 host name resolves, so nothing on a page can reach past 127.0.0.1.
+
+`start_lab_server(..., python=VENV_PYTHON, path=PATH)` starts JupyterLab from another
+environment (tests/packaging: a fresh venv where the wheel is installed): its kernels, its
+installed lab extension (the checkout's build is not linked) and the PATH given, without
+PYTHONPATH, so nothing of the checkout is imported.
 """
 
 from __future__ import annotations
@@ -158,7 +163,7 @@ class LabServer:
         self.process.wait(timeout=15)
 
 
-def _server_environment(workdir: Path) -> dict[str, str]:
+def _server_environment(workdir: Path, python: Path, path: str | None) -> dict[str, str]:
     dirs = {
         "JUPYTER_CONFIG_DIR": workdir / "config",
         "JUPYTER_DATA_DIR": workdir / "data",
@@ -177,7 +182,9 @@ def _server_environment(workdir: Path) -> dict[str, str]:
     env["JUPYTER_PREFER_ENV_PATH"] = "0"
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
     # The venv's bin first: kernels and `jupyter` subcommands resolve to this environment.
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PATH"] = path or os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    if python != Path(sys.executable):
+        env.pop("PYTHONPATH", None)  # another environment imports its own jupyter_turns
     return env
 
 
@@ -217,14 +224,19 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
-def start_lab_server(workdir: Path, timeout: float = 90) -> LabServer:
-    """Start `jupyter lab` from this Python on a free 127.0.0.1 port; return once it answers."""
+def start_lab_server(
+    workdir: Path, timeout: float = 90, *, python: Path | None = None, path: str | None = None
+) -> LabServer:
+    """Start `jupyter lab` on a free 127.0.0.1 port; return once it answers. It runs from this
+    Python, or from `python` (another environment, with its installed extension) with PATH
+    `path` when given."""
     workdir.mkdir(parents=True, exist_ok=True)
     root = workdir / "root"
     root.mkdir(exist_ok=True)
-    env = _server_environment(workdir)
+    python = python or Path(sys.executable)
+    env = _server_environment(workdir, python, path)
     _write_server_config(env, root)
-    labextension = _labextension_source()
+    labextension = _labextension_source() if python == Path(sys.executable) else None
     if labextension is not None:
         link = Path(env["JUPYTER_DATA_DIR"], "labextensions", "jupyter_turns")
         link.parent.mkdir(parents=True, exist_ok=True)
@@ -235,7 +247,7 @@ def start_lab_server(workdir: Path, timeout: float = 90) -> LabServer:
         port = _free_port()
         with open(workdir / "server.log", "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "jupyterlab", f"--ServerApp.port={port}"],
+                [str(python), "-m", "jupyterlab", f"--ServerApp.port={port}"],
                 cwd=root,
                 env=env,
                 stdin=subprocess.DEVNULL,

@@ -107,7 +107,7 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     lab.write_notebook(
         "closing.ipynb",
         [LOAD, SETUP + "\n" + CLOSING, chat_cell("Run it."),
-         "import time\ntime.sleep(3)\nprint('slept')"],
+         "import pathlib, time\npathlib.Path('started').touch()\ntime.sleep(3)\nprint('slept')"],
     )  # fmt: skip
     lab.open("closing.ipynb")
     run_setup(lab, 2)
@@ -116,7 +116,14 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     expect(run.locator(".jt-prompt-title")).to_have_text("Run cell [3]?")
     expect(run.locator(".jt-prompt .jt-cell-code")).to_contain_text("time.sleep(3)")
     run.get_by_role("button", name="Run cell").click()
-    lab.leave()  # the tab closes while the cell runs: nobody can show its outputs
+    # the tab closes while the cell runs (its code has started: the page was read and the
+    # check passed), so nobody can show its outputs
+    started = lab.dir / "started"
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline, "the approved cell did not start running"
+        time.sleep(0.1)
+    lab.leave()
     deadline = time.monotonic() + 60
     while lab.server.sessions(lab.folder + "/")[0]["kernel"]["execution_state"] != "idle":
         assert time.monotonic() < deadline, "the turn did not end in the kernel"

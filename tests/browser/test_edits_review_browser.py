@@ -80,7 +80,5 @@ def test_review_keeps_one_change_and_undoes_the_other(lab: Lab) -> None:
     expect(_item(reopened, "Inserted").locator(".jt-review-state")).to_have_text(
         f"Kept by {user}", timeout=WAIT
     )
-    expect(_item(reopened, "Deleted").locator(".jt-review-state")).to_have_text(
-        f"Undone by {user}"
-    )
+    expect(_item(reopened, "Deleted").locator(".jt-review-state")).to_have_text(f"Undone by {user}")
     assert lab.unexpected_page_errors() == []

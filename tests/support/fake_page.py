@@ -2,7 +2,8 @@
 
 It answers what the bundled extension answers (``js/labextension/cells.js`` and ``edit.js``,
 whose own node tests and the browser tests check the real thing): the cells, inserting, editing
-deleting and moving cells (refusing text that changed), outputs, and a cell's chat record,
+deleting and moving cells (refusing text that changed), outputs, a cell's provenance stamp
+(written with the change that carries one, reported as ``provenance``) and a cell's chat record,
 each answered with the cell as it is then.
 """
 
@@ -45,9 +46,20 @@ class FakePage:
         if not self.answering:
             return None
         try:
-            return {"ok": True, **self._apply(request)}
+            answer = self._apply(request)
+            if "provenance" in request and "cell" in answer:
+                self._stamp(answer["cell"]["id"], request["provenance"])
+                answer = {**answer, **self._report(answer["cell"]["id"])}
+            return {"ok": True, **answer}
         except LookupError as exc:
             return {"ok": False, "reason": str(exc)}
+
+    def _stamp(self, cell_id: Any, stamp: Any) -> None:
+        cell = self._find(cell_id)[1]
+        if stamp is None:
+            cell.pop("provenance", None)
+        else:
+            cell["provenance"] = stamp
 
     def _report(self, cell_id: Any) -> dict[str, Any]:
         index, cell = self._find(cell_id)

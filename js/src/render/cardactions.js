@@ -16,6 +16,11 @@
  *
  * Clicks go to `actions`, which reach the kernel (undo, rewind) or the notebook (a new cell);
  * the answer shows next to the buttons. Tool text is only ever set as textContent.
+ *
+ * A card whose call changed a cell that is still there (inserted, edited, run or moved) links
+ * to it: "Go to cell" scrolls the notebook to it, through the lab extension
+ * (`window.__jupyter_turns_show_cell`, js/labextension/badges.js; without it, no link). The cell
+ * links back: its provenance badge leads to this card.
  */
 import { h } from "../util/dom.js";
 import { IMAGE_TYPES } from "./images.js";
@@ -86,9 +91,51 @@ export function renderAfterCall(callId, request, response, undo, actions) {
     );
     buttons.push(add);
   }
+  const cellId = changedCell(response, undo);
+  const go = cellId === null ? null : goToCell(cellId, status);
+  if (go) buttons.push(go);
   if (buttons.length)
     parts.push(h("div", { class: "jt-actions jt-card-actions" }, ...buttons, status));
   return parts.length ? h("div", { class: "jt-after-call" }, ...parts) : null;
+}
+
+/**
+ * The id of the cell the call changed, while it is there to go to: not a deleted cell, nor
+ * an inserted one whose insert was undone.
+ * @param {ToolCallResponseEvent} response
+ * @param {UndoEvent | null} undo
+ * @returns {string | null}
+ */
+function changedCell(response, undo) {
+  const cell = /** @type {any} */ (response.cell);
+  const id = cell?.cell_id;
+  if (typeof id !== "string" || !id || cell.op === "delete") return null;
+  return cell.op === "insert" && undo ? null : id;
+}
+
+/**
+ * "Go to cell", where the page can scroll to a cell (the lab extension); what it could not do
+ * shows in `status`.
+ * @param {string} cellId
+ * @param {HTMLElement} status
+ * @returns {HTMLButtonElement | null}
+ */
+function goToCell(cellId, status) {
+  const show = /** @type {any} */ (globalThis).__jupyter_turns_show_cell;
+  if (typeof show !== "function") return null;
+  const go = () => {
+    status.textContent = "";
+    Promise.resolve(show(el, cellId)).then(
+      (/** @type {ActionResult} */ result) => {
+        if (!result?.ok) status.textContent = String(result?.reason ?? "The cell is not here.");
+      },
+      (/** @type {unknown} */ err) => (status.textContent = `Failed: ${String(err)}`),
+    );
+  };
+  const el = /** @type {HTMLButtonElement} */ (
+    h("button", { type: "button", class: "jt-button jt-link", onclick: go }, "Go to cell")
+  );
+  return el;
 }
 
 /**
