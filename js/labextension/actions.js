@@ -23,6 +23,11 @@ export function cardActions(tracker) {
       addCell(tracker, node, cell),
     rewind: (/** @type {string} */ requestId, /** @type {boolean} */ confirm) =>
       ask(tracker, node, { request: "rewind", chat_request: requestId, confirm, who: pageUser() }),
+    // the review panel's (--edits review): Keep (all) saves the choice, Undo all undoes them
+    keep: (/** @type {string[]} */ callIds) =>
+      ask(tracker, node, { request: "keep", call_ids: callIds, who: pageUser() }),
+    undoAll: (/** @type {string[]} */ callIds) =>
+      ask(tracker, node, { request: "undo", call_ids: callIds, who: pageUser() }),
   });
 }
 

@@ -17,6 +17,7 @@ import { parseMode } from "./render/reasoning.js";
 import { answeredModel, renderFooter } from "./render/status.js";
 import { Transcript } from "./render/transcript.js";
 import { rewindBar, rewindOf, rewoundBy } from "./render/cardactions.js";
+import { reviewPanel } from "./render/review.js";
 import { Stats } from "./util/stats.js";
 
 /** @typedef {import("./protocol/types.js").ConvEvent} ConvEvent */
@@ -37,7 +38,8 @@ const UNFINISHED = "This turn did not finish: the kernel stopped before it ended
 /**
  * Draw `record` into `host`; returns a function that removes it. `actions` (the lab
  * extension's) give the cards Undo and "Add to notebook", and the turn "Rewind to before this
- * turn"; a rewound turn is drawn greyed, labelled "Rewound".
+ * turn"; a rewound turn is drawn greyed, labelled "Rewound". A turn run with `--edits review`
+ * ends with its review panel (Keep / Undo each, Keep all / Undo all: render/review.js).
  * @param {unknown} record
  * @param {HTMLElement} host
  * @param {import("./render/cardactions.js").CardActions | null} [actions]
@@ -63,6 +65,8 @@ export function renderRecord(record, host, actions = null) {
   transcript.update(events, mode, new Drafts(() => new Draft(stats, mode)));
   transcript.updateTools({});
   root.appendChild(transcript.el);
+  const review = reviewPanel(events, rewound ? null : actions);
+  if (review) root.appendChild(review);
   if (saved.live === true) {
     root.appendChild(
       renderNotice({ kind: "notice", id: "unfinished", level: "warning", text: UNFINISHED }),

@@ -94,7 +94,10 @@ def delete_cell_tool(reader: NotebookReader) -> Tool:
         )
 
     return dataclasses.replace(
-        delete_cell, preview=functools.partial(_delete_preview, reader), reads_notebook=True
+        delete_cell,
+        preview=functools.partial(_delete_preview, reader),
+        reads_notebook=True,
+        reviewable=_always,
     )
 
 
@@ -139,8 +142,16 @@ def move_cell_tool(reader: NotebookReader) -> Tool:
         )
 
     return dataclasses.replace(
-        move_cell, preview=functools.partial(_move_preview, reader), reads_notebook=True
+        move_cell,
+        preview=functools.partial(_move_preview, reader),
+        reads_notebook=True,
+        reviewable=_always,
     )
+
+
+def _always(_: dict[str, Any]) -> bool:
+    """A delete or a move runs no code: ``--edits review`` makes it without asking."""
+    return True
 
 
 async def _movable(reader: NotebookReader, index: int, to: int) -> CellView:

@@ -119,7 +119,14 @@ def insert_cell_tool(reader: NotebookReader) -> Tool:
         )
 
     preview = functools.partial(_insert_preview, reader)
-    return dataclasses.replace(insert_cell, preview=preview, reads_notebook=True)
+    return dataclasses.replace(
+        insert_cell, preview=preview, reads_notebook=True, reviewable=_inserts_without_running
+    )
+
+
+def _inserts_without_running(args: dict[str, Any]) -> bool:
+    """``--edits review`` inserts a cell without asking unless the insert runs code."""
+    return not (args.get("run") and args.get("cell_type", "code") == "code")
 
 
 async def _below(reader: NotebookReader, inserts: _Inserts, after: int | None) -> str:
@@ -204,7 +211,9 @@ def edit_cell_tool(reader: NotebookReader) -> Tool:
         )
 
     preview = functools.partial(_edit_preview, reader)
-    return dataclasses.replace(edit_cell, preview=preview, reads_notebook=True)
+    return dataclasses.replace(
+        edit_cell, preview=preview, reads_notebook=True, reviewable=lambda a: not a.get("run")
+    )
 
 
 async def _edit_preview(reader: NotebookReader, args: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The page's requests to the kernel: a saved card's Undo and Rewind buttons.
+"""The page's requests to the kernel: a saved card's Undo and Rewind buttons, the review panel's.
 
 A finished turn's cards are drawn by the extension's record renderer, long after the chat cell
 ended; their Undo button cannot reach the turn's widget. The extension opens a comm to the
@@ -9,10 +9,14 @@ kernel's ``jupyter_turns.control`` target instead and sends
     {request: "rewind", request_id, chat_request, confirm, who?}
                                                    ->  {request_id, ok: true, lines}
                                                    ->  {request_id, ok: false, reason}
+    {request: "keep", request_id, call_ids, who?} ->  {request_id, ok: true, lines}
+    {request: "undo", request_id, call_ids, who?} ->  {request_id, ok: true, lines}
     {request: "page", request_id}                 ->  {request_id, ok: true}
 
 A rewind (:mod:`.rewinding`) names the request of the card's turn; without ``confirm`` the
 kernel only says what it would do (the card asks the user with those lines), with it it does it.
+``keep`` and ``undo`` with ``call_ids`` are the review panel's Keep (all) and Undo all of a turn
+run with ``--edits review`` (:mod:`.reviewing`).
 
 ``who`` is the identity the page reports (JupyterLab's current user): sanitized and saved on
 the undo event, a label and never a permission. ``page`` says a page has just opened the
@@ -36,6 +40,7 @@ from typing import Any
 from ..loops import call_soon_on
 from ..model.events import Who
 from .page import NotebookEditor
+from .reviewing import keep, undo_all
 from .rewinding import plan_rewind, rewind
 from .undo import UndoRefused
 from .undoing import UndoSession, undo
@@ -112,14 +117,20 @@ async def _answer(session: UndoSession, comm: Any, data: dict[str, Any]) -> None
 async def _act(
     session: UndoSession, editor: NotebookEditor | None, data: dict[str, Any]
 ) -> list[str]:
-    """Undo a call, or plan or do a rewind; raises UndoRefused (the answer says why)."""
+    """Undo a call, keep or undo reviewed ones, or plan or do a rewind; raises UndoRefused
+    (the answer says why)."""
     who = Who.from_page(data.get("who"))
     if data.get("request") == "undo" and isinstance(data.get("call_id"), str):
         return await undo(session, editor, call_id=data["call_id"], who=who)
+    calls = data.get("call_ids")
+    if data.get("request") in ("keep", "undo") and isinstance(calls, list) and _call_ids(calls):
+        act = keep if data["request"] == "keep" else undo_all
+        return await act(session, editor, [str(c) for c in calls], who)
     request = data.get("chat_request")
     if data.get("request") != "rewind" or not isinstance(request, str):
         raise UndoRefused(
-            "expected {request: 'undo', call_id} or {request: 'rewind', chat_request}"
+            "expected {request: 'undo', call_id}, {request: 'keep' | 'undo', call_ids} or "
+            "{request: 'rewind', chat_request}"
         )
     conversation = next(
         (c for c in session.conversations() if any(e.id == request for e in c.events)), None
@@ -132,3 +143,8 @@ async def _act(
     if data.get("confirm") is not True:
         return plan.lines()
     return await rewind(session, editor, plan, who)
+
+
+def _call_ids(value: list[Any]) -> bool:
+    """A page's list of call ids: strings, at least one, a bounded number."""
+    return 0 < len(value) <= 1_000 and all(isinstance(c, str) and c for c in value)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..model.conversation import Conversation
     from ..reading.sources import NotebookReader
 
-__all__ = ["UndoSession", "revert", "save_in_record", "undo"]
+__all__ = ["UndoSession", "holds_call", "revert", "save_in_record", "undo"]
 
 
 class UndoSession(Protocol):
@@ -75,7 +75,7 @@ async def revert(
             event = event.model_copy(update={"who": who})
         _join_thread(session, event)
         for cell_id, record in session.shown_records.items():
-            if _holds_call(record, event.call_id):
+            if holds_call(record, event.call_id):
                 await save_in_record(session, editor, cell_id, event)
                 break
         events.append(event)
@@ -104,7 +104,8 @@ async def save_in_record(
             await editor.replace_record(cell_id, record_bundle(updated))
 
 
-def _holds_call(record: dict[str, Any], call_id: str) -> bool:
+def holds_call(record: dict[str, Any], call_id: str) -> bool:
+    """Whether a saved record holds the call ``call_id`` (its card is drawn from it)."""
     events = record.get("events")
     return isinstance(events, list) and any(
         isinstance(e, dict) and e.get("kind") == "tool_call_request" and e.get("call_id") == call_id

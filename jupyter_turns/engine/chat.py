@@ -45,13 +45,15 @@ class Chat:
 
     The settings are one frozen :class:`~jupyter_turns.engine.config.ThreadConfig`,
     ``chat.config``: give it whole (``config=``) or field by field as keywords (``model``,
-    ``system``, ``max_tokens``, ``thinking``, ``run_mode``, ``max_cycles``, ``sequential_tools``,
-    ``retry``, ``cancel_grace``, ``budget_usd``, ``session_budget_usd``, ``compact_at``; the
-    keywords apply on top of ``config``). Change them with
+    ``system``, ``max_tokens``, ``thinking``, ``run_mode``, ``edits``, ``max_cycles``,
+    ``sequential_tools``, ``retry``, ``cancel_grace``, ``budget_usd``, ``session_budget_usd``,
+    ``compact_at``; the keywords apply on top of ``config``). Change them with
     ``chat.config = dataclasses.replace(chat.config, ...)``; the next turn uses them.
 
     ``run_mode`` is the default for tools that do not declare one: ``ask`` (the prompter
-    decides), ``unattended`` (run without asking), ``deny`` (never run).
+    decides), ``unattended`` (run without asking), ``deny`` (never run). ``edits="review"``
+    makes the model's notebook cell changes (insert, edit, delete, move; never a run of code)
+    without asking: the user keeps or undoes each at the end of the turn.
 
     ``provider``, ``prompter``, ``sink`` and ``on_boundary`` (called with the running
     TurnCoordinator at every cycle boundary: persistence hooks) are the defaults for turns that
@@ -182,6 +184,7 @@ class Chat:
         execution = replace(  # shares ``allowed``: "always allow" outlives the turn
             self.execution,
             default_run=thread.run_mode,
+            edits=thread.edits,
             cancel_grace=thread.cancel_grace,
             provider=provider,  # sub-agents that name no provider use it
             replay=saved,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TypedDict
 
 from ..providers.base import Thinking
-from ..tools.registry import RunMode
+from ..tools.registry import EditsMode, RunMode
 from .cache_life import CacheTtl
 from .compaction import DEFAULT_COMPACT_AT
 from .retry import RetryPolicy
@@ -29,7 +29,8 @@ DEFAULT_MAX_CYCLES = 25  # requests per turn before a runaway tool loop is stopp
 class ThreadConfig:
     """What one thread's turns run with; the defaults are ``Chat()``'s.
 
-    ``run_mode`` is the default for tools that declare none (see ``RunMode``); ``budget_usd``
+    ``run_mode`` is the default for tools that declare none (see ``RunMode``); ``edits`` how
+    the model's cell changes are approved (see ``EditsMode``); ``budget_usd``
     pauses a turn before a request that would spend past it, ``session_budget_usd`` the same over
     the session's ledger; ``compact_at`` is a share of the model's window, or tokens (0: off);
     ``cancel_grace`` is how long a cancelled tool gets to finish before it is abandoned;
@@ -41,6 +42,7 @@ class ThreadConfig:
     max_tokens: int | None = None
     thinking: Thinking = "adaptive"
     run_mode: RunMode = "ask"
+    edits: EditsMode = "ask"
     max_cycles: int = DEFAULT_MAX_CYCLES
     sequential_tools: bool = False
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -65,6 +67,7 @@ class ThreadOptions(TypedDict, total=False):
     max_tokens: int | None
     thinking: Thinking
     run_mode: RunMode
+    edits: EditsMode
     max_cycles: int
     sequential_tools: bool
     retry: RetryPolicy

@@ -131,7 +131,8 @@ def turn_requests(events: Sequence[ConversationEvent]) -> list[ChatRequest]:
 
 def rewound(events: Sequence[ConversationEvent]) -> set[str]:
     """The ids of the events a rewind took back: every event of a rewound turn (a ``rewind``
-    event itself is kept: it says what happened), and the undo events of their calls."""
+    event itself is kept: it says what happened), and the undo and review events of their
+    calls."""
     taken = {request for e in events if e.kind == "rewind" for request in e.requests}
     if not taken:
         return set()
@@ -144,6 +145,7 @@ def rewound(events: Sequence[ConversationEvent]) -> set[str]:
             dropped.add(event.id)
     calls = {e.call_id for e in events if e.kind == "tool_call_request" and e.id in dropped}
     dropped.update(e.id for e in events if e.kind == "undo" and e.call_id in calls)
+    dropped.update(e.id for e in events if e.kind == "review" and set(e.kept) <= calls)
     return dropped
 
 

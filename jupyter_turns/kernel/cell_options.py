@@ -47,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--project")
     parser.add_argument("--script")
     parser.add_argument("--tools", choices=("ask", "unattended", "deny"))
+    parser.add_argument("--edits", choices=("ask", "review"))
     parser.add_argument("--reasoning")
     parser.add_argument("--thinking")
     parser.add_argument("--max-cycles", type=int)

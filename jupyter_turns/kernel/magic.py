@@ -79,6 +79,14 @@ class ChatMagics(Magics, McpSettings):
     tools = Enum(("ask", "unattended", "deny"), "ask", help="Default tool run mode.").tag(
         config=True
     )
+    edits = Enum(
+        ("ask", "review"),
+        "ask",
+        help="How the model's cell changes are approved: ask (each before it is made) or "
+        "review (insert, edit, delete and move are made as they come; the turn ends with a "
+        "review panel to keep or undo each). Running code always asks. A notebook's saved "
+        "'review' applies only when this user signed it.",
+    ).tag(config=True)
     reasoning = Unicode(
         "full", help="How reasoning shows: full, hidden, truncate:N, progress, static."
     ).tag(config=True)
@@ -194,6 +202,9 @@ class ChatMagics(Magics, McpSettings):
           --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1)
           --region NAME       Bedrock's or Vertex's region   --project ID   Vertex's project
           --tools ask|unattended|deny     default run mode of tools without their own
+          --edits ask|review  review: the model's cell changes (insert, edit, delete, move)
+                              are made without asking, then kept or undone at the turn's end;
+                              running code always asks
           --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
           --max-cycles N      --system TEXT     --sequential (run tools one at a time)
           --stream on|off     off: plain requests (endpoints that do not stream); without
@@ -219,7 +230,7 @@ class ChatMagics(Magics, McpSettings):
         %chat mcp list | add | remove NAME | start NAME | restart NAME
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
-        (provider, model, tools, reasoning, thinking, max_cycles, system, headless, builtins,
+        (provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
         output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
         cache_ttl, mcp_servers, base_url, region, project; admin limits: allowed_providers,
         allowed_models).

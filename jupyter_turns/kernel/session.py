@@ -23,7 +23,7 @@ from ..kernel_tools.builtin import default_builtins
 from ..mcp.servers import McpServers
 from ..model.budget import Ledger
 from ..record.thread_settings import UserDefaults
-from ..tools.registry import RunMode
+from ..tools.registry import EditsMode, RunMode
 from .cell_options import parse_thinking
 from .threads import Thread, Threads
 from .trust import SettingsKey, secret_path
@@ -53,6 +53,7 @@ class CellSettings:
     provider: str
     model: str
     tools: RunMode  # the default run mode (ask, unattended or deny)
+    edits: EditsMode  # how the model's cell changes are approved (ask or review)
     reasoning: str
     thinking: str
     max_cycles: int
@@ -94,6 +95,7 @@ class CellSettings:
         return ThreadConfig(
             system=self.system or None,
             run_mode=self.tools,
+            edits=self.edits,
             max_cycles=self.max_cycles,
             thinking=parse_thinking(self.thinking),
             cache_ttl=self.cache_ttl,
@@ -110,6 +112,8 @@ class CellSettings:
         }
         if options.tools:
             changes["run_mode"] = options.tools
+        if options.edits:
+            changes["edits"] = options.edits
         if options.thinking is not None:
             changes["thinking"] = options.thinking
         if options.max_cycles is not None:

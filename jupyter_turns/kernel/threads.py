@@ -104,6 +104,7 @@ class Thread:
             "project": self.project,
             "builtins": sorted(self.builtins),
             "run_mode": self.chat.config.run_mode,
+            "edits": self.chat.config.edits,
             "max_cycles": self.chat.config.max_cycles,
             "thinking": self.chat.config.thinking,
             "system": self.chat.config.system,
@@ -257,7 +258,7 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
         thread.sources[name] = RESTORED
         if name in _THREAD_FIELDS:
             setattr(thread, name, value)
-        elif name in ("thinking", "max_cycles", "run_mode"):
+        elif name in ("thinking", "max_cycles", "run_mode", "edits"):
             chat.config = replace(chat.config, **{name: value})
         elif name == "system":
             chat.config = replace(chat.config, system=value or None)

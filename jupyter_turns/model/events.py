@@ -4,7 +4,7 @@ The EventBuilder turns the flushed blocks of a provider's stream (:mod:`.stream_
 names this module re-exports) into conversation events: frozen pydantic models with a ``kind``
 literal; their JSON form is the persisted schema (see docs/architecture.md, "The saved schema").
 
-Version 2 added the ``undo`` and ``rewind`` events and, on tool responses, ``preview``,
+Version 2 added the ``undo``, ``rewind`` and ``review`` events and, on tool responses, ``preview``,
 ``cell`` and ``outputs``, all optional: a version 1 record is a valid version 2 record, so the
 migration from 1 is the identity and reading accepts both (:data:`READABLE_VERSIONS`).
 """
@@ -62,6 +62,7 @@ __all__ = [
     "Part",
     "Reasoning",
     "ReasoningDelta",
+    "Review",
     "Rewind",
     "StreamEvent",
     "ToolCall",
@@ -293,6 +294,17 @@ class Rewind(_Event):
     who: Who | None = _optional(_schema.WHO)  # whose click it was, as their page said
 
 
+class Review(_Event):
+    """The user kept changes of a turn made under ``--edits review`` (the review panel's Keep,
+    Keep all): the calls in ``kept`` stand as they are. A change undone there is an ``undo``
+    event of its call, as from a card's Undo; a change named by neither is still unreviewed."""
+
+    kind: Literal["review"] = "review"
+    kept: list[str]  # the call ids of the changes kept by this click
+    by: Literal["user"] = "user"
+    who: Who | None = _optional(_schema.WHO)  # whose click it was, as their page said
+
+
 class ErrorEvent(_Event):
     """A failure the user must see (auth error, bad request...); not sent to the model."""
 
@@ -313,6 +325,7 @@ ConversationEvent: TypeAlias = Annotated[
     | Notice
     | Undo
     | Rewind
+    | Review
     | ErrorEvent,
     Field(discriminator="kind"),
 ]

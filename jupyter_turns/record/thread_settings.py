@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from ..providers.base import Thinking
 from ..providers.endpoints import shown
 from ..text import plural
-from ..tools.registry import RunMode
+from ..tools.registry import EditsMode, RunMode
 from .mcp_spec import ServerName, ServerSpec
 
 __all__ = [
@@ -67,6 +67,7 @@ class ThreadSettings(BaseModel):
     thinking: Literal["off", "adaptive"] | Annotated[int, Field(ge=1, le=1_000_000)] | None = None
     max_cycles: Annotated[int, Field(ge=1, le=100_000)] | None = None
     run_mode: RunMode | None = None
+    edits: EditsMode | None = None
     builtins: list[_Name] | None = Field(default=None, max_length=100)
     system: Annotated[str, StringConstraints(max_length=200_000)] | None = None
     always_allow: list[_Name] | None = Field(default=None, max_length=1_000)
@@ -78,6 +79,7 @@ class ThreadSettings(BaseModel):
 GUARDED_FIELDS = (
     "always_allow",
     "run_mode",
+    "edits",
     "builtins",
     "system",
     "max_cycles",
@@ -187,13 +189,14 @@ def split_settings(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """``(harmless, guarded)``: what an unsigned copy may set, and what waits for the user.
 
-    Harmless: a run mode that only restricts (ask, edit, skip, deny), a cycle limit at or below
-    the user's own, built-ins among the user's defaults (``ChatMagics.builtins``), the user's
-    own provider and model, thinking off or no more than the user's. Everything else of
-    :data:`GUARDED_FIELDS` is guarded: "unattended", other built-ins, "always allow", MCP
-    servers, a system prompt, a higher cycle limit, another provider or model (where requests
-    go and what they cost), a script variable (what a scripted provider plays) and more
-    thinking.
+    Harmless: a run mode that only restricts (ask, edit, skip, deny), ``edits`` ask, a cycle
+    limit at or below the user's own, built-ins among the user's defaults
+    (``ChatMagics.builtins``), the user's own provider and model, thinking off or no more than
+    the user's. Everything else of :data:`GUARDED_FIELDS` is guarded: "unattended", ``edits``
+    review (whatever the user's own default: a file never relaxes approval), other built-ins,
+    "always allow", MCP servers, a system prompt, a higher cycle limit, another provider or
+    model (where requests go and what they cost), a script variable (what a scripted provider
+    plays) and more thinking.
     """
     harmless: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
@@ -212,6 +215,8 @@ def _within(name: str, value: Any, defaults: UserDefaults) -> bool:
     """Whether a guarded field's ``value`` asks for no more than the user's own defaults."""
     if name == "run_mode":
         return bool(value != "unattended")
+    if name == "edits":  # review skips approvals: only ever from the user or their signature
+        return bool(value != "review")
     if name == "max_cycles":
         return bool(value <= defaults.max_cycles)
     if name == "builtins":
@@ -235,6 +240,8 @@ def describe_guarded(guarded: dict[str, Any]) -> str:
         parts.append("always allow " + ", ".join(f"`{n}`" for n in guarded["always_allow"]))
     if guarded.get("run_mode") == "unattended":
         parts.append("unattended tools")
+    if guarded.get("edits") == "review":
+        parts.append("cell changes made without asking (--edits review)")
     if guarded.get("builtins"):
         parts.append("built-in tools " + ", ".join(f"`{n}`" for n in guarded["builtins"]))
     if guarded.get("system"):

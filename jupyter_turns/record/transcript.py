@@ -32,6 +32,7 @@ from ..model.events import (
     Message,
     Notice,
     Reasoning,
+    Review,
     Rewind,
     ToolCallRequest,
     ToolCallResponse,
@@ -40,7 +41,7 @@ from ..model.events import (
 )
 from ..tools.policy import ALWAYS_ALLOWED
 
-__all__ = ["markdown_html", "rewound_line", "to_html", "to_markdown"]
+__all__ = ["kept_line", "markdown_html", "rewound_line", "to_html", "to_markdown"]
 
 _BACKTICKS = re.compile(r"`+")
 _BETWEEN_TAGS = re.compile(r">\n+<")
@@ -138,6 +139,8 @@ def _md_event(
             return [f"*{_undone(event)}*"]
         case Rewind():
             return [f"*{rewound_line(event)}*"]
+        case Review():
+            return [f"*{kept_line(event)}*"]
         case ErrorEvent():
             return [f"**Error** ({event.error_type}): {event.message}"]
         case _:
@@ -198,7 +201,9 @@ def _by_parent(
 
 
 _CardEvent: TypeAlias = ToolCallRequest | ToolCallResponse | Undo | InquiryRequest | InquiryResponse
-_ItemEvent: TypeAlias = ChatRequest | Reasoning | Message | Block | Notice | Rewind | ErrorEvent
+_ItemEvent: TypeAlias = (
+    ChatRequest | Reasoning | Message | Block | Notice | Rewind | Review | ErrorEvent
+)
 
 
 def _html_body(
@@ -249,6 +254,8 @@ def _html_item(event: _ItemEvent, who: str) -> tuple[str, list[str]] | None:
             return f"jt-notice jt-notice-{_esc(event.level)}{replayed}", [_esc(event.text)]
         case Rewind():
             return "jt-rewind jt-muted", [_esc(rewound_line(event))]
+        case Review():
+            return "jt-review-kept jt-muted", [_esc(kept_line(event))]
         case ErrorEvent():
             return "jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]
         case _:
@@ -413,6 +420,14 @@ def rewound_line(event: Rewind) -> str:
     if event.not_undone:
         text += "; not undone: " + "; ".join(event.not_undone)
     return text
+
+
+def kept_line(event: Review) -> str:
+    """What the review panel's Keep (or Keep all) kept, and who clicked it."""
+    who = event.who.name if event.who is not None else "the user"
+    count = len(event.kept)
+    changes = "the change" if count == 1 else f"{count} changes"
+    return f"Kept by {who}: {changes} of this turn ({', '.join(event.kept)})"
 
 
 def _image_note(image: ImageData) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from .context import ToolContext
 from .coordinator import ToolCoordinator
 from .executor import ExecutionSettings, ToolExecutor
-from .registry import ResultMode, RunMode, Tool, ToolArgumentError, tool, tool_map
+from .registry import EditsMode, ResultMode, RunMode, Tool, ToolArgumentError, tool, tool_map
 from .results import ResponseFields, ToolResult, format_result
 
 __all__ = [
+    "EditsMode",
     "ExecutionSettings",
     "ResponseFields",
     "ResultMode",

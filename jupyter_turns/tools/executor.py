@@ -42,7 +42,7 @@ from .capture import LiveOutput, capturing
 from .context import Nest, ToolContext
 from .invoke import invoke
 from .policy import Run, decide_run, review_result
-from .registry import RunMode, Tool, ToolArgumentError
+from .registry import EditsMode, RunMode, Tool, ToolArgumentError
 from .results import (
     NotRun,
     Outcome,
@@ -88,6 +88,7 @@ class ExecutionSettings:
     """Thread-level settings every executor of a turn shares (``allowed`` is mutated)."""
 
     default_run: RunMode = "ask"  # deny: tools without their own mode never run
+    edits: EditsMode = "ask"  # review: reviewable cell changes are made without asking
     allowed: set[str] = field(default_factory=set)  # "always allow" decisions of this thread
     max_result_chars: int = 100_000
     cancel_grace: float = 2.0  # seconds a cancelled tool gets to finish before it is abandoned
@@ -171,6 +172,7 @@ class ToolExecutor:
             decisions=self.decisions,
             waiting=lambda: self._status("waiting"),
             preview=self.preview,
+            edits=self.settings.edits,
         )
         if isinstance(decided, Outcome):
             return self._respond(decided)

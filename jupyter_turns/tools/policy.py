@@ -3,7 +3,10 @@
 Before a run: the run mode (the tool's own, else the thread's default), the thread's "always
 allow" list, else the prompter's approval — approve, skip, edit the arguments (validated again;
 rejected ones are shown back with the error), always allow. ``always_ask`` tools run only when a
-person approves: a policy's approval is refused. After a run: the result mode, else the
+person approves: a policy's approval is refused. The one exception is the user's own choice:
+under ``edits="review"`` a cell change its tool declares ``reviewable`` (an insert, an edit, a
+delete, a move; never a run of code) is made at once, and the person keeps or undoes it in the
+turn's review panel. After a run: the result mode, else the
 prompter's review — deliver, withhold, edit the result. Each answer is recorded as a
 :class:`~jupyter_turns.model.events.Decision` naming who made it.
 """
@@ -17,13 +20,16 @@ from typing import Any
 
 from ..model.events import Decision, ToolCallRequest
 from ..model.prompter import Approval, ApprovalRequest, Prompter, ResultReview
-from .registry import RunMode, Tool, ToolArgumentError
+from .registry import EditsMode, RunMode, Tool, ToolArgumentError
 from .results import Outcome
 
-__all__ = ["ALWAYS_ALLOWED", "Run", "decide_run", "review_result"]
+__all__ = ["ALWAYS_ALLOWED", "REVIEWED", "Run", "decide_run", "review_result"]
 
 # the detail of a call approved by the user's earlier "Always allow": their decision, not a policy's
 ALWAYS_ALLOWED = "always allowed by you in this thread"
+# the detail of a cell change made without asking under ``--edits review``: the turn's review
+# panel lists each call so decided (js/src/render/review.js reads this exact text)
+REVIEWED = "applied for your review at the end of the turn"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +51,15 @@ async def decide_run(
     decisions: list[Decision],
     waiting: Callable[[], None],
     preview: dict[str, Any] | None = None,
+    edits: EditsMode = "ask",
 ) -> Run | Outcome:
     """Run (with ``arguments``, or the user's edit of them), or the response for a call that
     does not run. ``allowed`` gains the tool on "always allow"; ``waiting()`` is called before
-    each question to the user."""
+    each question to the user; ``edits="review"`` makes a reviewable cell change at once."""
     mode = tool.run or default_run
+    if mode not in ("deny", "skip") and edits == "review" and _reviewable(tool, arguments):
+        decisions.append(Decision(action="approved", by="policy", detail=REVIEWED))
+        return Run(arguments)
     settled = _by_policy(tool, mode, arguments, allowed, decisions)
     if settled is not None:
         return settled
@@ -80,6 +90,12 @@ async def decide_run(
         edited = json.dumps(approval.arguments, ensure_ascii=False, default=repr)
         decisions.append(Decision(action="edited", by=approval.by, detail=edited, who=approval.who))
         return Run(edited_arguments, f"(The user changed the arguments before running: {edited})")
+
+
+def _reviewable(tool: Tool, arguments: dict[str, Any]) -> bool:
+    """Whether ``--edits review`` makes this call without asking: a cell change its tool
+    declares reviewable with these arguments (never a run of code)."""
+    return tool.reviewable is not None and tool.reviewable(arguments)
 
 
 def _by_policy(

@@ -32,6 +32,7 @@ from .context import ToolContext
 
 __all__ = [
     "RUN_MODES",
+    "EditsMode",
     "ResultMode",
     "RunMode",
     "Tool",
@@ -47,6 +48,10 @@ __all__ = [
 RunMode: TypeAlias = Literal["ask", "unattended", "edit", "skip", "deny"]
 ResultMode: TypeAlias = Literal["deliver", "ask", "edit", "skip"]
 RUN_MODES: tuple[RunMode, ...] = get_args(RunMode)
+# How the model's notebook cell changes are approved: "ask" (each one, before it is made) or
+# "review" (made as they come, kept or undone by the user at the end of the turn; only the
+# calls a tool's ``reviewable`` accepts: running code always asks). Chat(edits=...), --edits.
+EditsMode: TypeAlias = Literal["ask", "review"]
 _RESULT_MODES = ("deliver", "ask", "edit", "skip")
 
 
@@ -75,6 +80,10 @@ class Tool:
     # response (a proposed cell, a diff). Gets the validated arguments; raises
     # :class:`~.results.NotRun` to end the call without asking (e.g. no page to insert into).
     preview: Callable[[dict[str, Any]], Awaitable[dict[str, Any]]] | None = None
+    # Whether a call with these validated arguments is a notebook change that ``--edits
+    # review`` makes without asking (the user keeps or undoes it at the end of the turn);
+    # None: never (a run of code, any tool that is not a cell change).
+    reviewable: Callable[[dict[str, Any]], bool] | None = None
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.schema)

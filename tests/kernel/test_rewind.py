@@ -92,7 +92,7 @@ def test_rewind_undoes_a_turn_and_stops_sending_it_even_after_a_restore(tmp_path
             "print(len(_m.session.threads.by_name['main'].chat.conversation.events))"
         ).stdout()
         forked = kernel.run("%chat fork alt --at 2")
-        kernel.run("%%chat --script other\ntry again", cell_id="t4")
+        fork_cell = kernel.run("%%chat --script other\ntry again", cell_id="t4")
         sent_fork = kernel.run(SENT.format(name="alt")).stdout().strip()
         bad_fork = kernel.run("%chat fork alt2 --at 9")
         main_left = kernel.run(
@@ -120,7 +120,12 @@ def test_rewind_undoes_a_turn_and_stops_sending_it_even_after_a_restore(tmp_path
     assert main_left == main_before  # the original thread is untouched
 
     # saved as the page would have it (turn 2's output rewritten), then a new kernel
-    outputs = {"t1": first.outputs, "t2": [{"data": replaced["t2"]}], "t3": third.outputs}
+    outputs = {
+        "t1": first.outputs,
+        "t2": [{"data": replaced["t2"]}],
+        "t3": third.outputs,
+        "t4": fork_cell.outputs,
+    }
     path = save(
         tmp_path / "rewind.ipynb",
         [(c, f"%%chat\n{c}", [o for o in outputs[c] if "data" in o]) for c in outputs],
@@ -131,9 +136,14 @@ def test_rewind_undoes_a_turn_and_stops_sending_it_even_after_a_restore(tmp_path
         restarted.run(f"%chat restore {path}")
         restarted.run(SETUP)
         restarted.run("later = [cycle(message('After the restart.'))]")
-        restarted.run("%%chat --provider scripted --script later\nfourth")
+        restarted.run("%%chat --thread main --provider scripted --script later\nfourth")
         sent_after = restarted.run(SENT.format(name="main")).stdout().strip()
+        # the fork, restored: its history before the fork is grafted back from main's turns
+        restarted.run("then = [cycle(message('The fork goes on.'))]")
+        restarted.run("%%chat --thread alt --provider scripted --script then\nfifth")
+        sent_alt = restarted.run(SENT.format(name="alt")).stdout().strip()
     finally:
         restarted.close()
     assert sent_after == "['first', 'third', 'fourth']"
+    assert sent_alt == "['first', 'try again', 'fifth']"
     assert json.dumps(second.records()[-1]).count('"kind": "rewind"') == 0  # the original

@@ -72,6 +72,7 @@ export const EVENT_FIELDS = {
   notice: ["id", "level", "text"],
   undo: ["id", "call_id", "done", "not_undone"],
   rewind: ["id", "requests", "turn", "done", "not_undone", "who"],
+  review: ["id", "kept", "who"],
   error: ["id", "message", "error_type"],
 };
 

@@ -69,10 +69,12 @@
  * @typedef {EventBase & {kind: "rewind", requests: string[], turn: number, by?: string,
  *            done?: string[], not_undone?: string[], who?: Who}} RewindEvent
  *   requests: the rewound turns' request ids; turn: the number of the first in its thread
+ * @typedef {EventBase & {kind: "review", kept: string[], by?: string, who?: Who}} ReviewEvent
+ *   kept: the call ids of the changes a review panel's Keep (all) kept (--edits review)
  * @typedef {EventBase & {kind: "error", message: string, error_type?: string}} ErrorEvent
  * @typedef {ChatRequestEvent | ReasoningEvent | MessageEvent | BlockEvent | ToolCallRequestEvent
  *           | ToolCallResponseEvent | InquiryRequestEvent | InquiryResponseEvent | NoticeEvent
- *           | UndoEvent | RewindEvent | ErrorEvent} ConvEvent
+ *           | UndoEvent | RewindEvent | ReviewEvent | ErrorEvent} ConvEvent
  * @typedef {"waiting"|"running"|"done"|"error"|"cancelled"|"skipped"|"timeout"} ToolState
  * @typedef {{status: ToolState, started_at?: number|null, ended_at?: number|null,
  *            progress?: string[], progress_head?: number, progress_total?: number}} LiveTool

@@ -34,8 +34,10 @@ import { callPreview, copyText, renderCode } from "./cells.js";
  * @typedef {{ok: boolean, reason?: string, lines?: string[]}} ActionResult
  * @typedef {{undo(callId: string): Promise<ActionResult>,
  *            addCell(cell: {source: string, outputs: object[]}): Promise<ActionResult>,
- *            rewind?(requestId: string, confirm: boolean): Promise<ActionResult>}}
- *   CardActions
+ *            rewind?(requestId: string, confirm: boolean): Promise<ActionResult>,
+ *            keep?(callIds: string[]): Promise<ActionResult>,
+ *            undoAll?(callIds: string[]): Promise<ActionResult>}}
+ *   CardActions (keep, undoAll: the review panel's, review.js)
  */
 /** @typedef {import("../protocol/types.js").RewindEvent} RewindEvent */
 
@@ -68,13 +70,13 @@ export function renderAfterCall(callId, request, response, undo, actions) {
   const buttons = [];
   if (name === "insert_cell" && typeof args.source === "string") {
     const source = args.source;
-    const copy = button("Copy cell", () => copyText(source, copy));
+    const copy = actionButton("Copy cell", () => copyText(source, copy));
     buttons.push(copy);
   }
   const done = response.status === "done";
   if (actions && done && !undo && UNDOABLE.has(name)) {
-    const undoButton = button("Undo", () =>
-      run(undoButton, status, "Undoing…", () => actions.undo(callId)),
+    const undoButton = actionButton("Undo", () =>
+      runAction(undoButton, status, "Undoing…", () => actions.undo(callId)),
     );
     buttons.push(undoButton);
   }
@@ -82,8 +84,8 @@ export function renderAfterCall(callId, request, response, undo, actions) {
     const code = args.code;
     // the exact code the button adds, beside it
     parts.push(h("div", { class: "jt-cell-preview jt-python-code" }, renderCode(code)));
-    const add = button("Add to notebook", () =>
-      run(add, status, "Adding…", () =>
+    const add = actionButton("Add to notebook", () =>
+      runAction(add, status, "Adding…", () =>
         actions.addCell({ source: code, outputs: cellOutputs(response) }),
       ),
     );
@@ -227,7 +229,7 @@ function textOutput(output) {
  * @param {string} busy
  * @param {() => Promise<ActionResult>} action
  */
-function run(el, status, busy, action) {
+export function runAction(el, status, busy, action) {
   el.disabled = true;
   status.textContent = busy;
   action().then(
@@ -246,7 +248,7 @@ function run(el, status, busy, action) {
  * @param {string} label
  * @param {() => void} onClick
  */
-function button(label, onClick) {
+export function actionButton(label, onClick) {
   return h("button", { type: "button", class: "jt-button", onclick: () => onClick() }, label);
 }
 
@@ -306,7 +308,7 @@ export function rewindBar(requestId, actions) {
   /** @type {(sure: boolean) => Promise<ActionResult>} */
   const ask = (sure) =>
     actions.rewind ? actions.rewind(requestId, sure) : Promise.resolve({ ok: false, reason: "" });
-  const start = button("Rewind to before this turn", () => {
+  const start = actionButton("Rewind to before this turn", () => {
     start.disabled = true;
     status.textContent = "Asking the kernel…";
     ask(false).then(
@@ -322,11 +324,11 @@ export function rewindBar(requestId, actions) {
     );
   });
   const showConfirm = (/** @type {string[]} */ lines) => {
-    const yes = button("Rewind", () => {
+    const yes = actionButton("Rewind", () => {
       cancel.disabled = true;
-      run(yes, status, "Rewinding…", () => ask(true));
+      runAction(yes, status, "Rewinding…", () => ask(true));
     });
-    const cancel = button("Cancel", () => {
+    const cancel = actionButton("Cancel", () => {
       confirm.replaceChildren();
       confirm.hidden = true;
       start.disabled = false;

@@ -26,6 +26,7 @@ import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
 import { callSummary, codeArguments, renderArguments } from "./codeargs.js";
 import { renderImages } from "./images.js";
+import { REVIEWED } from "./review.js";
 import { whoName } from "../util/who.js";
 
 /** @typedef {import("../protocol/types.js").LiveTool} LiveTool */
@@ -74,6 +75,7 @@ const DETAIL_LABELS = /** @type {Record<string, string>} */ ({
   "recorded, not run": "recorded, not run",
   "always allowed by you in this thread": "always allowed by you in this thread",
   "always allowed in this thread": "always allowed by you in this thread",
+  [REVIEWED]: "made without asking, for your review",
 });
 
 /**

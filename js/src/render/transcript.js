@@ -231,6 +231,8 @@ export class Transcript {
         return renderOpaqueBlock(event);
       case "rewind":
         return renderRewind(event);
+      case "review": // its outcome shows in the turn's review panel (review.js)
+        return h("div", { class: "jt-review-kept", hidden: true });
       default:
         return renderUnknown(event);
     }
