@@ -5,9 +5,18 @@ back, the variable the python runs set is back, and both turns' cards say "Rewou
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import expect
 
-from .chat import LOAD, SETUP, chat_cell, print_cell, run_setup, start_chat, wait_turn_end
+from .chat import (
+    LOAD,
+    SETUP,
+    chat_cell,
+    print_cell,
+    run_setup,
+    start_chat,
+    tool_card,
+    wait_turn_end,
+)
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -22,12 +31,6 @@ SCRIPT = (
 WAIT = 60_000  # ms: both cores may be busy
 
 
-def _card(root: Locator, tool: str) -> Locator:
-    return root.locator(".jt-tool").filter(
-        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
-    )
-
-
 def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
     lab.write_notebook(
         "rewind.ipynb",
@@ -39,13 +42,13 @@ def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
     expect(lab.run_cell(4)).to_have_text("old")
 
     first = start_chat(lab, 2)
-    _card(first, "python").get_by_role("button", name="Approve").click()
+    tool_card(first, "python").get_by_role("button", name="Approve").click()
     wait_turn_end(first)
     lab.wait_cell_idle(2)
     second = start_chat(lab, 3)
-    _card(second, "edit_cell").get_by_role("button", name="Apply edit").click()
+    tool_card(second, "edit_cell").get_by_role("button", name="Apply edit").click()
     expect(lab.cell_output(4)).to_have_text("new", timeout=WAIT)
-    _card(second, "python").get_by_role("button", name="Approve").click()
+    tool_card(second, "python").get_by_role("button", name="Approve").click()
     wait_turn_end(second)
     lab.wait_cell_idle(3)
     assert print_cell(lab, 5) == "2"
