@@ -236,6 +236,7 @@ function report(model, cellId) {
 function insertJson(model, index, cell) {
   const type = cell.cell_type === "markdown" || cell.cell_type === "raw" ? cell.cell_type : "code";
   model.sharedModel.insertCell(index, {
+    ...(freeId(model, cell.id) ? { id: cell.id } : {}),
     cell_type: type,
     source: Array.isArray(cell.source) ? cell.source.join("") : text(cell.source),
     metadata: cell.metadata && typeof cell.metadata === "object" ? cell.metadata : {},
@@ -246,6 +247,18 @@ function insertJson(model, index, cell) {
         }
       : {}),
   });
+}
+
+/**
+ * Whether a deleted cell can come back under its own id (an nbformat cell id no cell holds
+ * now): then a step made before the deletion, which names the cell by id, still finds it.
+ * @param {NotebookLike} model
+ * @param {unknown} id
+ */
+function freeId(model, id) {
+  if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return false;
+  for (let i = 0; i < model.cells.length; i++) if (model.cells.get(i).id === id) return false;
+  return true;
 }
 
 /**

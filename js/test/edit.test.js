@@ -265,6 +265,18 @@ test("a deleted cell comes back whole, outputs and metadata, where it was", () =
   assert.deepEqual(nb.list[1].getMetadata("tags"), ["keep"]);
 });
 
+test("a deleted cell comes back under its own id, unless a cell holds that id now", () => {
+  const nb = notebook("a", "b", "c");
+  const gone = ask(nb, { request: "delete_cell", cell_id: "c1", expected: "b" });
+  const back = ask(nb, { request: "insert_cell", index: 1, cell: gone.removed });
+  assert.equal(back.cell_id, "c1"); // an earlier step that names c1 finds it again
+  assert.equal(nb.list[1].id, "c1");
+  const again = ask(nb, { request: "insert_cell", index: 3, cell: gone.removed });
+  assert.notEqual(again.cell_id, "c1"); // never two cells with one id
+  const odd = ask(nb, { request: "insert_cell", index: 0, cell: { ...gone.removed, id: "<x>" } });
+  assert.notEqual(odd.cell_id, "<x>");
+});
+
 test("a change carries the cell's stamp: written with it, reported with it, null removes it", () => {
   const nb = notebook("%%chat\nhi", "x = 1");
   const stamp = { thread: "main", turn: 1, call_id: "a", tool: "insert_cell" };
