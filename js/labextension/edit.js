@@ -192,6 +192,23 @@ function replaceRecord(cell, bundle) {
 }
 
 /**
+ * A `show_live` request in a page that does not change the shared document (another page of
+ * it does, shared.js): the cell is trusted here all the same, so that the widget view the
+ * other page writes renders in this one too. The kernel running this cell sent it, as it sends
+ * a run's outputs: trusted alike (the widget view renders only in a trusted output). Trust is
+ * this page's own state; set before the view arrives, it changes nothing in the document.
+ * @param {NotebookLike | null} model
+ * @param {Record<string, any>} data
+ */
+export function trustLive(model, data) {
+  if (data.request !== "show_live" || !model) return;
+  for (let index = 0; index < model.cells.length; index++) {
+    const cell = model.cells.get(index);
+    if (cell.id === data.cell_id && "trusted" in cell && !cell.trusted) cell.trusted = true;
+  }
+}
+
+/**
  * The cell's one output becomes the running turn's widget view, unless it is already.
  * @param {CellLike} cell
  * @param {unknown} modelId
@@ -200,10 +217,9 @@ function showLive(cell, modelId) {
   if (typeof modelId !== "string" || !modelId) throw new Refused("expected a model_id");
   const outputs = codeOutputs(cell);
   const view = /** @type {any} */ (outputData(/** @type {any} */ (cell), WIDGET_MIME));
+  // trusted as trustLive says (before the outputs change: that is no second write)
+  if ("trusted" in cell && !cell.trusted) cell.trusted = true;
   if (outputs.length === 1 && view?.model_id === modelId) return;
-  // the kernel running this cell sent it, as it sends a run's outputs: trusted alike (the
-  // widget view renders only in a trusted output)
-  if ("trusted" in cell) cell.trusted = true;
   outputs.clear();
   outputs.add({
     output_type: "display_data",

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { answerEdit } from "../labextension/edit.js";
+import { answerEdit, trustLive } from "../labextension/edit.js";
 import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
 
 let ids = 0;
@@ -172,6 +172,18 @@ test("a page opened mid-turn shows the running widget, then the record, each onc
   assert.equal(ask(nb, { request: "show_record", cell_id: "c0", bundle: next }).ok, true);
   assert.deepEqual(cell.outputs.get(0).data, next);
   assert.equal(ask(nb, { request: "show_live", cell_id: "gone", model_id: "m" }).ok, false);
+});
+
+test("a page that does not write the shared document trusts the running turn's cell", () => {
+  const nb = notebook("%%chat\nhi", "x");
+  nb.list[0].trusted = false;
+  nb.list[1].trusted = false;
+  trustLive(nb, { request: "show_record", cell_id: "c0" }); // only a running turn's widget
+  assert.equal(nb.list[0].trusted, false);
+  trustLive(nb, { request: "show_live", cell_id: nb.list[0].id, model_id: "m1" });
+  assert.deepEqual([nb.list[0].trusted, nb.list[1].trusted], [true, false]);
+  assert.equal(nb.list[0].outputs.length, 0); // and writes nothing
+  trustLive(null, { request: "show_live", cell_id: "c0" }); // a closed notebook: nothing
 });
 
 test("unknown cells, requests and missing ids are refused with a reason", () => {
