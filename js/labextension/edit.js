@@ -209,7 +209,7 @@ export function trustLive(model, data) {
 }
 
 /**
- * The cell's one output becomes the running turn's widget view, unless it is already.
+ * The cell's one output becomes the running turn's widget view, unless the cell shows it.
  * @param {CellLike} cell
  * @param {unknown} modelId
  */
@@ -219,7 +219,8 @@ function showLive(cell, modelId) {
   const view = /** @type {any} */ (outputData(/** @type {any} */ (cell), WIDGET_MIME));
   // trusted as trustLive says (before the outputs change: that is no second write)
   if ("trusted" in cell && !cell.trusted) cell.trusted = true;
-  if (outputs.length === 1 && view?.model_id === modelId) return;
+  // already shown (with what the run printed before it, e.g. a restore's lines): kept
+  if (view?.model_id === modelId) return;
   outputs.clear();
   outputs.add({
     output_type: "display_data",

@@ -155,6 +155,11 @@ test("a page opened mid-turn shows the running widget, then the record, each onc
   assert.equal(cell.outputs.length, 1);
   assert.equal(cell.outputs.get(0).data[WIDGET_MIME].model_id, "m1");
   assert.equal(cell.trusted, undefined); // a model without the flag is left so
+  const printed = { output_type: "stream", name: "stdout", text: "Restored thread 'main'\n" };
+  cell.outputs.list.unshift(printed); // what the run printed before its widget stays
+  assert.equal(ask(nb, live).ok, true);
+  assert.deepEqual(cell.outputs.list[0], printed);
+  cell.outputs.list.shift();
 
   const record = { version: 2, conversation_id: "conv", thread: "main", events: [{ id: "e" }] };
   const bundle = { [RECORD_MIME]: record, "text/plain": "Conversation" };

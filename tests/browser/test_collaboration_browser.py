@@ -229,3 +229,45 @@ def test_notebook_7_and_jupyterlab_share_a_turn(lab: Lab, second: Lab) -> None:
     (record,) = _records(lab.read_notebook("nb7.ipynb"))
     _once(record)
     assert lab.unexpected_page_errors() == [] and second.unexpected_page_errors() == []
+
+
+FIRST = "script = [cycle(message('Paris is the capital.'))]"
+SECOND = (
+    "from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message\n"
+    "script2 = ScriptedProvider([cycle(message('About 2.1 million people.'))])"
+)
+SEEN = "print([e.content for e in script2.requests[0].events if e.kind != 'chat_request'])"
+
+
+def test_after_a_restart_by_the_other_user_the_thread_is_restored(lab: Lab, second: Lab) -> None:
+    lab.write_notebook(
+        "restart.ipynb",
+        [LOAD, SETUP, FIRST, chat_cell("The capital of France?"), SECOND,
+         chat_cell("How many people live there?", script="script2"), SEEN],
+    )  # fmt: skip
+    lab.open("restart.ipynb")
+    second.open("restart.ipynb", workspace="second-user")
+    lab.page.bring_to_front()
+    run_setup(lab, 3)
+    root = start_chat(lab, 3)
+    lab.wait_cell_idle(3)
+    expect(root.locator(".jt-message")).to_have_text("Paris is the capital.")
+    lab.save()  # the server writes the shared document: what a restarted kernel reads
+
+    second.page.bring_to_front()  # the other user restarts the kernel and goes on
+    second.restart_kernel()
+    second.run_cell(0)
+    second.run_cell(4)
+    follow = start_chat(second, 5)
+    second.wait_cell_idle(5)
+    expect(follow.locator(".jt-message")).to_have_text("About 2.1 million people.")
+    assert print_cell(second, 6) == "['Paris is the capital.']"  # the thread, restored once
+    lab.page.bring_to_front()
+    expect(lab.cell_output(5).locator(".jt-root .jt-message")).to_have_text(
+        "About 2.1 million people."
+    )
+    second.save()
+    records = _records(lab.read_notebook("restart.ipynb"))
+    assert [r["conversation_id"] for r in records] == [records[0]["conversation_id"]] * 2
+    for record in records:
+        _once(record)
