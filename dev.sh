@@ -2,10 +2,11 @@
 # The project's entry points (see README):
 #   ./dev.sh demo                set up .venv and execute the quickstart notebook offline
 #   ./dev.sh test [pytest args]  set up .venv with the test extras and run every stage of the
-#                                suite (ruff, mypy, import contract, JS lint, JS tests, pytest,
-#                                nbval), even after a failing one; one summary line per stage;
-#                                non-zero if any failed
+#                                suite (ruff, mypy, import contract, JS lint, JS tests, docs,
+#                                pytest, nbval, a smoke run of the benchmarks), even after a
+#                                failing one; one summary line per stage; non-zero if any failed
 #   ./dev.sh lab                 open the example notebooks in JupyterLab
+#   ./dev.sh docs [PORT]         build the docs site (docs/, strict) and serve it on 127.0.0.1
 # Needs Python >= 3.11 and Node.js (the version in js/package.json "engines") with npm.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -119,6 +120,12 @@ pytest_count() {
     sed -nE 's/^=* ?([0-9]+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)([ ,].*)?) in [0-9.]+s.*/\1/p' |
         tail -1
 }
+# the benchmarks' smoke run: one "--- B1 (...) ..." line per benchmark started
+bench_count() {
+    local count
+    count=$(grep -c '^--- B' || true)
+    [ "${count:-0}" -gt 0 ] && echo "$count benchmarks run"
+}
 nbval_count() {
     local line
     line=$(pytest_count)
@@ -126,17 +133,27 @@ nbval_count() {
 }
 
 js_lint() { (cd js && npm run --silent lint); }
+
+# The docs site, strict: a warning (a broken link or reference, a missing page) fails the build.
+DOCS_OUT=docs/_build/html
+build_docs() { "$VENV/bin/sphinx-build" -W --keep-going -n -q -b html docs "$DOCS_OUT"; }
+# sphinx-build -q prints only problems; the count is the pages written
+docs_count() {
+    cat >/dev/null
+    [ -d "$DOCS_OUT" ] && echo "$(find "$DOCS_OUT" -name '*.html' -not -path "$DOCS_OUT/_*" | wc -l) pages"
+}
 js_tests() { (cd js && npm test --silent); }
 
-# static_checks OUT: the stages that need no kernel (about 30 s on one core); their output goes
+# static_checks OUT: the stages that need no kernel (about 45 s on one core); their output goes
 # to OUT.log, their summary lines to OUT.summary and 1 to OUT.failed if one failed.
 static_checks() {
-    stage ruff ruff_count "$VENV/bin/ruff" check jupyter_turns tests scripts hatch_build.py
+    stage ruff ruff_count "$VENV/bin/ruff" check jupyter_turns tests scripts hatch_build.py docs/conf.py
     stage mypy mypy_count "$VENV/bin/mypy"
     # the layers and the Jupyter-free core ([tool.importlinter] in pyproject.toml)
     stage imports imports_count "$VENV/bin/lint-imports"
     stage "js lint" no_count js_lint
     stage "js tests" node_count js_tests
+    stage docs docs_count build_docs
     printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
     echo "$FAILED" >"$1.failed"
 }
@@ -157,6 +174,9 @@ run_tests() {
     nbval_data=$(mktemp -d)
     stage nbval nbval_count env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY JUPYTER_TURNS_REPLAY=auto \
         JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+    # every benchmark end to end with tiny inputs (no figure judged): they cannot rot unseen
+    stage bench bench_count env JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m tests.bench \
+        --quick --out test-artifacts/bench/quick.json
     rm -rf "$nbval_data"
     wait "$static_pid" || true
     cat "$static.log"
@@ -186,8 +206,14 @@ case "${1:-}" in
         ensure_chromium
         run_tests "${@:2}"
         ;;
+    docs)
+        setup "[docs]"
+        build_docs
+        echo "serving $DOCS_OUT on http://127.0.0.1:${2:-8000}/ (Ctrl+C stops)"
+        exec "$VENV/bin/python" -m http.server "${2:-8000}" --bind 127.0.0.1 --directory "$DOCS_OUT"
+        ;;
     *)
-        echo "usage: ./dev.sh demo | test [pytest args] | lab [jupyter lab args]" >&2
+        echo "usage: ./dev.sh demo | test [pytest args] | lab [jupyter lab args] | docs [port]" >&2
         exit 2
         ;;
 esac

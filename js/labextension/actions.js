@@ -1,5 +1,6 @@
 /**
- * The buttons of a saved conversation's tool cards (drawn by record.js): Undo asks the kernel
+ * The buttons of a saved conversation's cards (drawn by record.js): Undo and "Rewind to before
+ * this turn" ask the kernel
  * (its `jupyter_turns.control` comm target, `jupyter_turns/editing/control.py`), which reverts
  * the step and asks this page back to remove or restore cells and to rewrite the record; "Add
  * to notebook" inserts a python run as a code cell with its outputs, below the chat cell, here
@@ -20,6 +21,8 @@ export function cardActions(tracker) {
     undo: (/** @type {string} */ callId) => undo(tracker, node, callId, pageUser()),
     addCell: (/** @type {{source: string, outputs: object[]}} */ cell) =>
       addCell(tracker, node, cell),
+    rewind: (/** @type {string} */ requestId, /** @type {boolean} */ confirm) =>
+      ask(tracker, node, { request: "rewind", chat_request: requestId, confirm, who: pageUser() }),
   });
 }
 
@@ -62,16 +65,27 @@ function pageUser() {
  * @returns {Promise<{ok: boolean, reason?: string, lines?: string[]}>}
  */
 function undo(tracker, node, callId, who) {
+  return ask(tracker, node, { request: "undo", call_id: callId, who });
+}
+
+/**
+ * Ask the kernel of the notebook holding `node` (undo, rewind).
+ * @param {any} tracker
+ * @param {HTMLElement} node
+ * @param {Record<string, unknown>} request
+ * @returns {Promise<{ok: boolean, reason?: string, lines?: string[]}>}
+ */
+function ask(tracker, node, request) {
   const kernel = locate(tracker, node)?.panel.sessionContext.session?.kernel;
   if (!kernel) {
     return Promise.resolve({
       ok: false,
       reason:
-        "No kernel is running. Undo reverts a step in the kernel that made it; a restarted " +
-        "kernel holds none of its objects.",
+        "No kernel is running. Undo and rewind revert steps in the kernel that made them; a " +
+        "restarted kernel holds none of their objects.",
     });
   }
-  return askKernel(kernel, { request: "undo", call_id: callId, who });
+  return askKernel(kernel, request);
 }
 
 /**

@@ -3,16 +3,23 @@
  * notebook's cells as the live model holds them (unsaved edits included), so the kernel can
  * read the notebook it runs in. No Jupyter imports: runs (and is tested) anywhere.
  *
- * Each cell is `{id, cell_type, source, execution_count, outputs}`; cell metadata and
+ * Each cell is `{id, cell_type, source, execution_count, outputs}`, and `provenance`, the stamp
+ * of a cell the model changed (provenance.js), when it has one; other cell metadata and
  * attachments are not sent. A chat record or a widget in an output is large and means nothing
  * outside the page: it is replaced by its one-line text, marked `jupyter_turns: true`.
  */
-import { MISSING_REQUEST_ID, NOTEBOOK_CLOSED, RECORD_MIME, WIDGET_MIME } from "./constants.js";
+import {
+  METADATA_KEY,
+  MISSING_REQUEST_ID,
+  NOTEBOOK_CLOSED,
+  RECORD_MIME,
+  WIDGET_MIME,
+} from "./constants.js";
 
 /**
  * @typedef {{request?: unknown, request_id?: unknown}} CellsRequest
  * @typedef {{id: string | null, cell_type: string, source: string,
- *            execution_count: number | null, outputs: object[]}} CellJson
+ *            execution_count: number | null, outputs: object[], provenance?: object}} CellJson
  * @typedef {{request_id: string | null, ok: true, cells: CellJson[], path: string | null,
  *            dirty: boolean}
  *         | {request_id: string | null, ok: false, reason: string}} CellsReply
@@ -82,12 +89,14 @@ export function cellJson(cell) {
   const json = cell.toJSON();
   const code = json.cell_type === "code";
   const id = json.id ?? cell.id;
+  const stamp = json.metadata?.[METADATA_KEY]?.provenance;
   return {
     id: typeof id === "string" ? id : null,
     cell_type: String(json.cell_type ?? "code"),
     source: joinText(json.source),
     execution_count: code && typeof json.execution_count === "number" ? json.execution_count : null,
     outputs: code && Array.isArray(json.outputs) ? json.outputs.map(outputJson) : [],
+    ...(stamp && typeof stamp === "object" && !Array.isArray(stamp) ? { provenance: stamp } : {}),
   };
 }
 

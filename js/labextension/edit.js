@@ -3,10 +3,13 @@
  * `jupyter_turns.metadata` comm, each answered `{request_id, ok: true, ...}` or
  * `{request_id, ok: false, reason}`. No Jupyter imports: runs (and is tested) anywhere.
  *
- *   {request: "insert_cell", after, cell_type, source}   -> {cell_id, index}  below cell `after`
- *   {request: "set_source", cell_id, source, expected}   -> {index}
- *   {request: "delete_cell", cell_id, expected}          -> {}
- *   {request: "set_outputs", cell_id, outputs, execution_count} -> {}
+ *   {request: "insert_cell", after, cell_type, source}   -> {cell_id, index, cell}  below `after`
+ *   {request: "insert_cell", index, cell}                -> {cell_id, index, cell}  a deleted
+ *                                                           cell put back (outputs, metadata)
+ *   {request: "set_source", cell_id, source, expected}   -> {index, cell}
+ *   {request: "delete_cell", cell_id, expected}          -> {cell, removed, cells}
+ *   {request: "move_cell", cell_id, to, expected}        -> {cell}
+ *   {request: "set_outputs", cell_id, outputs, execution_count, expected?} -> {cell}
  *   {request: "replace_record", cell_id, bundle}          -> {}  the chat record the cell shows
  *   {request: "show_live", cell_id, model_id}             -> {}  the running turn's widget
  *   {request: "show_record", cell_id, bundle}             -> {}  a finished turn's record
@@ -18,6 +21,18 @@
  *
  * A change that replaces or removes text names the text it `expected`; a cell holding anything
  * else (the user typed meanwhile) is refused, never overwritten.
+ *
+ * `insert_cell` (new), `set_source` and `set_outputs` may carry `provenance`: the cell's stamp
+ * (provenance.js), written with the cell in the same request (a new cell holds it from the
+ * start; new text and its stamp are one transaction, which the notebook's own undo takes
+ * whole), with this notebook's path when it names none; `provenance: null` removes
+ * the cell's stamp (undo of a change to a cell that had none), no `provenance` leaves it.
+ *
+ * Every change answers with `cell`, the page's report of the cell afterwards (cells.js
+ * `cellJson`, with its stamp, and its `index`; a deleted cell: as it was, where it was), read
+ * back from the model after the change: the kernel's result says what the notebook holds, not
+ * what it asked.
+ * `removed` is a deleted cell's whole JSON, which undo puts back.
  */
 import {
   METADATA_KEY as KEY,
@@ -26,6 +41,8 @@ import {
   RECORD_MIME,
   WIDGET_MIME,
 } from "./constants.js";
+import { cellJson } from "./cells.js";
+import { writeStamp } from "./provenance.js";
 import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
 
 /**
@@ -34,16 +51,19 @@ import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
  *            outputs?: {length: number, get(i: number): {data?: Record<string, unknown>},
  *                       set(i: number, o: object): void, clear(): void, add(o: object): void},
  *            executionCount?: number | null, trusted?: boolean, getMetadata?(k: string): unknown,
- *            setMetadata?(k: string, v: unknown): void}} CellLike
+ *            setMetadata?(k: string, v: unknown): void, deleteMetadata?(k: string): void}} CellLike
  * @typedef {{cells: {length: number, get(i: number): CellLike},
  *            sharedModel: {insertCell(i: number, cell: object): unknown,
- *                          deleteCell(i: number): void}}} NotebookLike
+ *                          deleteCell(i: number): void,
+ *                          moveCell(from: number, to: number): void,
+ *                          transact?(fn: () => void): void}}} NotebookLike
  */
 
 export const EDIT_REQUESTS = [
   "insert_cell",
   "set_source",
   "delete_cell",
+  "move_cell",
   "set_outputs",
   "replace_record",
   "show_live",
@@ -54,13 +74,14 @@ export const EDIT_REQUESTS = [
  * Answer one edit request.
  * @param {NotebookLike | null} model
  * @param {Record<string, any>} data
+ * @param {() => string | null} [getPath] the notebook's path, which a new stamp records
  */
-export function answerEdit(model, data) {
+export function answerEdit(model, data, getPath = () => null) {
   const requestId = typeof data.request_id === "string" ? data.request_id : null;
   try {
     if (requestId === null) throw new Refused(MISSING_REQUEST_ID);
     if (!model) throw new Refused(NOTEBOOK_CLOSED);
-    return { request_id: requestId, ok: true, ...apply(model, data) };
+    return { request_id: requestId, ok: true, ...apply(model, data, getPath) };
   } catch (err) {
     const reason = err instanceof Refused ? err.message : `failed: ${String(err)}`;
     return { request_id: requestId, ok: false, reason };
@@ -70,39 +91,84 @@ export function answerEdit(model, data) {
 class Refused extends Error {}
 
 /**
+ * Make `change` one change of the notebook (one transaction where the model has them).
+ * @param {NotebookLike} model
+ * @param {() => void} change
+ */
+function atOnce(model, change) {
+  if (model.sharedModel.transact) model.sharedModel.transact(change);
+  else change();
+}
+
+/**
+ * Write the request's stamp on the cell, if it carries one (null: remove the cell's).
+ * @param {CellLike} cell
+ * @param {Record<string, any>} data
+ * @param {() => string | null} getPath
+ */
+function stampCell(cell, data, getPath) {
+  if ("provenance" in data) writeStamp(cell, data.provenance, getPath());
+}
+
+/**
  * @param {NotebookLike} model
  * @param {Record<string, any>} data
+ * @param {() => string | null} getPath
  * @returns {object}
  */
-function apply(model, data) {
+function apply(model, data, getPath) {
   switch (data.request) {
     case "insert_cell": {
-      const after = find(model, data.after);
-      const index = after.index + 1;
-      const type = data.cell_type === "markdown" ? "markdown" : "code";
-      insertCell(model, index, { cell_type: type, source: text(data.source) });
-      return { cell_id: model.cells.get(index).id, index };
+      const index = data.cell ? restoreIndex(model, data.index) : find(model, data.after).index + 1;
+      if (data.cell) insertJson(model, index, data.cell);
+      else {
+        const type = data.cell_type === "markdown" ? "markdown" : "code";
+        const metadata = {};
+        if ("provenance" in data) writeStamp(metadataOf(metadata), data.provenance, getPath());
+        insertCell(model, index, { cell_type: type, source: text(data.source), metadata });
+      }
+      const id = model.cells.get(index).id;
+      return { cell_id: id, index, cell: report(model, id) };
     }
     case "set_source": {
       const { cell, index } = find(model, data.cell_id);
       expect(cell, data.expected);
-      cell.sharedModel.setSource(text(data.source));
-      return { index };
+      atOnce(model, () => {
+        cell.sharedModel.setSource(text(data.source));
+        stampCell(cell, data, getPath);
+      });
+      return { index, cell: report(model, data.cell_id) };
     }
     case "delete_cell": {
       const { cell, index } = find(model, data.cell_id);
       expect(cell, data.expected);
+      const was = { ...cellJson(/** @type {any} */ (cell)), index };
+      const removed = /** @type {any} */ (cell).toJSON();
       model.sharedModel.deleteCell(index);
-      return {};
+      if (findIndex(model, data.cell_id) >= 0) throw new Refused("the cell is still there");
+      return { cell: was, removed, cells: model.cells.length };
+    }
+    case "move_cell": {
+      const { cell, index } = find(model, data.cell_id);
+      expect(cell, data.expected);
+      const to = Number(data.to);
+      if (!Number.isInteger(to) || to < 0 || to >= model.cells.length)
+        throw new Refused(`no index ${String(data.to)} (${model.cells.length} cells)`);
+      model.sharedModel.moveCell(index, to);
+      return { cell: report(model, data.cell_id) };
     }
     case "set_outputs": {
       const { cell } = find(model, data.cell_id);
       if (!cell.outputs || cell.type !== "code") throw new Refused("not a code cell");
+      if (data.expected !== undefined) expect(cell, data.expected);
+      // not one transaction: the outputs model syncs itself with the shared model as each
+      // change is made (a transaction would defer that); the stamp follows in the same task
       cell.outputs.clear();
       for (const output of Array.isArray(data.outputs) ? data.outputs : [])
         cell.outputs.add(output);
-      if (typeof data.execution_count === "number") cell.executionCount = data.execution_count;
-      return {};
+      cell.executionCount = typeof data.execution_count === "number" ? data.execution_count : null;
+      stampCell(cell, data, getPath);
+      return { cell: report(model, data.cell_id) };
     }
     case "replace_record":
       replaceRecord(find(model, data.cell_id).cell, data.bundle);
@@ -119,19 +185,89 @@ function apply(model, data) {
 }
 
 /**
+ * A plain metadata object seen as a cell's metadata, for writeStamp.
+ * @param {Record<string, unknown>} metadata
+ */
+function metadataOf(metadata) {
+  return {
+    getMetadata: (/** @type {string} */ key) => metadata[key],
+    setMetadata: (/** @type {string} */ key, /** @type {unknown} */ value) => {
+      metadata[key] = value;
+    },
+    deleteMetadata: (/** @type {string} */ key) => {
+      delete metadata[key];
+    },
+  };
+}
+
+/**
  * Insert a cell (a code cell with its outputs, when given) at `index`.
  * @param {NotebookLike} model
  * @param {number} index
- * @param {{cell_type: string, source: string, outputs?: object[]}} cell
+ * @param {{cell_type: string, source: string, outputs?: object[],
+ *          metadata?: Record<string, unknown>}} cell
  */
 export function insertCell(model, index, cell) {
   const code = cell.cell_type === "code";
   model.sharedModel.insertCell(index, {
     cell_type: cell.cell_type,
     source: cell.source,
-    metadata: {},
+    metadata: cell.metadata ?? {},
     ...(code ? { outputs: cell.outputs ?? [], execution_count: null } : {}),
   });
+}
+
+/**
+ * The cell as the notebook holds it now, read back after a change: `cellJson` and its index.
+ * @param {NotebookLike} model
+ * @param {unknown} cellId
+ */
+function report(model, cellId) {
+  const { cell, index } = find(model, cellId);
+  return { ...cellJson(/** @type {any} */ (cell)), index };
+}
+
+/**
+ * Put a deleted cell's saved JSON back at `index` (its outputs and metadata too).
+ * @param {NotebookLike} model
+ * @param {number} index
+ * @param {Record<string, any>} cell
+ */
+function insertJson(model, index, cell) {
+  const type = cell.cell_type === "markdown" || cell.cell_type === "raw" ? cell.cell_type : "code";
+  model.sharedModel.insertCell(index, {
+    cell_type: type,
+    source: Array.isArray(cell.source) ? cell.source.join("") : text(cell.source),
+    metadata: cell.metadata && typeof cell.metadata === "object" ? cell.metadata : {},
+    ...(type === "code"
+      ? {
+          outputs: Array.isArray(cell.outputs) ? cell.outputs : [],
+          execution_count: typeof cell.execution_count === "number" ? cell.execution_count : null,
+        }
+      : {}),
+  });
+}
+
+/**
+ * Where a deleted cell goes back: its index then, or the end of a notebook now shorter.
+ * @param {NotebookLike} model
+ * @param {unknown} index
+ */
+function restoreIndex(model, index) {
+  const at = Number(index);
+  if (!Number.isInteger(at) || at < 0) throw new Refused(`no index ${String(index)}`);
+  return Math.min(at, model.cells.length);
+}
+
+/**
+ * The index of the cell with this id, or -1.
+ * @param {NotebookLike} model
+ * @param {unknown} cellId
+ */
+function findIndex(model, cellId) {
+  for (let index = 0; index < model.cells.length; index++)
+    if (model.cells.get(index).id === cellId) return index;
+  return -1;
 }
 
 /**
@@ -140,10 +276,8 @@ export function insertCell(model, index, cell) {
  * @param {unknown} cellId
  */
 export function find(model, cellId) {
-  for (let index = 0; index < model.cells.length; index++) {
-    const cell = model.cells.get(index);
-    if (cell.id === cellId) return { cell, index };
-  }
+  const index = findIndex(model, cellId);
+  if (index >= 0) return { cell: model.cells.get(index), index };
   throw new Refused(`no cell with id ${String(cellId)} in this notebook (was it deleted?)`);
 }
 

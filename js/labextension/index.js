@@ -23,7 +23,9 @@
  *     -> {request_id, ok: false, reason}    (unknown request, no request_id, closed notebook)
  *
  * Other requests change cells (edit.js: insert_cell, set_source, delete_cell, set_outputs,
- * replace_record), for the model's insert_cell / edit_cell and for undo.
+ * replace_record), for the model's insert_cell / edit_cell and for undo; a change may carry the
+ * cell's provenance stamp (provenance.js), which each notebook shows as a badge on the cell
+ * that leads to the turn's card (badges.js).
  *
  * The cells are the live model's (unsaved edits included), without cell metadata or
  * attachments; `source` is one string; non-code cells have `execution_count: null` and no
@@ -35,6 +37,7 @@ import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
 import { COMM_TARGET } from "./constants.js";
+import { showCell, watchBadges } from "./badges.js";
 import { answerEdit, trustLive } from "./edit.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
@@ -82,7 +85,7 @@ function reply(context, data, session) {
     const request = /** @type {Record<string, any>} */ (data);
     return reads
       ? answerRequest(model, data, () => notebookPath(context))
-      : answerEdit(model, request);
+      : answerEdit(model, request, () => notebookPath(context));
   }
   try {
     return applyMetadata(model, data);
@@ -206,12 +209,19 @@ const plugin = {
     // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
     rendermime.addFactory(recordRendererFactory, 0);
     setCardActions(cardActions(tracker));
+    // a card's "Go to cell" (the widget's views have no app, like the user above)
+    /** @type {any} */ (globalThis).__jupyter_turns_show_cell = (
+      /** @type {HTMLElement | null} */ from,
+      /** @type {string} */ cellId,
+    ) => showCell(tracker, from, cellId);
     loadBundle().catch(() => {}); // a renderer that needs it reports the failure
     const watched = new WeakSet();
-    tracker.forEach((/** @type {any} */ panel) => watchContext(panel.context, watched, tracker));
-    tracker.widgetAdded.connect((/** @type {any} */ _, /** @type {any} */ panel) =>
-      watchContext(panel.context, watched, tracker),
-    );
+    const watch = (/** @type {any} */ panel) => {
+      watchContext(panel.context, watched, tracker);
+      watchBadges(panel, () => notebookPath(panel.context));
+    };
+    tracker.forEach(watch);
+    tracker.widgetAdded.connect((/** @type {any} */ _, /** @type {any} */ panel) => watch(panel));
   },
 };
 

@@ -16,6 +16,7 @@ import { renderNotice } from "./render/blocks.js";
 import { parseMode } from "./render/reasoning.js";
 import { answeredModel, renderFooter } from "./render/status.js";
 import { Transcript } from "./render/transcript.js";
+import { rewindBar, rewindOf, rewoundBy } from "./render/cardactions.js";
 import { Stats } from "./util/stats.js";
 
 /** @typedef {import("./protocol/types.js").ConvEvent} ConvEvent */
@@ -35,7 +36,8 @@ const UNFINISHED = "This turn did not finish: the kernel stopped before it ended
 
 /**
  * Draw `record` into `host`; returns a function that removes it. `actions` (the lab
- * extension's) give the cards Undo and "Add to notebook".
+ * extension's) give the cards Undo and "Add to notebook", and the turn "Rewind to before this
+ * turn"; a rewound turn is drawn greyed, labelled "Rewound".
  * @param {unknown} record
  * @param {HTMLElement} host
  * @param {import("./render/cardactions.js").CardActions | null} [actions]
@@ -47,11 +49,17 @@ export function renderRecord(record, host, actions = null) {
   // the live widget's last state, so whatever waited on the live view sees the same end
   const state = saved.live === true ? "unfinished" : outcome === "aborted" ? "aborted" : "complete";
   const root = h("div", { class: "jt-root jt-saved", "data-state": state });
+  const events = Array.isArray(saved.events) ? saved.events : [];
+  const request = events.find((e) => e?.kind === "chat_request" && !e.parent);
+  const rewound = request ? rewindOf(events, String(request.id)) : null;
+  if (rewound) {
+    root.classList.add("jt-rewound");
+    root.appendChild(h("div", { class: "jt-rewound-label" }, rewoundBy(rewound)));
+  }
   const stats = new Stats(root);
   const setting = saved.settings?.reasoning === "hidden" ? "hidden" : "progress";
   const mode = parseMode(setting);
   const transcript = new Transcript(stats, actions);
-  const events = Array.isArray(saved.events) ? saved.events : [];
   transcript.update(events, mode, new Drafts(() => new Draft(stats, mode)));
   transcript.updateTools({});
   root.appendChild(transcript.el);
@@ -60,6 +68,8 @@ export function renderRecord(record, host, actions = null) {
       renderNotice({ kind: "notice", id: "unfinished", level: "warning", text: UNFINISHED }),
     );
   }
+  if (actions?.rewind && request && !rewound && state === "complete")
+    root.appendChild(rewindBar(String(request.id), actions));
   const footer = h("div", { class: "jt-footer" });
   const usage = saved.turn ? { ...saved.turn.usage, cost_usd: saved.turn.cost_usd } : null;
   const settings = {

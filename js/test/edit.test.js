@@ -12,13 +12,23 @@ function notebook(...sources) {
     let source = cell.source;
     const metadata = new Map();
     const outputs = [...(cell.outputs ?? [])];
-    return {
+    const made = {
       id: cell.id ?? `new-${++ids}`,
       type: cell.cell_type ?? "code",
+      toJSON: () => ({
+        id: made.id,
+        cell_type: made.type,
+        source,
+        metadata: Object.fromEntries(metadata),
+        ...(made.type === "code"
+          ? { outputs: [...outputs], execution_count: made.executionCount }
+          : {}),
+      }),
       sharedModel: { getSource: () => source, setSource: (s) => (source = s) },
       executionCount: null,
       getMetadata: (k) => metadata.get(k),
       setMetadata: (k, v) => metadata.set(k, v),
+      deleteMetadata: (k) => metadata.delete(k),
       outputs: {
         list: outputs,
         get length() {
@@ -30,6 +40,9 @@ function notebook(...sources) {
         add: (o) => outputs.push(o),
       },
     };
+    for (const [k, v] of Object.entries(cell.metadata ?? {})) metadata.set(k, v);
+    if (typeof cell.execution_count === "number") made.executionCount = cell.execution_count;
+    return made;
   };
   sources.forEach((source, i) => list.push(make({ id: `c${i}`, source })));
   return {
@@ -43,6 +56,7 @@ function notebook(...sources) {
     sharedModel: {
       insertCell: (i, cell) => list.splice(i, 0, make(cell)),
       deleteCell: (i) => list.splice(i, 1),
+      moveCell: (from, to) => list.splice(to, 0, ...list.splice(from, 1)),
     },
   };
 }
@@ -83,6 +97,14 @@ test("text is replaced or a cell deleted only while it holds the expected text",
       request_id: "r1",
       ok: true,
       index: 1,
+      cell: {
+        id: "c1",
+        cell_type: "code",
+        source: "y = 3",
+        execution_count: null,
+        outputs: [],
+        index: 1,
+      },
     },
   );
   assert.equal(nb.list[1].sharedModel.getSource(), "y = 3");
@@ -207,4 +229,128 @@ test("unknown cells, requests and missing ids are refused with a reason", () => 
     answerEdit(null, { request: "delete_cell", request_id: "r" }).reason,
     "the notebook is closed",
   );
+});
+
+test("every change answers with the cell as the notebook holds it afterwards", () => {
+  const nb = notebook("a", "%%chat\nhi", "b");
+  const edited = ask(nb, { request: "set_source", cell_id: "c2", source: "b2", expected: "b" });
+  assert.deepEqual(
+    { source: edited.cell.source, index: edited.cell.index, id: edited.cell.id },
+    { source: "b2", index: 2, id: "c2" },
+  );
+  const ran = ask(nb, {
+    request: "set_outputs",
+    cell_id: "c2",
+    outputs: [{ output_type: "stream", name: "stdout", text: "hi\n" }],
+    execution_count: 4,
+    expected: "b2",
+  });
+  assert.equal(ran.cell.execution_count, 4);
+  assert.equal(ran.cell.outputs[0].text, "hi\n");
+  const stale = ask(nb, { request: "set_outputs", cell_id: "c2", outputs: [], expected: "b" });
+  assert.equal(stale.ok, false); // outputs never go under text they did not come from
+  assert.equal(nb.list[2].outputs.length, 1);
+});
+
+test("a cell moves to the index asked, and a changed or missing one is refused", () => {
+  const nb = notebook("a", "b", "c");
+  const moved = ask(nb, { request: "move_cell", cell_id: "c0", to: 2, expected: "a" });
+  assert.equal(moved.ok, true);
+  assert.deepEqual(
+    nb.list.map((c) => c.id),
+    ["c1", "c2", "c0"],
+  );
+  assert.equal(moved.cell.index, 2);
+  assert.equal(ask(nb, { request: "move_cell", cell_id: "c0", to: 0, expected: "x" }).ok, false);
+  assert.equal(ask(nb, { request: "move_cell", cell_id: "c0", to: 9, expected: "a" }).ok, false);
+});
+
+test("a deleted cell comes back whole, outputs and metadata, where it was", () => {
+  const nb = notebook("a", "b", "c");
+  nb.list[1].outputs.add({ output_type: "stream", name: "stdout", text: "6\n" });
+  nb.list[1].setMetadata("tags", ["keep"]);
+  const gone = ask(nb, { request: "delete_cell", cell_id: "c1", expected: "b" });
+  assert.equal(gone.ok, true);
+  assert.equal(gone.cells, 2);
+  assert.equal(gone.cell.index, 1);
+  assert.equal(gone.cell.outputs.length, 1);
+  const back = ask(nb, { request: "insert_cell", index: gone.cell.index, cell: gone.removed });
+  assert.equal(back.ok, true);
+  assert.equal(back.cell.index, 1);
+  assert.equal(back.cell.source, "b");
+  assert.equal(nb.list[1].outputs.list[0].text, "6\n");
+  assert.deepEqual(nb.list[1].getMetadata("tags"), ["keep"]);
+});
+
+test("a change carries the cell's stamp: written with it, reported with it, null removes it", () => {
+  const nb = notebook("%%chat\nhi", "x = 1");
+  const stamp = { thread: "main", turn: 1, call_id: "a", tool: "insert_cell" };
+  const path = () => "work/nb.ipynb";
+  const made = answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "insert_cell",
+      after: "c0",
+      cell_type: "code",
+      source: "y = 2",
+      provenance: stamp,
+    },
+    path,
+  );
+  const saved = { ...stamp, notebook: "work/nb.ipynb" };
+  assert.deepEqual(nb.list[1].getMetadata("jupyter_turns"), { provenance: saved });
+  assert.deepEqual(made.cell.provenance, saved); // read back after the change
+  const edit = { ...stamp, tool: "edit_cell", call_id: "b" };
+  const edited = answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "set_source",
+      cell_id: "c1",
+      source: "x = 2",
+      expected: "x = 1",
+      provenance: edit,
+    },
+    path,
+  );
+  assert.equal(edited.cell.provenance.call_id, "b");
+  assert.equal(nb.list[2].sharedModel.getSource(), "x = 2");
+  // undo of that edit: the cell had no stamp, and has none again
+  answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "set_source",
+      cell_id: "c1",
+      source: "x = 1",
+      expected: "x = 2",
+      provenance: null,
+    },
+    path,
+  );
+  assert.equal(nb.list[2].getMetadata("jupyter_turns"), undefined);
+  // outputs without a stamp leave the cell's as it is
+  const ran = ask(nb, {
+    request: "set_outputs",
+    cell_id: made.cell_id,
+    outputs: [],
+    execution_count: 3,
+  });
+  assert.deepEqual(ran.cell.provenance, saved);
+  // a refused change writes no stamp either
+  const stale = answerEdit(
+    nb,
+    {
+      request_id: "r",
+      request: "set_source",
+      cell_id: "c1",
+      source: "z",
+      expected: "nope",
+      provenance: edit,
+    },
+    path,
+  );
+  assert.equal(stale.ok, false);
+  assert.equal(nb.list[2].getMetadata("jupyter_turns"), undefined);
 });

@@ -1,4 +1,4 @@
-"""The page's requests to the kernel: a saved card's Undo button.
+"""The page's requests to the kernel: a saved card's Undo and Rewind buttons.
 
 A finished turn's cards are drawn by the extension's record renderer, long after the chat cell
 ended; their Undo button cannot reach the turn's widget. The extension opens a comm to the
@@ -6,7 +6,13 @@ kernel's ``jupyter_turns.control`` target instead and sends
 
     {request: "undo", request_id, call_id, who?}  ->  {request_id, ok: true, lines}
                                                    ->  {request_id, ok: false, reason}
+    {request: "rewind", request_id, chat_request, confirm, who?}
+                                                   ->  {request_id, ok: true, lines}
+                                                   ->  {request_id, ok: false, reason}
     {request: "page", request_id}                 ->  {request_id, ok: true}
+
+A rewind (:mod:`.rewinding`) names the request of the card's turn; without ``confirm`` the
+kernel only says what it would do (the card asks the user with those lines), with it it does it.
 
 ``who`` is the identity the page reports (JupyterLab's current user): sanitized and saved on
 the undo event, a label and never a permission. ``page`` says a page has just opened the
@@ -30,6 +36,7 @@ from typing import Any
 from ..loops import call_soon_on
 from ..model.events import Who
 from .page import NotebookEditor
+from .rewinding import plan_rewind, rewind
 from .undo import UndoRefused
 from .undoing import UndoSession, undo
 
@@ -91,18 +98,37 @@ def _start(session: UndoSession, comm: Any, data: Any, on_page: Callable[[], Non
 
 
 async def _answer(session: UndoSession, comm: Any, data: dict[str, Any]) -> None:
-    request_id = data.get("request_id")
+    reader = session.reader
+    editor = NotebookEditor(reader.page) if reader is not None else None
     reply: dict[str, Any]
-    if data.get("request") != "undo" or not isinstance(data.get("call_id"), str):
-        reply = {"ok": False, "reason": "expected {request: 'undo', call_id}"}
-    else:
-        reader = session.reader
-        editor = NotebookEditor(reader.page) if reader is not None else None
-        try:
-            who = Who.from_page(data.get("who"))
-            lines = await undo(session, editor, call_id=data["call_id"], who=who)
-            reply = {"ok": True, "lines": lines}
-        except UndoRefused as exc:
-            reply = {"ok": False, "reason": str(exc)}
+    try:
+        reply = {"ok": True, "lines": await _act(session, editor, data)}
+    except UndoRefused as exc:
+        reply = {"ok": False, "reason": str(exc)}
     with contextlib.suppress(Exception):  # the page went away: nobody waits for the answer
-        comm.send({"request_id": request_id, **reply})
+        comm.send({"request_id": data.get("request_id"), **reply})
+
+
+async def _act(
+    session: UndoSession, editor: NotebookEditor | None, data: dict[str, Any]
+) -> list[str]:
+    """Undo a call, or plan or do a rewind; raises UndoRefused (the answer says why)."""
+    who = Who.from_page(data.get("who"))
+    if data.get("request") == "undo" and isinstance(data.get("call_id"), str):
+        return await undo(session, editor, call_id=data["call_id"], who=who)
+    request = data.get("chat_request")
+    if data.get("request") != "rewind" or not isinstance(request, str):
+        raise UndoRefused(
+            "expected {request: 'undo', call_id} or {request: 'rewind', chat_request}"
+        )
+    conversation = next(
+        (c for c in session.conversations() if any(e.id == request for e in c.events)), None
+    )
+    if conversation is None:
+        raise UndoRefused(
+            "this turn's thread is not in this kernel: run a chat cell or `%chat restore` first"
+        )
+    plan = plan_rewind(session, conversation, request=request)
+    if data.get("confirm") is not True:
+        return plan.lines()
+    return await rewind(session, editor, plan, who)

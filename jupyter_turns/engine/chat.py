@@ -24,6 +24,7 @@ from ..model.conversation import Conversation
 from ..model.events import Notice, Who
 from ..model.interrupt import InterruptAction, InterruptChannel, InterruptChoice
 from ..model.prompter import PolicyPrompter, Prompter
+from ..model.provenance import TurnOrigin
 from ..model.sink import NullSink, Sink
 from ..providers.base import Provider
 from ..providers.models import model_info
@@ -184,6 +185,7 @@ class Chat:
             cancel_grace=thread.cancel_grace,
             provider=provider,  # sub-agents that name no provider use it
             replay=saved,
+            origin=self._origin(provider),
         )
         return TurnConfig(
             thread=thread,
@@ -195,6 +197,21 @@ class Chat:
             ),
             context_tokens=self.context_tokens,
             context_window=window,
+        )
+
+    def _origin(self, provider: Provider) -> TurnOrigin:
+        """The turn about to start, as the cells its tools change are stamped: this thread,
+        its conversation, the turn's number (its chat requests so far, plus this one) and
+        the model asked."""
+        asked = sum(
+            1 for e in self.conversation.events if e.kind == "chat_request" and e.parent is None
+        )
+        model = self.config.model or getattr(provider, "model", None)
+        return TurnOrigin(
+            thread=self.name,
+            conversation_id=self.conversation.conversation_id,
+            turn=asked + 1,
+            model=model if isinstance(model, str) else None,
         )
 
     def as_tool(

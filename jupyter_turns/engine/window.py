@@ -2,6 +2,11 @@
 
 A thread keeps every event (the notebook shows them all), but a request need not send them all:
 
+- a rewind (``%chat rewind``, a saved card's "Rewind to before this turn") leaves a ``rewind``
+  event naming the requests of the turns it took back: each of those turns (from its request
+  up to the next one) and the undo events of its calls are never sent again (:func:`rewound`);
+  ``%chat fork`` starts a thread from what is sent before a turn (:func:`fork_history`), and
+  its first turn says where it came from (:func:`fork_notice`), so a restore can graft it;
 - ``%chat forget N`` leaves a marker (a notice whose ``data.forget.through`` names the last event
   of the N oldest exchanges then sent): nothing up to that event is sent again;
 - what the scripted provider wrote (``metadata.scripted``: its answers, reasoning and tool
@@ -24,17 +29,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..model.events import ConversationEvent, Notice, Usage, compaction_note, is_scripted
+from ..model.events import (
+    ChatRequest,
+    ConversationEvent,
+    Notice,
+    Usage,
+    compaction_note,
+    is_scripted,
+)
 
 __all__ = [
     "compaction_block",
     "context_tokens",
     "exchanges",
     "forget_marker",
+    "fork_history",
+    "fork_notice",
+    "fork_origin",
     "format_tokens",
     "gauge",
     "gauge_level",
+    "rewound",
     "to_send",
+    "turn_requests",
     "unscripted",
 ]
 
@@ -92,25 +109,87 @@ def compaction_block(event: ConversationEvent) -> dict[str, Any] | None:
 
 
 def _forgotten(events: Sequence[ConversationEvent]) -> int:
-    """How many leading events a forget marker drops (0: none)."""
-    position = {event.id: i for i, event in enumerate(events)}
-    cut = 0
+    """How many leading events a forget marker drops (0: none). Every request asks: the walk
+    looks at each event's kind only, and indexes positions only when a marker names one."""
+    targets: set[str] = set()
     for event in events:
-        if event.kind != "notice" or not isinstance(event.data, dict):
+        if event.kind == "notice" and isinstance(event.data, dict):
+            forget = event.data.get("forget")
+            through = forget.get("through") if isinstance(forget, dict) else None
+            if isinstance(through, str):
+                targets.add(through)
+    if not targets:
+        return 0
+    return max((i + 1 for i, e in enumerate(events) if e.id in targets), default=0)
+
+
+def turn_requests(events: Sequence[ConversationEvent]) -> list[ChatRequest]:
+    """The thread's turns by their requests, oldest first: turn ``n`` is ``[n - 1]`` (rewound
+    turns keep their numbers: the notebook still shows them)."""
+    return [e for e in events if isinstance(e, ChatRequest) and e.parent is None]
+
+
+def rewound(events: Sequence[ConversationEvent]) -> set[str]:
+    """The ids of the events a rewind took back: every event of a rewound turn (a ``rewind``
+    event itself is kept: it says what happened), and the undo events of their calls."""
+    taken = {request for e in events if e.kind == "rewind" for request in e.requests}
+    if not taken:
+        return set()
+    dropped: set[str] = set()
+    inside = False
+    for event in events:
+        if event.kind == "chat_request" and event.parent is None:
+            inside = event.id in taken
+        if inside and event.kind != "rewind":
+            dropped.add(event.id)
+    calls = {e.call_id for e in events if e.kind == "tool_call_request" and e.id in dropped}
+    dropped.update(e.id for e in events if e.kind == "undo" and e.call_id in calls)
+    return dropped
+
+
+def fork_history(
+    events: Sequence[ConversationEvent], before: str | None
+) -> list[ConversationEvent]:
+    """What a thread forked before the request ``before`` (None: after its last turn) starts
+    with: the events before it, without what was rewound (nor the rewind events: the new
+    thread never had those turns)."""
+    dropped = rewound(events)
+    cut = next((i for i, e in enumerate(events) if e.id == before), len(events))
+    return [e for e in events[:cut] if e.id not in dropped and e.kind != "rewind"]
+
+
+def fork_notice(thread: str, conversation_id: str, before: str | None, turn: int) -> Notice:
+    """The notice a forked thread's first turn carries: where its history came from (a restore
+    rebuilds it from there: :func:`fork_origin`)."""
+    where = f"before turn {turn}" if before is not None else f"after its turn {turn - 1}"
+    return Notice(
+        text=f"Forked from thread {thread!r} {where}: this thread starts with its history.",
+        data={"fork": {"conversation_id": conversation_id, "before": before, "thread": thread}},
+    )
+
+
+def fork_origin(events: Sequence[ConversationEvent]) -> tuple[str, str | None] | None:
+    """The conversation id and the request a thread was forked before (its first turn's fork
+    notice), or None for a thread that is not a fork."""
+    for event in events:
+        if event.kind != "notice" or event.parent is not None or not isinstance(event.data, dict):
             continue
-        forget = event.data.get("forget")
-        through = forget.get("through") if isinstance(forget, dict) else None
-        if isinstance(through, str) and through in position:
-            cut = max(cut, position[through] + 1)
-    return cut
+        fork = event.data.get("fork")
+        if isinstance(fork, dict) and isinstance(fork.get("conversation_id"), str):
+            before = fork.get("before")
+            return fork["conversation_id"], before if isinstance(before, str) else None
+    return None
 
 
 def to_send(events: Sequence[ConversationEvent]) -> list[ConversationEvent]:
     """The events a request sends, in the order it sends them (see the module docstring)."""
+    dropped = rewound(events)
+    if dropped:
+        events = [e for e in events if e.id not in dropped]
     cut = _forgotten(events)
     last: int | None = None
     for i in range(len(events) - 1, cut - 1, -1):
-        if compaction_block(events[i]) is not None:
+        if events[i].kind == "block" and compaction_block(events[i]) is not None:
             last = i
             break
     if last is None:

@@ -16,8 +16,10 @@ from IPython.core.error import UsageError
 from IPython.display import display
 
 from ..editing.page import NotebookEditor
+from ..editing.rewinding import plan_rewind, rewind
 from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
+from ..engine.window import fork_history, fork_notice, turn_requests
 from ..mcp.mcp_command import mcp_command
 from ..model.events import tally
 from ..providers.catalog import KINDS
@@ -51,7 +53,8 @@ class _Call:
 
 def run(session: Session, settings: CellSettings, line: str, *, help_text: str | None) -> Any:
     """One ``%chat`` command; ``help_text`` is what ``%chat help`` prints. What it returns is
-    None or a coroutine the cell_hooks transformer awaits (``%chat undo``, ``%chat mcp``)."""
+    None or a coroutine the cell_hooks transformer awaits (``%chat undo``, ``%chat rewind``,
+    ``%chat mcp``)."""
     words = shlex.split(line)
     command, args = (words[0], words[1:]) if words else ("help", [])
     handler = COMMANDS.get(command)
@@ -160,6 +163,69 @@ def _undo_command(call: _Call) -> Any:
     return _undo(call.session, int(count))  # awaited: the cell_hooks transformer
 
 
+def _rewind_command(call: _Call) -> Any:
+    """``%chat rewind [N]``: the current thread, to before turn N (default: its last turn)."""
+    if len(call.args) > 1 or (call.args and not call.args[0].isdigit()):
+        raise UsageError(
+            "usage: %chat rewind [N] (N: the turn to rewind to before; default: the last)"
+        )
+    restore_once(call.session, call.settings)
+    thread = call.session.threads.by_name.get(call.session.threads.current)
+    if thread is None:
+        raise UsageError("no thread yet: run a %%chat cell first")
+    turn = int(call.args[0]) if call.args else None
+    return _rewind(call.session, thread, turn)  # awaited: the cell_hooks transformer
+
+
+async def _rewind(session: Session, thread: Thread, turn: int | None) -> None:
+    editor = NotebookEditor(session.reader.page) if session.reader is not None else None
+    try:
+        plan = plan_rewind(session, thread.chat.conversation, turn=turn)
+        lines = await rewind(session, editor, plan)
+    except UndoRefused as exc:
+        raise UsageError(f"%chat rewind: {exc}") from None
+    print("\n".join(lines))
+
+
+def _fork(call: _Call) -> None:
+    """``%chat fork NAME [--at N]``: a new thread with the current one's history before turn
+    N; it becomes current, the original is untouched."""
+    args = list(call.args)
+    at: int | None = None
+    if "--at" in args:
+        where = args.index("--at")
+        value = args[where + 1] if where + 1 < len(args) else ""
+        if not value.isdigit():
+            raise UsageError("usage: %chat fork NAME [--at N] (N: a turn number)")
+        at = int(value)
+        del args[where : where + 2]
+    if len(args) != 1 or args[0].startswith("-"):
+        raise UsageError("usage: %chat fork NAME [--at N]")
+    restore_once(call.session, call.settings)
+    threads = call.session.threads
+    source = threads.by_name.get(threads.current)
+    if source is None:
+        raise UsageError("no thread yet: run a %%chat cell first")
+    if args[0] in threads.by_name:
+        raise UsageError(f"thread {args[0]!r} exists already; fork to a new name")
+    events = source.chat.conversation.events
+    requests = turn_requests(events)
+    if at is not None and not 1 <= at <= len(requests):
+        have = plural(len(requests), "turn")
+        raise UsageError(
+            f"%chat fork: thread {source.name!r} has {have}: --at 1 to {len(requests)}"
+        )
+    before = requests[at - 1].id if at is not None else None
+    history = fork_history(events, before)
+    turn = at if at is not None else len(requests) + 1
+    notice = fork_notice(source.name, source.chat.conversation.conversation_id, before, turn)
+    forked = threads.fork(source, args[0], history, notice)
+    print(
+        f"New thread {forked.name!r} is current: {notice.text.split(':')[0]} "
+        f"({tally(forked.chat.conversation.events)}). Thread {source.name!r} is untouched."
+    )
+
+
 def _mcp(call: _Call) -> Any:  # awaited: the cell_hooks transformer
     threads = call.session.threads.current_first()
     return mcp_command(call.session.mcp, call.settings.mcp_servers, threads, call.args)
@@ -205,6 +271,8 @@ COMMANDS: dict[str, Callable[[_Call], Any]] = {
     "allow": functools.partial(_permission, command="allow"),
     "revoke": functools.partial(_permission, command="revoke"),
     "undo": _undo_command,
+    "rewind": _rewind_command,
+    "fork": _fork,
     "trust": lambda call: trust(call.session, call.args),
     "mcp": _mcp,
     "replay": lambda call: print(replay_command(call.session, call.settings.replay, call.args)),

@@ -107,7 +107,8 @@ class ChatMagics(Magics, McpSettings):
         ",".join(DEFAULT),
         help="Built-in tools of new threads: a comma list of "
         f"{', '.join(BUILTINS)}, or 'none'; 'default' stands for the notebook tools (the "
-        "read-only ones and insert_cell, edit_cell, which always ask).",
+        "read-only ones and the cell tools insert_cell, edit_cell, run_cell, delete_cell, "
+        "move_cell, which always ask).",
     ).tag(config=True)
     output_chars = Int(
         2_000,
@@ -201,6 +202,10 @@ class ChatMagics(Magics, McpSettings):
         %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
                             .env file's endpoint is applied only by --from-dotenv
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
+        %chat rewind [N]    undo turn N (default: the last) and every later turn of the
+                            thread; they stay in the notebook, marked rewound, never re-sent
+        %chat fork NAME [--at N]   a new thread NAME with this thread's history before turn
+                            N (default: all of it); the original thread is untouched
         %chat replay [--from FILE]      replay from FILE (default: this notebook's own only)
         %chat export [NAME] [PATH] | compact | forget N | cost
         %chat mcp list | add | remove NAME | start NAME | restart NAME

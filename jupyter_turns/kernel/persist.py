@@ -14,12 +14,13 @@ All written by the kernel through the messaging protocol (never the .ipynb file)
   record (``in_output``): the file holds the record once, and the extension moves it into the
   metadata if the output is cleared.
 
-A page that opens the notebook during or after a turn (reloaded, a second tab, reconnected
-after a drop) loaded the file, which misses what the kernel did since, and IOPub cannot reach
-its cells (their outputs were never this kernel's displays). It says so; the kernel answers on a
+A page that opens the notebook during or after a turn (reloaded, a second tab, reconnected after
+a drop) loaded the file, which misses what the kernel did since, and IOPub cannot reach its
+cells (their outputs were never this kernel's displays). It says so; the kernel answers on a
 fresh metadata comm (:meth:`MetadataWriter.reopen`) with the running turn's widget
-(``show_live``) and the finished turns' records (``show_record``, also sent at every turn's
-end), which the extension puts in the cells: see :func:`jupyter_turns.kernel.front.page_opened`.
+(``show_live``) and the finished turns' records (``show_record``, also sent at the end of a turn
+during which a page opened), which the extension puts in the cells: see
+:func:`jupyter_turns.kernel.front.page_opened`.
 
 nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
 compares the final record bundle (its deterministic HTML and summary) with the saved one.
@@ -58,6 +59,7 @@ class MetadataWriter:
         self._open_comm = open_comm or _default_comm
         self._comm: Any = None
         self.sent = 0
+        self.pages_opened = 0  # how many times a page opened the notebook (:meth:`reopen`)
         self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
 
     def _send(self, message: dict[str, Any]) -> bool:
@@ -134,6 +136,7 @@ class MetadataWriter:
         comm's ``comm_open``, so it drops what is sent on it. Close it; the next send opens a
         new one, which every page then open registers. An :meth:`ask` still waiting gets
         ``None`` (its answer would come on the closed comm)."""
+        self.pages_opened += 1
         comm, self._comm = self._comm, None
         if comm is not None:
             with contextlib.suppress(Exception):
@@ -223,11 +226,13 @@ class Recorder:
         self._timer: Any = None
         self._last_write = -math.inf
         self.writes = 0
+        self._pages_opened = metadata.pages_opened
 
     def show(self, widget: Any) -> None:
         """Make ``widget`` the cell's output until the turn ends."""
         self._display(widget, display_id=self.display_id)
         self._shown = self._widget = True
+        self._pages_opened = self.metadata.pages_opened
 
     @property
     def showing_widget(self) -> bool:
@@ -274,7 +279,8 @@ class Recorder:
         self._output(bundle)
         if self._widget:  # the page has it in the output: the metadata points there
             self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
-            if self.cell_id:  # and pages opened since (reloaded, other tabs) get it too
+            opened = self.metadata.pages_opened != self._pages_opened
+            if self.cell_id and opened:  # pages opened since (reloaded, other tabs) get it too
                 self.metadata.show_record(self.cell_id, bundle)
         else:
             self.metadata.cell(self.cell_id, record)

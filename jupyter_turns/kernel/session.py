@@ -162,6 +162,13 @@ class Session:
         """Each thread's conversation (undo adds its event to the one that made the call)."""
         return [thread.chat.conversation for thread in self.threads.by_name.values()]
 
+    def thread_of(self, conversation: Conversation) -> tuple[str, bool]:
+        """The name of the thread holding ``conversation``, and whether a turn runs in it."""
+        for name, thread in self.threads.by_name.items():
+            if thread.chat.conversation is conversation:
+                return name, thread.chat.turn is not None
+        return "(gone)", False
+
     def settings_key(self) -> SettingsKey | None:
         """This user's key (its secret made on first use); None, with ``key_problem`` set,
         when the secret can neither be read nor made: then nothing is signed or verified."""

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 from ..engine.chat import Chat
 from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS
+from ..model.conversation import Conversation
+from ..model.events import ConversationEvent, Notice
 from ..providers import catalog
 from ..providers.base import Provider
 from ..providers.catalog import ProviderChoice
@@ -142,6 +144,28 @@ class Threads:
         if thread is None:
             thread = self.by_name[name] = Thread(name, self._make_chat())
         self.current = name
+        return thread
+
+    def fork(
+        self, source: Thread, name: str, history: list[ConversationEvent], notice: Notice
+    ) -> Thread:
+        """A new current thread ``name`` with ``source``'s settings and provider, starting
+        from ``history`` in a conversation of its own; ``notice`` (where it came from) joins
+        it with its first request, so that turn's record says so and a restore can rebuild
+        the history (:func:`jupyter_turns.record.notebook.read_notebook`)."""
+        thread = self.get(name, new=True)
+        chat = thread.chat
+        chat.conversation = Conversation(history)
+        chat.config = source.chat.config
+        chat.allowed_tools.update(source.chat.allowed_tools)
+        chat.pending_notes.append(notice)
+        for attribute in (*_THREAD_FIELDS, "configured"):
+            setattr(thread, attribute, getattr(source, attribute))
+        thread.builtins = set(source.builtins)
+        thread.mcp_servers = dict(source.mcp_servers)
+        thread.sources = dict(source.sources)
+        chat.provider = source.chat.provider  # shared: the same key and endpoint
+        self._provider_key[name] = thread.provider_key
         return thread
 
     def current_first(self) -> list[Thread]:

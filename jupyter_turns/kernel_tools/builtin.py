@@ -2,7 +2,8 @@
 
 The registry :data:`BUILTINS` names them all; :data:`DEFAULT` is the default set
 (``ChatMagics.builtins``): the read-only ones (:data:`READ_ONLY`, which never ask) and the cell
-editors ``insert_cell`` and ``edit_cell`` (:mod:`jupyter_turns.editing`, which always ask).
+tools (:data:`CELL_TOOLS`: insert, edit, run, delete and move a cell; :mod:`jupyter_turns.editing`,
+which always ask).
 ``--builtins`` adds to a thread's set, ``none`` clears it.
 
 ``python`` runs code in the user's namespace on the kernel's main thread, like a cell: it is
@@ -17,6 +18,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
+from ..editing.cell_steps import delete_cell_tool, move_cell_tool, run_cell_tool
 from ..editing.cell_tools import edit_cell_tool, insert_cell_tool
 from ..editing.undo import run_step
 from ..model.content import labeled
@@ -29,6 +31,7 @@ from ..tools.results import ResponseFields, ToolResult
 
 __all__ = [
     "BUILTINS",
+    "CELL_TOOLS",
     "DEFAULT",
     "READ_ONLY",
     "default_builtins",
@@ -100,10 +103,14 @@ BUILTINS: dict[str, Callable[[NotebookReader], Tool]] = {
     "inspect": _inspect,
     "insert_cell": insert_cell_tool,
     "edit_cell": edit_cell_tool,
+    "run_cell": run_cell_tool,
+    "delete_cell": delete_cell_tool,
+    "move_cell": move_cell_tool,
     "python": _python,
 }
 READ_ONLY = ("notebook_cells", "cell_output", "variables", "inspect")  # never ask
-DEFAULT = (*READ_ONLY, "insert_cell", "edit_cell")  # offered by default
+CELL_TOOLS = ("insert_cell", "edit_cell", "run_cell", "delete_cell", "move_cell")  # always ask
+DEFAULT = (*READ_ONLY, *CELL_TOOLS)  # offered by default
 
 
 def parse_builtins(text: str) -> tuple[bool, set[str]]:

@@ -4,9 +4,9 @@ The EventBuilder turns the flushed blocks of a provider's stream (:mod:`.stream_
 names this module re-exports) into conversation events: frozen pydantic models with a ``kind``
 literal; their JSON form is the persisted schema (see docs/architecture.md, "The saved schema").
 
-Version 2 added the ``undo`` event and, on tool responses, ``preview``, ``cell`` and
-``outputs``, all optional: a version 1 record is a valid version 2 record, so the migration
-from 1 is the identity and reading accepts both (:data:`READABLE_VERSIONS`).
+Version 2 added the ``undo`` and ``rewind`` events and, on tool responses, ``preview``,
+``cell`` and ``outputs``, all optional: a version 1 record is a valid version 2 record, so the
+migration from 1 is the identity and reading accepts both (:data:`READABLE_VERSIONS`).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ __all__ = [
     "Part",
     "Reasoning",
     "ReasoningDelta",
+    "Rewind",
     "StreamEvent",
     "ToolCall",
     "ToolCallRequest",
@@ -276,6 +277,22 @@ class Undo(_Event):
     who: Who | None = _optional(_schema.WHO)  # whose Undo click it was, as their page said
 
 
+class Rewind(_Event):
+    """Turns of the thread were taken back (``%chat rewind`` or a saved card's "Rewind to
+    before this turn"): each turn of ``requests`` (from its request up to the next one) stays
+    for readers, marked rewound, and is never sent again
+    (:func:`jupyter_turns.engine.window.rewound`). Their steps were undone newest first:
+    ``done`` and, plainly, ``not_undone`` say how that went."""
+
+    kind: Literal["rewind"] = "rewind"
+    requests: list[str]  # the top-level chat_request ids of the turns taken back
+    turn: int  # the number of the first of them in the thread (1: its first turn)
+    done: list[str] = Field(default_factory=list)
+    not_undone: list[str] = Field(default_factory=list)
+    by: Literal["user"] = "user"
+    who: Who | None = _optional(_schema.WHO)  # whose click it was, as their page said
+
+
 class ErrorEvent(_Event):
     """A failure the user must see (auth error, bad request...); not sent to the model."""
 
@@ -295,6 +312,7 @@ ConversationEvent: TypeAlias = Annotated[
     | InquiryResponse
     | Notice
     | Undo
+    | Rewind
     | ErrorEvent,
     Field(discriminator="kind"),
 ]

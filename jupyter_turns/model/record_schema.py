@@ -2,9 +2,10 @@
 
 It is the one contract between the two readers of a record: the kernel (restore, the HTML
 transcript) and the page (the live widget and the saved-record renderer share its views). It
-is written to ``docs/event-schema.json``; ``tests/unit/test_event_contract.py`` fails when that
-file is stale, and the JS tests check every field the views read against it. Regenerate with
-``python -m jupyter_turns.model.record_schema > docs/event-schema.json``.
+is written to ``docs/event-schema.json``, with the provenance stamp of a cell the model changed
+(cell metadata, not a record: ``$defs/Provenance``); ``tests/unit/test_event_contract.py``
+fails when that file is stale, and the JS tests check every field the views read against it.
+Regenerate with ``python -m jupyter_turns.model.record_schema > docs/event-schema.json``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import json
 from typing import Any
 
 from .events import READABLE_VERSIONS, SCHEMA_VERSION, event_adapter
+from .provenance import Provenance
 from .schema_parts import CYCLE
 
 __all__ = ["record_schema"]
@@ -22,6 +24,14 @@ def record_schema() -> dict[str, Any]:
     """The schema of one cell's record (``application/vnd.jupyter-turns+json``)."""
     events = event_adapter.json_schema(ref_template="#/$defs/{model}")
     defs = events.pop("$defs")
+    stamp = Provenance.model_json_schema(ref_template="#/$defs/{model}")
+    defs |= stamp.pop("$defs", {})
+    defs["Provenance"] = {
+        **stamp,
+        "description": "not part of a record: a notebook cell's metadata.jupyter_turns."
+        "provenance, written by the page with a change the model made to the cell "
+        "(jupyter_turns/model/provenance.py). " + str(stamp.get("description", "")),
+    }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "jupyter_turns conversation record",

@@ -140,27 +140,35 @@ STATE: dict[str, Any] = {
 
 PREVIEW: dict[str, Any] = {
     "type": "object",
-    "description": "what the approval showed: a proposed cell (insert_cell) or a line diff of "
-    "a cell's text (edit_cell), kept whatever the answer was",
+    "description": "what the approval showed: a proposed cell (insert_cell), a line diff of "
+    "a cell's text (edit_cell), the code to run (run_cell), the cell and a line per output "
+    "(delete_cell), a cell and where it goes (move_cell); kept whatever the answer was",
     "properties": {
-        "kind": {"enum": ["insert", "edit"]},
+        "kind": {"enum": ["insert", "edit", "run", "delete", "move"]},
         "cell_type": {"type": "string"},
         "source": {"type": "string"},
         "run": {"type": "boolean"},
         "index": {"type": "integer"},
+        "after": {"type": "integer"},
+        "to": {"type": "integer"},
         "diff": {"type": "string"},
+        "outputs": {"type": "array", "items": {"type": "string"}},
     },
     "required": ["kind"],
 }
 CELL: dict[str, Any] = {
     "type": "object",
-    "description": "the notebook cell a call inserted or edited: enough to undo it",
+    "description": "the notebook cell a call inserted, edited, ran, deleted or moved: enough "
+    "to undo it (with what the kernel keeps in memory: a deleted cell's outputs, the outputs a "
+    "run replaced)",
     "properties": {
-        "op": {"enum": ["insert", "edit"]},
+        "op": {"enum": ["insert", "edit", "run", "delete", "move"]},
         "cell_id": {"type": "string"},
-        "index": {"type": "integer"},
+        "index": {"type": "integer", "description": "its index after the change (deleted: before)"},
         "before": {"type": "string"},
         "after": {"type": "string"},
+        "from": {"type": "integer", "description": "a moved cell's index before"},
+        "ran": {"type": "boolean", "description": "an edited cell also ran"},
     },
     "required": ["op", "cell_id"],
 }

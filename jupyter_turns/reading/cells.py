@@ -45,6 +45,9 @@ class CellView:
     outputs: Sequence[dict[str, Any]] = ()
     chat: bool = False  # the %%chat cell that is asking
     id: str | None = None
+    # its ``metadata.jupyter_turns.provenance`` as the notebook holds it (unchecked: undo puts
+    # back whatever was there): which turn of a chat last changed it
+    provenance: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)

@@ -4,16 +4,20 @@ A thread restored from the notebook after a kernel restart remembers tool result
 variables that the new kernel does not have. The first request after the restore says so
 (the kernel restarted at …), and any request says which names that earlier tool calls created
 or read are gone now (``inspect(name)``, names a ``python`` call assigned). Each name is
-reported once. It also says what the user undid since the model's last answer. The note goes
-with the request as a labeled ``kernel`` attachment.
+reported once. It also says what the user undid since the model's last answer, and that the
+user rewound the conversation (the rewound turns are not sent: the model hears only that later
+turns were taken back, and what of theirs could not be undone). The note goes with the request
+as a labeled ``kernel`` attachment.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ..engine.window import rewound
 from ..model.content import Attachment
 from ..model.events import ConversationEvent
 
@@ -37,11 +41,14 @@ def names_from_tool_calls(events: Iterable[ConversationEvent]) -> list[str]:
     return [n for n in names if n.isidentifier() and not n.startswith("_")]
 
 
-def _bound(code: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def _bound(code: str) -> tuple[str, ...]:
+    """The names ``code`` binds at top level. Every request asks again about every earlier
+    ``python`` call of the thread: each code is parsed once (a long thread has hundreds)."""
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError):
-        return []
+        return ()
     bound: list[str] = []
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign):
@@ -52,7 +59,7 @@ def _bound(code: str) -> list[str]:
             bound.append(node.name)
         elif isinstance(node, ast.Import | ast.ImportFrom):
             bound.extend((a.asname or a.name).split(".")[0] for a in node.names if a.name != "*")
-    return bound
+    return tuple(bound)
 
 
 def _undone_since_last_request(events: list[ConversationEvent]) -> list[str]:
@@ -60,7 +67,15 @@ def _undone_since_last_request(events: list[ConversationEvent]) -> list[str]:
     last = max((i for i, e in enumerate(events) if e.kind == "chat_request"), default=-1)
     lines = []
     for event in events[last + 1 :]:
-        if event.kind == "undo":
+        if event.kind == "rewind":
+            line = (
+                "The user rewound this conversation: later turns you no longer see were taken "
+                "back and their changes to the notebook and kernel undone"
+            )
+            if event.not_undone:
+                line += "; not undone: " + "; ".join(event.not_undone)
+            lines.append(line + ".")
+        elif event.kind == "undo":
             line = f"The user undid your {event.tool} call {event.call_id}: " + (
                 ", ".join(event.done) or "nothing could be reverted"
             )
@@ -86,6 +101,8 @@ def kernel_note(
             "again; check before relying on earlier tool results."
         )
     events = list(events)
+    dropped = rewound(events)
+    events = [e for e in events if e.id not in dropped]  # what the model sees of the thread
     lines.extend(_undone_since_last_request(events))
     gone = [n for n in names_from_tool_calls(events) if n not in namespace and n not in reported]
     if gone:

@@ -56,8 +56,10 @@ def notebook_cells_tool(reader: NotebookReader) -> Tool:
         """
         view = await reader.view()
         text, whole = outline(view, start, end)
-        if view.origin != "history":  # what edit_cell checks a cell against
-            reader.seen.update({c.id: c.source for c in whole if c.id is not None})
+        if view.origin != "history":  # what the cell tools check a cell against
+            for cell in whole:
+                if cell.id is not None:
+                    reader.seen.saw(cell.id, cell.index, cell.source)
         return labeled(text, f"notebook cells ({view.origin})")
 
     return _reading(notebook_cells)

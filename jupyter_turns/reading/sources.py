@@ -21,11 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..record.format import META_KEY
 from ..record.notebook import find_notebook
 from .cells import CellView, NotebookView
 from .history import KernelHistory
 
-__all__ = ["NotebookReader", "PageChannel", "cells_from_json"]
+__all__ = ["NotebookReader", "PageChannel", "SeenCells", "cells_from_json"]
 
 LIVE_TIMEOUT = 5.0  # seconds the page gets to answer (both cores may be busy)
 LIVE_RETRY = 60.0  # seconds before a page that did not answer is asked again
@@ -41,6 +42,40 @@ class PageChannel(Protocol):
         """The page's reply to ``request``, or ``None`` when nothing answers within ``wait``
         seconds."""
         ...
+
+
+class SeenCells:
+    """The cells the model was shown whole, by id: the index and the text each had then. The
+    cell tools change only a cell that is still where, and what, the model read; their own
+    changes shift the indexes here as they shift them in the notebook."""
+
+    def __init__(self) -> None:
+        self._cells: dict[str, tuple[int, str]] = {}
+
+    def saw(self, cell_id: str, index: int, source: str) -> None:
+        self._cells[cell_id] = (index, source)
+
+    def get(self, cell_id: str) -> tuple[int, str] | None:
+        return self._cells.get(cell_id)
+
+    def inserted(self, index: int) -> None:
+        """A cell went in at ``index``: those at or below it moved down one."""
+        self._shift(index, 1)
+
+    def removed(self, cell_id: str, index: int) -> None:
+        """The cell at ``index`` went: those below it moved up one."""
+        self._cells.pop(cell_id, None)
+        self._shift(index + 1, -1)
+
+    def moved(self, cell_id: str, source: str, start: int, end: int) -> None:
+        self.removed(cell_id, start)
+        self.inserted(end)
+        self.saw(cell_id, end, source)
+
+    def _shift(self, at: int, by: int) -> None:
+        for cell_id, (index, source) in list(self._cells.items()):
+            if index >= at:
+                self._cells[cell_id] = (index + by, source)
 
 
 class NotebookReader:
@@ -65,9 +100,9 @@ class NotebookReader:
         self.output_chars = output_chars  # the per-output budget (ChatMagics.output_chars)
         self.live_timeout = live_timeout
         self._live_failed_at = -math.inf  # the page did not answer: skip it for a while
-        # cell id -> the source the model was shown in full: edit_cell edits only a cell whose
-        # text is still what the model read
-        self.seen: dict[str, str] = {}
+        # what the model was shown in full: the cell tools change only a cell whose text and
+        # place are still what the model read
+        self.seen = SeenCells()
 
     def page(self) -> PageChannel | None:
         """The comm to the page (JupyterLab, Notebook 7), where one owns this kernel; None
@@ -159,6 +194,18 @@ def cells_from_json(cells: Any, chat_cell_id: str | None) -> tuple[CellView, ...
                 else (),
                 chat=chat_cell_id is not None and cell.get("id") == chat_cell_id,
                 id=cell.get("id") if isinstance(cell.get("id"), str) else None,
+                provenance=_stamp(cell),
             )
         )
     return tuple(views)
+
+
+def _stamp(cell: dict[str, Any]) -> dict[str, Any] | None:
+    """The cell's provenance stamp: ``provenance`` as the page sends it, else the saved
+    file's ``metadata.jupyter_turns.provenance``."""
+    stamp = cell.get("provenance")
+    if stamp is None:
+        metadata = cell.get("metadata")
+        ours = metadata.get(META_KEY) if isinstance(metadata, dict) else None
+        stamp = ours.get("provenance") if isinstance(ours, dict) else None
+    return stamp if isinstance(stamp, dict) else None

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..engine.window import fork_history, fork_origin
 from ..errors import ConversationError
 from ..model.conversation import Conversation
 from ..model.events import ChatRequest
@@ -124,6 +125,7 @@ def _read(notebook: Any, verify: Verifier | None) -> SavedNotebook:
                 saved.cell_records.setdefault(turn.cell_id, []).append(record)
         thread.conversation.answer_orphans()
         saved.threads[name] = thread
+    _graft_forks(saved, by_conversation)
     current = state.get("current")
     if isinstance(current, str) and current in saved.threads:
         saved.current = current
@@ -131,6 +133,35 @@ def _read(notebook: Any, verify: Verifier | None) -> SavedNotebook:
         newest = max(turns, key=lambda t: t.started).conversation_id
         saved.current = named[newest]
     return saved
+
+
+def _graft_forks(saved: SavedNotebook, by_conversation: Mapping[str, list[SavedTurn]]) -> None:
+    """Give each forked thread (``%chat fork``) the history it started with: its source's,
+    before the turn it was forked at, as the fork made it
+    (:func:`jupyter_turns.engine.window.fork_history`). Sources first: a fork of a fork."""
+    threads = {t.conversation.conversation_id: t for t in saved.threads.values()}
+    for conversation_id in sorted(by_conversation, key=lambda c: by_conversation[c][0].started):
+        thread = threads[conversation_id]
+        origin = fork_origin(thread.conversation.events)
+        if origin is None:
+            continue
+        source = threads.get(origin[0])
+        events = source.conversation.events if source is not None else ()
+        if source is None or (origin[1] is not None and all(e.id != origin[1] for e in events)):
+            thread.problems.append(
+                "forked from a thread this notebook does not hold: its history before the "
+                "fork is missing"
+            )
+            continue
+        try:
+            grafted = Conversation(
+                [*fork_history(events, origin[1]), *thread.conversation.events],
+                conversation_id=conversation_id,
+            )
+        except ConversationError as exc:
+            thread.problems.append(f"its history before the fork: {first_line(exc)}")
+            continue
+        thread.conversation = grafted
 
 
 def _newest_settings(group: list[SavedTurn]) -> SavedSettings:

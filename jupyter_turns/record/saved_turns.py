@@ -145,8 +145,9 @@ def _turn(
 
 def _records_of_cell(cell: dict[str, Any], widget_states: Mapping[str, Any]) -> Iterator[Any]:
     metadata = cell.get("metadata")
-    if isinstance(metadata, dict) and metadata.get(META_KEY) is not None:
-        yield metadata[META_KEY]
+    ours = metadata.get(META_KEY) if isinstance(metadata, dict) else None
+    if ours is not None and not (isinstance(ours, dict) and set(ours) == {"provenance"}):
+        yield ours  # a record (or its pointer); not a cell the model changed, stamped only
     outputs = cell.get("outputs")
     for output in outputs if isinstance(outputs, list) else []:
         data = output.get("data") if isinstance(output, dict) else None

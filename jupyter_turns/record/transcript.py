@@ -32,6 +32,7 @@ from ..model.events import (
     Message,
     Notice,
     Reasoning,
+    Rewind,
     ToolCallRequest,
     ToolCallResponse,
     Undo,
@@ -39,7 +40,7 @@ from ..model.events import (
 )
 from ..tools.policy import ALWAYS_ALLOWED
 
-__all__ = ["markdown_html", "to_html", "to_markdown"]
+__all__ = ["markdown_html", "rewound_line", "to_html", "to_markdown"]
 
 _BACKTICKS = re.compile(r"`+")
 _BETWEEN_TAGS = re.compile(r">\n+<")
@@ -135,6 +136,8 @@ def _md_event(
             return [f"*{event.text}*"]
         case Undo():
             return [f"*{_undone(event)}*"]
+        case Rewind():
+            return [f"*{rewound_line(event)}*"]
         case ErrorEvent():
             return [f"**Error** ({event.error_type}): {event.message}"]
         case _:
@@ -195,7 +198,7 @@ def _by_parent(
 
 
 _CardEvent: TypeAlias = ToolCallRequest | ToolCallResponse | Undo | InquiryRequest | InquiryResponse
-_ItemEvent: TypeAlias = ChatRequest | Reasoning | Message | Block | Notice | ErrorEvent
+_ItemEvent: TypeAlias = ChatRequest | Reasoning | Message | Block | Notice | Rewind | ErrorEvent
 
 
 def _html_body(
@@ -244,6 +247,8 @@ def _html_item(event: _ItemEvent, who: str) -> tuple[str, list[str]] | None:
         case Notice():
             replayed = " jt-replayed" if is_replay_notice(event) else ""  # for testing.py
             return f"jt-notice jt-notice-{_esc(event.level)}{replayed}", [_esc(event.text)]
+        case Rewind():
+            return "jt-rewind jt-muted", [_esc(rewound_line(event))]
         case ErrorEvent():
             return "jt-error", [_esc(f"Error ({event.error_type}): {event.message}")]
         case _:
@@ -392,6 +397,19 @@ def _undone(event: Undo) -> str:
     """What an undo reverted, and plainly what it could not."""
     who = event.who.name if event.who is not None else "the user"
     text = f"Undone by {who}: " + (", ".join(event.done) or "nothing")
+    if event.not_undone:
+        text += "; not undone: " + "; ".join(event.not_undone)
+    return text
+
+
+def rewound_line(event: Rewind) -> str:
+    """What a rewind took back, undid and, plainly, could not undo (the card, the transcript
+    and ``%chat rewind`` say it alike)."""
+    who = event.who.name if event.who is not None else "the user"
+    last = event.turn + len(event.requests) - 1
+    turns = f"turn {event.turn}" if last == event.turn else f"turns {event.turn}–{last}"
+    text = f"Rewound by {who}: {turns} of this thread, no longer sent to the model"
+    text += "; undone: " + ("; ".join(event.done) or "nothing")
     if event.not_undone:
         text += "; not undone: " + "; ".join(event.not_undone)
     return text

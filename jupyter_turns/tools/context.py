@@ -5,6 +5,8 @@ question to the user mid-run (recorded as inquiry events); ``ctx.progress(text)`
 the tool's card; long loops should check ``ctx.cancelled`` or ``await ctx.token.wait()``.
 ``ctx.fields`` holds fields saved on the call's response however the call ends — a result, a
 raise, or Stop (a sub-agent's usage: tokens spent are spent even when nothing is returned).
+``ctx.origin`` is the turn the call runs in and ``ctx.approver`` who approved it: what a cell
+tool stamps on the cell it changes (:mod:`jupyter_turns.model.provenance`).
 """
 
 from __future__ import annotations
@@ -17,8 +19,9 @@ from ..model.interrupt import CancelToken
 from .results import ResponseFields
 
 if TYPE_CHECKING:
-    from ..model.events import ConversationEvent
+    from ..model.events import ConversationEvent, Decision, Who
     from ..model.prompter import Prompter
+    from ..model.provenance import TurnOrigin
     from ..model.sink import Sink
     from .executor import ExecutionSettings
 
@@ -49,6 +52,9 @@ class ToolContext:
         progress: Callable[[str], None],
         nest: Nest | None = None,
         fields: ResponseFields | None = None,
+        *,
+        origin: TurnOrigin | None = None,
+        decisions: Sequence[Decision] = (),
     ) -> None:
         self.nest = nest  # for sub-agents (see :func:`jupyter_turns.engine.subagent`)
         self.fields = ResponseFields() if fields is None else fields  # the executor's, shared
@@ -57,6 +63,18 @@ class ToolContext:
         self.token = token
         self._ask = ask
         self._progress = progress
+        self.origin = origin  # the turn this call runs in (None: a Chat that names none)
+        self._decisions = decisions  # the executor's, as they are made
+
+    @property
+    def approver(self) -> Who | None:
+        """Who approved this call, as their page said (None: a policy, or a page that named
+        nobody)."""
+        approving = ("approved", "edited", "always_allowed")
+        for decision in reversed(self._decisions):
+            if decision.by == "user" and decision.action in approving:
+                return decision.who
+        return None
 
     @property
     def cancelled(self) -> bool:

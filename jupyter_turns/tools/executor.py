@@ -34,6 +34,7 @@ from ..model.events import (
 )
 from ..model.interrupt import CancelToken
 from ..model.prompter import InquiryPrompt, Prompter
+from ..model.provenance import TurnOrigin
 from ..model.sink import NullSink, Sink, ToolState, ToolUpdate
 from ..providers.base import Provider
 from ..redaction import redact, redact_data
@@ -96,6 +97,7 @@ class ExecutionSettings:
     # how a sub-agent's nested chat is made: the Chat class running this thread sets itself
     # (engine/subagent.py runs a turn of it; the tools layer does not import the engine)
     new_chat: Callable[..., Any] | None = None
+    origin: TurnOrigin | None = None  # the running turn: what its cell tools stamp on cells
 
 
 def _recorded() -> Decision:
@@ -303,6 +305,8 @@ class ToolExecutor:
                 self.live.progress,
                 nest,
                 self.fields,
+                origin=self.settings.origin,
+                decisions=self.decisions,
             )
         try:
             value = await invoke(tool, kwargs, self.live.progress)

@@ -6,6 +6,14 @@ custom messages (:mod:`jupyter_turns.widget.renderer`). Page -> kernel: every cl
 message (:mod:`jupyter_turns.widget.messages`; never a trait write: ipywidgets holds back a busy
 cell's later trait updates); comm handlers may run on a subshell thread, so each message is
 handed to the turn's loop (:func:`~jupyter_turns.loops.call_soon_on`).
+
+Nothing goes to the page before a view of the widget has rendered and said ``ready``: under
+nbclient, papermill, nbval or ``jupyter execute`` nobody ever draws it (the cell's record output
+is what such a run keeps), and a page that opens the notebook later asks for the model's state
+(``request_state``, answered at once) and its view then says ``ready``. So until the first
+``ready`` trait changes are not synced (that ``ready`` sends the synced traits whole) and the
+sink holds back its custom messages (:mod:`jupyter_turns.widget.renderer` answers ``ready``
+with the draft so far).
 """
 
 from __future__ import annotations
@@ -21,6 +29,9 @@ from ..loops import call_soon_on
 from .loader import widget_source
 
 __all__ = ["ChatWidget"]
+
+
+_SYNCED = ("events", "tools", "prompts", "status", "usage", "settings")
 
 
 class ChatWidget(anywidget.AnyWidget):
@@ -39,9 +50,9 @@ class ChatWidget(anywidget.AnyWidget):
         """``inline`` ships the whole front end in the widget (frontends without the lab
         extension, e.g. VS Code); otherwise a loader fetches it from the extension."""
         self._esm = widget_source(inline)
+        self.ready = False  # a view has rendered and said so
         super().__init__(**kwargs)
         self.thread = thread
-        self.ready = False  # a view has rendered and said so
         self._ready_waiters: list[asyncio.Future[None]] = []
         self._handlers: dict[str, list[Callable[[dict[str, Any]], None]]] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -50,6 +61,26 @@ class ChatWidget(anywidget.AnyWidget):
 
     def __repr__(self) -> str:  # stable text/plain (no memory address) for nbval
         return f"ChatWidget(thread={self.thread!r})"
+
+    def send_state(self, key: Any = None) -> None:
+        """Sync ``key`` (a trait that changed), or the whole state a page asked for.
+
+        A change is not sent before a view has rendered (nothing draws it: see the module's
+        docstring); the first ``ready`` sends the synced traits as they are then."""
+        if key is not None and not self.ready:
+            key = ({key} if isinstance(key, str) else set(key)) - set(_SYNCED)
+            if not key:
+                return
+        super().send_state(key)
+
+    def close(self) -> None:
+        """Close the widget and the layout widget it made (every ipywidgets DOM widget has
+        one, registered in the kernel until closed): a long notebook thread, one widget per
+        turn, would keep every turn's."""
+        layout = self._trait_values.get("layout")
+        super().close()
+        if layout is not None:
+            layout.close()
 
     def bind(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
@@ -74,7 +105,9 @@ class ChatWidget(anywidget.AnyWidget):
         return True
 
     def _on_ready(self, _message: dict[str, Any]) -> None:
-        self.ready = True
+        if not self.ready:  # the first view: the changes held back since the widget opened
+            self.ready = True
+            self.send_state(list(_SYNCED))
         for future in self._ready_waiters:
             if not future.done():
                 future.set_result(None)

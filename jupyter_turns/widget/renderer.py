@@ -10,6 +10,9 @@ messages for the live tail, at most ``max_rate`` message flushes a second.
   between go out as ``progress`` messages with only the new lines, numbered, in the same
   coalesced flushes. A view that renders late gets every running tool's kept lines on ``ready``.
 
+Nothing is sent before a view says ``ready`` (see :mod:`jupyter_turns.widget.chat_widget`):
+until then the draft and the tool lines are kept, not sent, and ``ready`` sends them whole.
+
 Message shapes: :mod:`jupyter_turns.widget.messages`.
 """
 
@@ -131,6 +134,8 @@ class WidgetSink:
         self._send({"type": "progress", "tools": tools})
 
     def _send(self, message: KernelMessage) -> None:
+        if not self.widget.ready:  # no view yet: its ``ready`` gets the draft (_on_ready)
+            return
         self.messages_sent += 1
         self.widget.send(message)
 

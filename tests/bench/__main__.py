@@ -25,6 +25,7 @@ BENCHES = {
     "B6": "b6_persistence",
     "B7": "b7_cache",
     "B9": "b9_tool_output",
+    "B10": "b10_long_thread",
 }
 
 

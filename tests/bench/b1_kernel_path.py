@@ -61,6 +61,7 @@ async def _turn(
 ) -> dict[str, Any]:
     with counting_comms():
         widget = ChatWidget(thread="bench")
+        widget._dispatch({"type": "ready"})  # a page shows it: its view rendered
         comm = widget.comm
         widget.bind(asyncio.get_running_loop())
         sink = WidgetSink(widget)  # the magic's default max_rate
@@ -105,7 +106,7 @@ def _rate(times: list[float], start: float, elapsed: float) -> dict[str, float]:
 def run(settings: Settings) -> list[Figure]:
     text = answer(100_000)
     chunks = deltas(text, N_DELTAS)
-    repeats = settings.pick(7, 3)
+    repeats = settings.pick(7, 1)
 
     async def main() -> list[Figure]:
         await _turn(chunks[:500])  # warm up imports, pydantic, traitlets
@@ -149,8 +150,8 @@ def run(settings: Settings) -> list[Figure]:
         ]
 
         # Rate cap: paced over a few seconds, and unpaced but yielding to the loop every delta.
-        seconds = settings.pick(4.0, 2.0)
-        paced_chunks = chunks[: settings.pick(10_000, 4_000)]
+        seconds = settings.pick(4.0, 1.0)
+        paced_chunks = chunks[: settings.pick(10_000, 1_000)]
         pause = seconds / len(paced_chunks)
         sleep = paced_sleep()
         paced = await _turn(paced_chunks, pause=pause, sleep=sleep)

@@ -229,7 +229,7 @@ def _figure(lead: float, stages: dict[str, list[float]], errors: list[str]) -> F
 
 
 def run(settings: Settings) -> list[Figure]:
-    n = settings.pick(20, 5)
+    n = settings.pick(20, 2)
     results: dict[float, dict[str, list[float]] | str] = {}
     errors: list[str] = []
     with tempfile.TemporaryDirectory(prefix="jt-bench-b4-") as tmp:
@@ -240,7 +240,7 @@ def run(settings: Settings) -> list[Figure]:
                     executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
                 )
                 try:
-                    for lead in (1.0, 0.0):
+                    for lead in settings.pick((1.0, 0.0), (1.0,)):
                         with browser_context(browser) as page:
                             lab = Lab(server, page, f"b4-lead-{lead:g}")
                             try:

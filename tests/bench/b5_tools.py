@@ -101,7 +101,7 @@ async def _cancel() -> dict[str, float]:
 
 
 def run(settings: Settings) -> list[Figure]:
-    repeats = settings.pick(7, 3)
+    repeats = settings.pick(7, 1)
 
     async def main() -> list[Figure]:
         await _timed_turn(1)  # warm up

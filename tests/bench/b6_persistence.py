@@ -1,11 +1,12 @@
 """B6 — persistence: a 200-cycle turn with tool calls, saved the way a %%chat cell saves it.
 
-The turn runs through Chat with the package's own ``CellFront.boundary`` / ``_record`` as its
-``on_boundary`` hook (borrowed onto a small stand-in, so no widget or kernel is needed) and the
-package's real ``Recorder`` with its defaults (at most one write per ``min_interval`` = 1 s, the
-newest record written by a deferred call), on fake display/update functions and a fake metadata
-comm (a cell id is set, as under JupyterLab). Each model response starts ``PACE`` s after its
-request — a fast tool loop, the case the throttle is for — so the turn lasts a few seconds.
+The turn runs through Chat with a real ``CellFront``'s ``boundary`` as its ``on_boundary`` hook
+(the package's own class, built as the magic builds it, so it cannot drift from a copy; no
+kernel is needed: its widget's comm only counts) and the package's real ``Recorder`` with its
+defaults (at most one write per ``min_interval`` = 1 s, the newest record written by a deferred
+call), on fake display/update functions and a fake metadata comm (a cell id is set, as under
+JupyterLab). Each model response starts ``PACE`` s after its request — a fast tool loop, the
+case the throttle is for — so the turn lasts a few seconds.
 
 Timed: every ``boundary()`` call while the turn goes on; every actual write (the immediate ones
 inside ``boundary()``, the deferred ones through the recorder's ``call_later``); and
@@ -18,12 +19,13 @@ output (``record_bundle``: the record plus its HTML transcript) as nbformat writ
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import dataclasses
 import json
 import statistics
 import time
 from collections import Counter
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import nbformat
@@ -31,13 +33,13 @@ import nbformat
 from jupyter_turns import Chat, PolicyPrompter, tool
 from jupyter_turns.engine.turn import TurnCoordinator
 from jupyter_turns.kernel.front import CellFront
+from jupyter_turns.kernel.magic import ChatMagics
 from jupyter_turns.kernel.persist import MetadataWriter, Recorder
-from jupyter_turns.kernel.threads import Thread
+from jupyter_turns.kernel.session import CellSettings, Session
+from jupyter_turns.kernel.threads import Thread, Threads
 from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.record.format import RECORD_MIME, record_bundle
-from jupyter_turns.widget.chat_widget import ChatWidget
-from jupyter_turns.widget.renderer import WidgetSink
 
 from .common import Dist, Figure, Settings, answer, counting_comms, judge_max
 
@@ -94,42 +96,23 @@ class _Outbox:
         self.unmeasured.clear()
 
 
-class _Cell:
-    """Just enough of a CellFront to run its boundary code (the package's, not a copy)."""
-
-    _record = CellFront._record  # type: ignore[misc]
-    _live_record = CellFront._live_record  # type: ignore[misc]
-    _mark = CellFront._mark  # type: ignore[misc]
-    _shown_text = CellFront._shown_text  # type: ignore[misc]
-    _boundary = CellFront.boundary  # type: ignore[misc]
-
-    def __init__(self, thread: Thread, recorder: Recorder, sink: WidgetSink | None) -> None:
-        self.thread = thread
-        self.recorder = recorder
-        self.sink = sink or _NoDrafts()
-        self._last: TurnCoordinator | None = None
-        self._saved: object = None
-        self._displaced: list[dict[str, Any]] = []  # a cell run for the first time
-        self.replayed_from: str | None = None  # a live turn, not a replay
-        self.session = _Session()
+def _cell_front(chat: Chat, widget: bool) -> CellFront:
+    """The package's own CellFront for one cell (a cell id set, as under JupyterLab; the
+    settings ``ChatMagics`` defaults to; a throwaway settings key: the size and the cost of
+    signing are what count here). Its recorder is swapped for the bench's, which counts."""
+    thread = Thread("main", chat, provider="scripted", configured=True)
+    session = Session(Threads(Chat), {}, cell_id="cell-0001", _key=SettingsKey(b"k" * 64))
+    front = CellFront(session, _cell_settings(), thread, asyncio.get_running_loop())
+    if widget:  # a page shows it: its view has rendered
+        chat.sink = front.sink
+        front.widget._dispatch({"type": "ready"})
+    return front
 
 
-class _Session:
-    """The session's one duty at a boundary: the thread's settings, signed as a kernel signs
-    them (with a throwaway key: the size and the cost are what count here)."""
-
-    key = SettingsKey(b"k" * 64)
-
-    def saved_settings(self, thread: Thread) -> dict[str, Any]:
-        settings = thread.settings()
-        return self.key.sign(settings, str(settings["conversation_id"]))
-
-
-class _NoDrafts:
-    """The live view's drafts when there is no view (none: boundaries come between blocks)."""
-
-    def live_drafts(self) -> list[list[Any]]:
-        return []
+def _cell_settings() -> CellSettings:
+    traits = ChatMagics.class_traits()
+    names = [f.name for f in dataclasses.fields(CellSettings) if f.name != "changed"]
+    return CellSettings.of(SimpleNamespace(**{n: traits[n].default() for n in names}))
 
 
 async def _turn(cycles: int, *, widget: bool = False) -> dict[str, Any]:
@@ -158,25 +141,21 @@ async def _turn(cycles: int, *, widget: bool = False) -> dict[str, Any]:
         display=out.display,
         update_display=out.update,
     )
-    sink = None
-    comms = contextlib.ExitStack()
-    if widget:  # the live view too: a ChatWidget on a counting comm
-        comms.enter_context(counting_comms())
-        sink = WidgetSink(ChatWidget(thread="main"))
     chat = Chat(
         provider=ScriptedProvider(_script(cycles)),
         tools=[read_rows],
         prompter=PolicyPrompter("allow"),
         run_mode="unattended",
         max_cycles=cycles + 5,
-        sink=sink,
     )
-    cell = _Cell(Thread("main", chat, provider="scripted", configured=True), recorder, sink)
+    with counting_comms():  # the live view too, with ``widget``
+        cell = _cell_front(chat, widget)
+    cell.recorder = recorder
 
     def on_boundary(turn: TurnCoordinator) -> None:
         running, before = turn.outcome == "running", recorder.writes
         start = time.perf_counter()
-        cell._boundary(turn)
+        cell.boundary(turn)
         took = time.perf_counter() - start
         if running:
             calls.append(took)
@@ -186,8 +165,7 @@ async def _turn(cycles: int, *, widget: bool = False) -> dict[str, Any]:
 
     chat.on_boundary = on_boundary
     started = time.perf_counter()
-    with comms:
-        result = await chat.send("Read every part and summarize.")
+    result = await chat.send("Read every part and summarize.")
     turn_s = time.perf_counter() - started
     assert result.outcome == "complete" and result.cycles == cycles, result
     assert cell._last is not None
@@ -198,7 +176,7 @@ async def _turn(cycles: int, *, widget: bool = False) -> dict[str, Any]:
     recorder.finish(record)  # what CellFront.close does after the turn
     finish_s = time.perf_counter() - start
     out.drain()
-    log = sink.widget.comm.log if sink is not None else []
+    log = cell.widget.comm.log if widget else []
     return {
         "turn_s": turn_s,
         "calls": calls,
@@ -231,7 +209,7 @@ def _ipynb_bytes(outputs: list[dict[str, Any]], metadata: dict[str, Any] | None 
     return _notebook_bytes(outputs, metadata or {}) - _notebook_bytes([], {})
 
 
-def _size_figure(got: dict[str, Any]) -> Figure:
+def _size_figure(got: dict[str, Any], cycles: int) -> Figure:
     raw = len(json.dumps([e.model_dump(mode="json") for e in got["events"]]).encode())
     bundle = record_bundle(got["record"])
     final = _ipynb_bytes([bundle])
@@ -242,7 +220,7 @@ def _size_figure(got: dict[str, Any]) -> Figure:
     return Figure(
         "B6",
         f"saved final record (record + HTML transcript, .ipynb) / json.dumps(raw events), "
-        f"{CYCLES} cycles",
+        f"{cycles} cycles",
         final / raw,
         "x",
         goal=f"≤ {SIZE_GOAL:g}x",
@@ -260,7 +238,7 @@ def _size_figure(got: dict[str, Any]) -> Figure:
     )
 
 
-def _figures(runs: list[dict[str, Any]], view: dict[str, Any]) -> list[Figure]:
+def _figures(runs: list[dict[str, Any]], view: dict[str, Any], cycles: int) -> list[Figure]:
     got = runs[-1]
     calls = Dist.of([statistics.median(r["calls"]) * 1e3 for r in runs])
     met, margin = judge_max(calls.median, BOUNDARY_GOAL_MS)
@@ -268,9 +246,9 @@ def _figures(runs: list[dict[str, Any]], view: dict[str, Any]) -> list[Figure]:
     finish = Dist.of([r["finish_s"] * 1e3 for r in runs])
     sent = Dist.of([r["bytes_total"] / 1e6 for r in runs])
     persist_ms = [(sum(r["calls"]) + sum(r["deferred"]) + r["finish_s"]) * 1e3 for r in runs]
-    per_turn = f"{CYCLES}-cycle turn, responses {PACE * 1e3:g} ms apart"
+    per_turn = f"{cycles}-cycle turn, responses {PACE * 1e3:g} ms apart"
     return [
-        _size_figure(got),
+        _size_figure(got, cycles),
         Figure(
             "B6",
             f"cycle-boundary save: boundary() call, median over a {per_turn} "
@@ -334,11 +312,12 @@ def _figures(runs: list[dict[str, Any]], view: dict[str, Any]) -> list[Figure]:
 
 
 def run(settings: Settings) -> list[Figure]:
-    repeats = settings.pick(5, 2)
+    repeats = settings.pick(5, 1)
+    cycles = settings.pick(CYCLES, 20)
 
     async def main() -> list[Figure]:
         await _turn(10)  # warm up
-        runs = [await _turn(CYCLES) for _ in range(repeats)]
-        return _figures(runs, await _turn(CYCLES, widget=True))
+        runs = [await _turn(cycles) for _ in range(repeats)]
+        return _figures(runs, await _turn(cycles, widget=True), cycles)
 
     return asyncio.run(main())

@@ -62,6 +62,7 @@ async def _turn(body: Callable[[], None]) -> dict[str, Any]:
     provider = ScriptedProvider([cycle(tool_call("noisy", {})), cycle(message("Printed."))])
     with counting_comms() as comms:
         widget = ChatWidget(thread="main")
+        widget._dispatch({"type": "ready"})  # a page shows it: its view rendered
         chat = Chat(
             provider=provider,
             tools=[noisy],

@@ -17,6 +17,11 @@ updates lives in the server's temporary directory, not beside the notebooks, and
 autosave off the server saves a document only when a page saves it (Ctrl+S). `start_lab_server(...,
 collaboration=False)` starts a server with it off (`YDocExtension.disable_rtc`), as a user without
 the package has it: the `[solo]` runs of tests marked `both_collaboration_modes` (conftest.py).
+
+`start_lab_server(..., python=VENV_PYTHON, path=PATH)` starts JupyterLab from another
+environment (tests/packaging: a fresh venv where the wheel is installed): its kernels, its
+installed lab extension (the checkout's build is not linked) and the PATH given, without
+PYTHONPATH, so nothing of the checkout is imported (nor is collaboration turned on there).
 """
 
 from __future__ import annotations
@@ -173,7 +178,7 @@ class LabServer:
         self.process.wait(timeout=15)
 
 
-def _server_environment(workdir: Path) -> dict[str, str]:
+def _server_environment(workdir: Path, python: Path, path: str | None) -> dict[str, str]:
     dirs = {
         "JUPYTER_CONFIG_DIR": workdir / "config",
         "JUPYTER_DATA_DIR": workdir / "data",
@@ -192,7 +197,9 @@ def _server_environment(workdir: Path) -> dict[str, str]:
     env["JUPYTER_PREFER_ENV_PATH"] = "0"
     env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
     # The venv's bin first: kernels and `jupyter` subcommands resolve to this environment.
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PATH"] = path or os.pathsep.join([str(python.parent), env.get("PATH", "")])
+    if python != Path(sys.executable):
+        env.pop("PYTHONPATH", None)  # another environment imports its own jupyter_turns
     return env
 
 
@@ -241,19 +248,26 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 
 
 def start_lab_server(
-    workdir: Path, timeout: float = 90, *, collaboration: bool = True
+    workdir: Path,
+    timeout: float = 90,
+    *,
+    python: Path | None = None,
+    path: str | None = None,
+    collaboration: bool = True,
 ) -> LabServer:
-    """Start `jupyter lab` from this Python on a free 127.0.0.1 port; return once it answers.
-
-    With `collaboration` (and jupyter-collaboration installed) notebooks are shared documents;
-    `collaboration=False` turns it off where it is installed."""
+    """Start `jupyter lab` on a free 127.0.0.1 port; return once it answers. It runs from this
+    Python, or from `python` (another environment, with its installed extension) with PATH
+    `path` when given. With `collaboration` (this Python, jupyter-collaboration installed)
+    notebooks are shared documents; `collaboration=False` turns it off where it is installed."""
     workdir.mkdir(parents=True, exist_ok=True)
     root = workdir / "root"
     root.mkdir(exist_ok=True)
-    env = _server_environment(workdir)
-    collaborative = collaboration and collaboration_installed()
+    python = python or Path(sys.executable)
+    env = _server_environment(workdir, python, path)
+    own = python == Path(sys.executable)
+    collaborative = collaboration and own and collaboration_installed()
     _write_server_config(env, root, collaborative)
-    labextension = _labextension_source()
+    labextension = _labextension_source() if own else None
     if labextension is not None:
         link = Path(env["JUPYTER_DATA_DIR"], "labextensions", "jupyter_turns")
         link.parent.mkdir(parents=True, exist_ok=True)
@@ -264,7 +278,7 @@ def start_lab_server(
         port = _free_port()
         with open(workdir / "server.log", "ab") as log:
             process = subprocess.Popen(
-                [sys.executable, "-m", "jupyterlab", f"--ServerApp.port={port}"],
+                [str(python), "-m", "jupyterlab", f"--ServerApp.port={port}"],
                 cwd=root,
                 env=env,
                 stdin=subprocess.DEVNULL,

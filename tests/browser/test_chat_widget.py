@@ -7,9 +7,7 @@ watches the widget's DOM; the kernel side of the same scenarios is tests/kernel/
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 from typing import Any
 
 import pytest
@@ -28,7 +26,7 @@ from .chat import (
     wait_turn_end,
 )
 from .lab import Lab
-from .server import ARTIFACTS, REPO
+from .server import ARTIFACTS
 
 pytestmark = pytest.mark.browser
 
@@ -238,7 +236,7 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(lab: La
     assert _words(saved[1]["content"]) == kept and saved[1]["metadata"] == {"partial": True}
 
 
-# A short, realistic conversation for the README's picture.
+# A short, realistic conversation, screenshotted (the docs' pictures: scripts/screenshots.py).
 SHOWCASE = '''\
 import time
 
@@ -326,8 +324,6 @@ def test_screenshot_of_a_finished_turn_for_the_readme(lab: Lab) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     lab.page.screenshot(path=str(target), clip=clip)
     assert target.stat().st_size > 10_000
-    if os.environ.get("JUPYTER_TURNS_UPDATE_DOCS") == "1":  # refresh the README's picture
-        shutil.copyfile(target, REPO / "docs" / "widget.png")
     assert lab.unexpected_page_errors() == []
 
 

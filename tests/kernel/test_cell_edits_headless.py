@@ -1,5 +1,5 @@
-"""insert_cell and edit_cell in a headless run (nbclient): nothing hangs, nothing is inserted or
-edited, and the proposal is kept in the saved record."""
+"""The cell tools in a headless run (nbclient): nothing hangs, nothing is inserted, edited, run,
+deleted or moved, each says plainly there is no page, and the proposal is kept in the record."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from .kernel import RECORD_MIME
 
 SCRIPT = (
     "script = [cycle(tool_call('insert_cell', {'source': 'total = 42', 'run': True}),"
-    " tool_call('edit_cell', {'index': 0, 'source': 'x = 2'})),"
+    " tool_call('edit_cell', {'index': 0, 'source': 'x = 2', 'run': True}),"
+    " tool_call('run_cell', {'index': 0}), tool_call('delete_cell', {'index': 0}),"
+    " tool_call('move_cell', {'index': 0, 'to': 1}),"
+    " tool_call('insert_cell', {'source': 'y = 1', 'after': 0})),"
     " cycle(message('Proposed.'))]"
 )
 
@@ -32,7 +35,9 @@ def test_a_headless_run_never_inserts_and_keeps_the_proposal(tmp_path: Path) -> 
     record = notebook.cells[3].outputs[0]["data"][RECORD_MIME]
     request = next(e for e in record["events"] if e["kind"] == "tool_call_request")
     assert request["arguments"] == {"source": "total = 42", "run": True}  # the proposal, saved
-    insert, edit = (e for e in record["events"] if e["kind"] == "tool_call_response")
-    assert insert["status"] == "skipped" and insert["content"].startswith("Not inserted: ")
-    assert edit["status"] == "skipped" and edit["content"].startswith("Not edited: ")
+    responses = [e for e in record["events"] if e["kind"] == "tool_call_response"]
+    verbs = ["Not inserted", "Not edited", "Not run", "Not deleted", "Not moved", "Not inserted"]
+    for response, verb in zip(responses, verbs, strict=True):
+        assert response["status"] == "skipped"
+        assert response["content"].startswith(f"{verb}: this kernel has no notebook page")
     assert "total = 42" in notebook.cells[3].outputs[0]["data"]["text/html"]

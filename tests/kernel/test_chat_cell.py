@@ -15,12 +15,27 @@ def _kinds(widget: Widget) -> list[str]:
     return [event["kind"] for event in widget.state.get("events", [])]
 
 
+def _shown_text(widget: Widget) -> str:
+    """The draft text a view shows: the draft it got on ``ready``, then the deltas."""
+    shown = ""
+    for m in widget.custom:
+        if m["type"] == "draft":
+            shown = "".join(text for _, _, text in m["blocks"])
+        elif m["type"] == "delta":
+            shown += "".join(text for _, _, text in m["parts"])
+    return shown
+
+
 def test_a_chat_turn_streams_into_the_widget(kernel: KernelDriver) -> None:
     kernel.run(SETUP)
-    kernel.run("script = [slow(cycle(message('The answer streams in word by word.')), 0.01)]")
-    cell = kernel.run("%%chat --provider scripted --script script\nTell me something")
+    kernel.run(
+        "script = [[Delay(1.0), *slow(cycle(message('The answer streams in word by word.')),"
+        " 0.01)]]"
+    )
+    cell = kernel.execute("%%chat --provider scripted --script script\nTell me something")
+    widget = ready_chat(kernel)  # a view renders while the model thinks
+    kernel.wait(lambda: cell.done, 30, "the turn to end")
     assert cell.reply is not None and cell.reply["status"] == "ok"
-    widget = kernel.chat_widget()
     deltas = [m for m in widget.custom if m["type"] == "delta"]
     assert len(deltas) >= 2  # it arrived in pieces, not at once
     streamed = "".join(text for m in deltas for _, _, text in m["parts"])
@@ -32,6 +47,25 @@ def test_a_chat_turn_streams_into_the_widget(kernel: KernelDriver) -> None:
     assert output["data"]["text/plain"] == "Conversation · thread main · 2 events"
     final = cell.records()[-1]
     assert [e["kind"] for e in final["events"]] == ["chat_request", "message"]
+
+
+def test_a_headless_turn_sends_the_widget_nothing(kernel: KernelDriver) -> None:
+    """nbclient, papermill, nbval: nothing draws the widget, so nothing is sent to it; the
+    record output holds the turn."""
+    kernel.run(SETUP)
+    kernel.run("script = [slow(cycle(message('The answer streams in word by word.')), 0.01)]")
+    cell = kernel.run("%%chat --provider scripted --script script\nTell me something")
+    widget = kernel.chat_widget()
+    to_widget = [
+        m
+        for m in cell.messages
+        if m["msg_type"] == "comm_msg" and m["content"]["comm_id"] == widget.comm_id
+    ]
+    assert to_widget == [] and widget.custom == []
+    assert widget.state["events"] == []  # as it opened: no update followed
+    (output,) = cell.outputs
+    assert output["data"]["text/plain"] == "Conversation · thread main · 2 events"
+    assert "The answer streams in word by word." in output["data"]["text/html"]
 
 
 def test_approve_click_while_busy_runs_the_tool(lab_kernel: KernelDriver) -> None:
@@ -154,10 +188,7 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(
     assert cell.reply is not None and cell.reply["status"] == "ok"
     events = cell.records()[-1]["events"]  # the record that replaced the widget
     message = next(e for e in events if e["kind"] == "message")
-    shown = "".join(
-        text for m in widget.custom if m["type"] == "delta" for _, _, text in m["parts"]
-    )
-    assert message["content"] == shown and message["metadata"] == {"partial": True}
+    assert message["content"] == _shown_text(widget) and message["metadata"] == {"partial": True}
     assert 0 < len(message["content"]) < len("one two three four five six seven eight nine ten")
     assert events[-1]["kind"] == "notice"
 

@@ -22,6 +22,8 @@ from .kernel import RECORD_MIME, KernelDriver, notebook_from
 
 pytestmark = pytest.mark.kernel
 
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "sk-ant-api03-TESTSECRET-do-not-save-0123456789"
 SECRET_PATTERNS = [
@@ -163,14 +165,9 @@ def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
     saved_events = [e for r in records for e in r["events"]]
     conversation = load(path)["main"]
     assert [e.model_dump(mode="json") for e in conversation.events] == saved_events
-    # the widget state nbclient saved holds the same events
-    state = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
-    widget_events = [m["state"]["events"] for m in state.values() if m["state"].get("events")]
-
-    def first_time(events: list[dict]) -> str:  # type: ignore[type-arg]
-        return str(events[0]["timestamp"])
-
-    assert sorted(widget_events, key=first_time) == [r["events"] for r in records]
+    # nothing drew the widgets: none of their state was sent, so nbclient saved none of it
+    state = notebook.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    assert not [m for m in state.values() if m["state"].get("events")]
     # without a renderer, the transcript is readable at once: the answer is not folded
     transcripts = [cell.outputs[0]["data"]["text/html"] for cell in chat_cells]
     answer = '<div class="jt-message"><p>7 squared is <strong>49</strong>.</p>'

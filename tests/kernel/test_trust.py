@@ -135,8 +135,8 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             assert "system" not in first or ATTACKER_SYSTEM not in str(first["system"])
             offered = sorted(t["name"] for t in first["tools"])  # the user's defaults, no python
             assert offered == [
-                "cell_output", "edit_cell", "helper", "insert_cell", "inspect", "notebook_cells",
-                "variables",
+                "cell_output", "delete_cell", "edit_cell", "helper", "insert_cell", "inspect",
+                "move_cell", "notebook_cells", "run_cell", "variables",
             ]  # fmt: skip
             assert first["messages"][0]["content"][0]["text"] == "Hello"  # the talk restored
 

@@ -2,7 +2,9 @@
 
 It answers what the bundled extension answers (``js/labextension/cells.js`` and ``edit.js``,
 whose own node tests and the browser tests check the real thing): the cells, inserting, editing
-and deleting cells (refusing text that changed), outputs, and a cell's chat record.
+deleting and moving cells (refusing text that changed), outputs, a cell's provenance stamp
+(written with the change that carries one, reported as ``provenance``) and a cell's chat record,
+each answered with the cell as it is then.
 """
 
 from __future__ import annotations
@@ -44,34 +46,65 @@ class FakePage:
         if not self.answering:
             return None
         try:
-            return {"ok": True, **self._apply(request)}
+            answer = self._apply(request)
+            if "provenance" in request and "cell" in answer:
+                self._stamp(answer["cell"]["id"], request["provenance"])
+                answer = {**answer, **self._report(answer["cell"]["id"])}
+            return {"ok": True, **answer}
         except LookupError as exc:
             return {"ok": False, "reason": str(exc)}
+
+    def _stamp(self, cell_id: Any, stamp: Any) -> None:
+        cell = self._find(cell_id)[1]
+        if stamp is None:
+            cell.pop("provenance", None)
+        else:
+            cell["provenance"] = stamp
+
+    def _report(self, cell_id: Any) -> dict[str, Any]:
+        index, cell = self._find(cell_id)
+        return {"cell": {**cell, "index": index}}
 
     def _apply(self, request: dict[str, Any]) -> dict[str, Any]:
         kind = request["request"]
         if kind == "cells":
             return {"cells": [dict(c) for c in self.cells], "path": "nb.ipynb", "dirty": False}
         if kind == "insert_cell":
-            index = self._find(request["after"])[0] + 1
-            self.cells.insert(index, self._cell(request["source"], request["cell_type"]))
-            return {"cell_id": self.cells[index]["id"], "index": index}
+            return self._insert(request)
         index, cell = self._find(request.get("cell_id"))
-        if kind in ("set_source", "delete_cell") and cell["source"] != request["expected"]:
+        expected = request.get("expected")
+        if expected is not None and cell["source"] != expected:
             raise LookupError("the cell changed since")
         if kind == "set_source":
             cell["source"] = request["source"]
-            return {"index": index}
-        if kind == "delete_cell":
+        elif kind == "delete_cell":
             del self.cells[index]
-            return {}
-        if kind == "set_outputs":
-            cell["outputs"], cell["execution_count"] = (
-                request["outputs"],
-                request["execution_count"],
-            )
-            return {}
-        if kind == "replace_record":
+            return {
+                "cell": {**cell, "index": index},
+                "removed": dict(cell),
+                "cells": len(self.cells),
+            }
+        elif kind == "move_cell":
+            self.cells.insert(request["to"], self.cells.pop(index))
+        elif kind == "set_outputs":
+            cell["outputs"] = request["outputs"]
+            cell["execution_count"] = request["execution_count"]
+        elif kind == "replace_record":
             cell["outputs"] = [{"output_type": "display_data", "data": request["bundle"]}]
             return {}
-        raise LookupError(f"unknown request {kind}")
+        else:
+            raise LookupError(f"unknown request {kind}")
+        return self._report(cell["id"])
+
+    def _insert(self, request: dict[str, Any]) -> dict[str, Any]:
+        if "cell" in request:  # undo puts a deleted cell back
+            index = min(request["index"], len(self.cells))
+            self.cells.insert(index, dict(request["cell"]))
+        else:
+            index = self._find(request["after"])[0] + 1
+            self.cells.insert(index, self._cell(request["source"], request["cell_type"]))
+        return {
+            "cell_id": self.cells[index]["id"],
+            "index": index,
+            **self._report(self.cells[index]["id"]),
+        }

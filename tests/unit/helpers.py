@@ -71,8 +71,9 @@ class PageComm(BaseComm):
         ]
 
 
-def page_widget(**kwargs: Any) -> tuple[ChatWidget, PageComm]:
-    """A ChatWidget whose comm records what the page would get."""
+def page_widget(*, shown: bool = True, **kwargs: Any) -> tuple[ChatWidget, PageComm]:
+    """A ChatWidget whose comm records what the page would get; ``shown``: a view of it has
+    rendered and said ``ready`` (what it was sent for that is forgotten)."""
     import comm
 
     previous = comm.create_comm
@@ -83,6 +84,9 @@ def page_widget(**kwargs: Any) -> tuple[ChatWidget, PageComm]:
         comm.create_comm = previous
     page = widget.comm
     assert isinstance(page, PageComm)
+    if shown:
+        widget._dispatch({"type": "ready"})
+        page.sent.clear()
     return widget, page
 
 

@@ -121,7 +121,8 @@ def _builtins(magics: ChatMagics, thread: str = "main") -> set[str]:
 def test_the_notebook_tools_are_offered_by_default_and_builtins_changes_them(
     magics: ChatMagics,
 ) -> None:
-    default = {"notebook_cells", "cell_output", "variables", "inspect", "insert_cell", "edit_cell"}
+    default = {"notebook_cells", "cell_output", "variables", "inspect", "insert_cell", "edit_cell",
+               "run_cell", "delete_cell", "move_cell"}  # fmt: skip
     run(magics, "--provider scripted")
     assert _builtins(magics) == default
     run(magics, "--builtins python")  # added to the thread's set

@@ -1,11 +1,12 @@
-"""insert_cell and edit_cell: what the approval shows, what the page is asked, what is refused,
-and undo of each step (against a page that answers like the bundled extension)."""
+"""The cell tools (insert, edit, run, delete, move): what the approval shows, what the page is
+asked, what is refused, and undo of each step (against a page that answers like the extension)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from jupyter_turns import Chat
+from jupyter_turns.editing.cell_tools import line_diff
 from jupyter_turns.editing.page import NotebookEditor
 from jupyter_turns.editing.undoing import undo
 from jupyter_turns.kernel.session import Session
@@ -150,3 +151,153 @@ async def test_undo_removes_the_inserted_cell_restores_bindings_and_rewrites_the
     assert saved["events"][-1]["kind"] == "undo" and saved["events"][-1]["call_id"] == "ins"
     assert "Undone by the user" in page.cells[0]["outputs"][0]["data"]["text/html"]
     assert thread.chat.conversation.events[-1].kind == "undo"  # the model hears of it next
+
+
+async def _session_turn(page: FakePage, space: dict[str, Any], *calls: Any) -> tuple[Session, Any]:
+    """A turn in a notebook session (so that undo can rewrite the card's record)."""
+    reader = _setup(page, space)
+    threads = Threads(lambda: Chat(ScriptedProvider([])))
+    session = Session(threads, space, reader=reader)
+    thread = threads.get("main")
+    thread.chat.provider = ScriptedProvider([cycle(*calls), cycle(message("Done."))])
+    thread.chat.tools = {n: BUILTINS[n](reader) for n in DEFAULT}
+    thread.chat.prompter = PolicyPrompter(User())
+    events = await thread.chat.send("go")
+    record = {"version": 2, "conversation_id": "c", "thread": "main",
+              "events": [e.model_dump(mode="json") for e in events]}  # fmt: skip
+    session.shown_records[page.chat_id] = record
+    return session, events
+
+
+async def test_run_cell_runs_the_cell_read_and_undo_puts_the_earlier_outputs_back() -> None:
+    page = FakePage("%%chat\ngo", "x = 1 / 0", chat=0)
+    page.cells[1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "old\n"}]
+    space: dict[str, Any] = {}
+    session, events = await _session_turn(
+        page,
+        space,
+        tool_call("notebook_cells", {}, call_id="read"),
+        tool_call("edit_cell", {"index": 1, "source": "x = 6 * 7\nprint(x)", "run": True},
+                  call_id="fix"),
+        tool_call("run_cell", {"index": 1}, call_id="again"),
+    )  # fmt: skip
+    _, fixed, again = _responses(events)
+    assert fixed.content.startswith("Edited cell [1] (+2 -1 lines) and ran it. The page reports ")
+    assert "→ stdout: 42" in fixed.content and space["x"] == 42
+    assert fixed.preview == {"kind": "edit", "index": 1, "run": True,
+                             "diff": line_diff("x = 1 / 0", "x = 6 * 7\nprint(x)")}  # fmt: skip
+    assert again.content.startswith("Ran cell [1]. The page reports cell [1] code")
+    assert again.preview == {"kind": "run", "index": 1, "source": "x = 6 * 7\nprint(x)"}
+    assert page.cells[1]["outputs"][0]["text"] == "42\n"
+
+    [line] = await undo(session, NotebookEditor(session.reader.page), call_id="again")
+    assert line.startswith("Undid run_cell call again: restored the cell's earlier outputs")
+    assert page.cells[1]["outputs"][0]["text"] == "42\n"  # the edit's run's outputs
+    [line] = await undo(session, NotebookEditor(session.reader.page), call_id="fix")
+    assert "restored the edited cell's earlier text and outputs" in line
+    assert page.sources()[1] == "x = 1 / 0"
+    assert page.cells[1]["outputs"][0]["text"] == "old\n"
+
+
+async def test_delete_shows_the_cell_and_outputs_and_undo_puts_it_back_where_it_was() -> None:
+    page = FakePage("a = 1", "%%chat\ngo", "plot()", "b = 2", chat=1)
+    out = {"output_type": "display_data", "data": {"text/plain": "<Figure>"}}
+    page.cells[2]["outputs"] = [out]
+    session, events = await _session_turn(
+        page,
+        {},
+        tool_call("notebook_cells", {}),
+        tool_call("delete_cell", {"index": 2}, call_id="d"),
+    )
+    deleted = _responses(events)[1]
+    assert deleted.preview == {"kind": "delete", "index": 2, "cell_type": "code",
+                               "source": "plot()", "outputs": ["<Figure>"]}  # fmt: skip
+    assert deleted.content.startswith("Deleted cell [2] code, 1 lines\n  → <Figure>")
+    assert "The notebook has 3 cells now" in deleted.content
+    assert page.sources() == ["a = 1", "%%chat\ngo", "b = 2"]
+    [line] = await undo(session, NotebookEditor(session.reader.page), call_id="d")
+    assert line == "Undid delete_cell call d: put the deleted cell back at [2]"
+    assert page.sources() == ["a = 1", "%%chat\ngo", "plot()", "b = 2"]
+    assert page.cells[2]["outputs"] == [out]
+
+
+async def test_move_then_act_on_the_moved_cells_by_their_new_indexes_and_undo_moves_back() -> None:
+    page = FakePage("%%chat\ngo", "a = 1", "b = 2", "c = 3", chat=0)
+    session, events = await _session_turn(
+        page,
+        {},
+        tool_call("notebook_cells", {}),
+        tool_call("move_cell", {"index": 3, "to": 1}, call_id="m"),
+        tool_call("edit_cell", {"index": 2, "source": "a = 10"}, call_id="e"),  # a moved down
+        tool_call("insert_cell", {"source": "# end", "cell_type": "markdown", "after": 3},
+                  call_id="i"),
+    )  # fmt: skip
+    _, moved, edited, inserted = _responses(events)
+    assert moved.content.startswith("Moved cell [3] to [1]: the page reports cell [1] code")
+    assert edited.content.startswith("Edited cell [2]"), edited.content
+    assert inserted.content == "Inserted markdown cell [4] (not run)."
+    assert page.sources() == ["%%chat\ngo", "c = 3", "a = 10", "b = 2", "# end"]
+    editor = NotebookEditor(session.reader.page)
+    assert len(await undo(session, editor, count=3)) == 3
+    assert page.sources() == ["%%chat\ngo", "a = 1", "b = 2", "c = 3"]
+
+
+async def test_a_cell_the_user_changed_or_moved_is_refused_with_its_text_now() -> None:
+    page = FakePage("%%chat\ngo", "a = 1", "b = 2", chat=0)
+    reader, user = _setup(page), User()
+    await _turn(reader, tool_call("notebook_cells", {}), user=user)
+    page.cells[2]["source"] = "b = 3  # the user's"
+    page.cells.insert(1, page._cell("import os"))  # the user's new cell: a and b move down
+    events = await _turn(
+        reader,
+        tool_call("delete_cell", {"index": 3}, call_id="d"),
+        tool_call("run_cell", {"index": 2}, call_id="r"),
+        tool_call("move_cell", {"index": 1, "to": 2}, call_id="m"),
+        user=user,
+    )
+    deleted, ran, moved = _responses(events)
+    assert deleted.content.startswith(
+        "Not deleted: cell 3 changed since you read it (this cell was cell 2 then). It reads "
+        'now:\n<notebook_data source="cell 3 now">\nb = 3  # the user\'s\n</notebook_data>'
+    )
+    assert ran.content.startswith("Not run: cell 2 changed since you read it (this cell was cell")
+    assert moved.content.startswith("Not moved: read cell 1 in full first")
+    assert not user.shown and [r.status for r in (deleted, ran, moved)] == ["skipped"] * 3
+    assert page.sources() == ["%%chat\ngo", "import os", "a = 1", "b = 3  # the user's"]
+    again = await _turn(reader, tool_call("delete_cell", {"index": 3}), user=user)
+    assert _responses(again)[0].content.startswith("Deleted cell [3]")  # now it has read it
+
+
+async def test_a_page_that_stops_answering_gives_an_error_result_not_a_change() -> None:
+    page = FakePage("%%chat\ngo", "a = 1", chat=0)
+    reader, user = _setup(page), User()
+    await _turn(reader, tool_call("notebook_cells", {}), user=user)
+
+    class Closing:
+        """Answers what the tool reads, then closes before the change (the tab closed)."""
+
+        async def ask(self, request: dict[str, Any], wait: float) -> dict[str, Any] | None:
+            return await page.ask(request, wait) if request["request"] == "cells" else None
+
+    reader._metadata = lambda: Closing()  # type: ignore[assignment,return-value]
+    events = await _turn(reader, tool_call("delete_cell", {"index": 1}), user=user)
+    [response] = _responses(events)
+    assert response.status == "error" and response.is_error
+    assert response.content.startswith("Not deleted: no notebook page answered within 10 s")
+    assert page.sources() == ["%%chat\ngo", "a = 1"]
+
+
+async def test_without_a_page_each_cell_tool_says_there_is_no_page_to_change() -> None:
+    reader = _setup(None)
+    events = await _turn(
+        reader,
+        tool_call("run_cell", {"index": 0}),
+        tool_call("delete_cell", {"index": 0}),
+        tool_call("move_cell", {"index": 0, "to": 1}),
+        tool_call("edit_cell", {"index": 0, "source": "x"}),
+    )
+    said = [r.content for r in _responses(events)]
+    for response, verb in zip(
+        said, ("Not run", "Not deleted", "Not moved", "Not edited"), strict=True
+    ):
+        assert response.startswith(f"{verb}: this kernel has no notebook page that can change")

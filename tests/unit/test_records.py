@@ -93,7 +93,18 @@ def test_with_a_page_the_widget_is_the_output_until_the_record_replaces_it() -> 
     assert [(c.get("live"), len(c["events"])) for c in cells] == [(True, 1)]
     copy = {"cell_id": "cell-1", "key": "jupyter_turns", "in_output": RECORD_MIME}
     assert copy in page.metadata
-    # and every page, also those opened since (reloaded, a second tab), gets the record
+    # the page that showed the widget has the record in the output: it is not sent twice
+    assert not [m for m in page.metadata if m.get("request") == "show_record"]
+
+
+def test_a_page_opened_during_the_turn_gets_the_final_record_too() -> None:
+    turn = [ChatRequest(content="hi"), Message(content="hello")]
+    page = _Page()
+    recorder = page.recorder()
+    recorder.show(object())
+    recorder.save(lambda: turn_record("c1", "main", turn[:1]))
+    recorder.metadata.reopen()  # a page reloaded (or a second tab opened) mid-turn
+    recorder.finish(turn_record("c1", "main", turn))
     shown = [m for m in page.metadata if m.get("request") == "show_record"]
     assert [(m["cell_id"], m["bundle"]) for m in shown] == [("cell-1", page.sent[-1][2])]
 

@@ -91,7 +91,9 @@ class FakePage:
         self._check(cell_id, expected)
         del self.cells[cell_id]
 
-    async def set_source(self, cell_id: str, source: str, expected: str) -> int:
+    async def set_source(
+        self, cell_id: str, source: str, expected: str, stamp: object = None
+    ) -> int:
         self._check(cell_id, expected)
         self.cells[cell_id] = source
         return 0

@@ -286,3 +286,35 @@ async def test_argument_pieces_are_sent_at_the_rate_cap_like_text() -> None:
     sink.flush()
     [delta] = comm.custom("delta")  # one message for the 200 pieces
     assert delta["parts"] == [(0, "tool_input", "".join(f"{n}," for n in range(200)), "add", "c1")]
+
+
+async def test_nothing_goes_to_the_page_before_a_view_renders_and_its_ready_gets_it_all() -> None:
+    widget, comm = page_widget(shown=False)  # nbclient, papermill: no view, ever
+    comm.sent.clear()  # the comm's opening, with the state the widget starts with
+    sink = WidgetSink(widget)
+    sink.part(Part(0, ReasoningDelta("thinking")))
+    sink.update(Appended((Reasoning(content="thinking"),), (0,)))
+    sink.part(Part(1, MessageDelta("Hello ")))
+    widget.status = {"state": "running", "retry": None}
+    sink.flush()
+    assert comm.sent == []  # neither trait updates nor draft messages
+    widget._dispatch({"type": "ready"})  # a page opens the notebook, its view renders
+    update, draft = comm.sent
+    assert update["method"] == "update"
+    assert [e["content"] for e in update["state"]["events"]] == ["thinking"]
+    assert update["state"]["status"]["state"] == "running"
+    assert draft["content"] == {"type": "draft", "blocks": [(1, "message", "Hello ")]}
+    sink.part(Part(1, MessageDelta("world")))
+    sink.flush()
+    assert comm.custom()[-1] == {"type": "delta", "parts": [(1, "message", "world")]}
+
+
+def test_a_closed_chat_widget_leaves_no_widget_open_in_the_kernel() -> None:
+    """A long thread makes one widget per turn: closing it closes its layout widget too."""
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    widget, _ = page_widget()
+    assert set(_instances) - before  # the widget and its layout
+    widget.close()
+    assert set(_instances) == before

@@ -3,7 +3,7 @@
  * A builder fills the prompt element and returns its primary action (the Enter key), if any.
  */
 import { append, contentText, h, prettyJson } from "../util/dom.js";
-import { CELL_TOOLS, callPreview, copyText } from "../render/cells.js";
+import { CELL_TOOLS, STEP_TOOLS, callPreview, copyText } from "../render/cells.js";
 import { codeArguments, renderArguments } from "../render/codeargs.js";
 import { parseArguments, validate } from "../util/schema.js";
 
@@ -22,6 +22,7 @@ import { parseArguments, validate } from "../util/schema.js";
 export const BUILDERS = {
   approval(prompt, el, act) {
     if (CELL_TOOLS.has(String(prompt.name))) return cellApproval(prompt, el, act);
+    if (STEP_TOOLS.has(String(prompt.name))) return stepApproval(prompt, el, act);
     const args = prompt.arguments ?? {};
     const approve = () => act({ type: "approval", action: "approved" });
     const editor = argumentsEditor(prompt, (edited) =>
@@ -211,9 +212,10 @@ function cellApproval(prompt, el, act) {
     area,
     actions(button(inserting ? "Insert this text" : "Use this text", send, "primary")),
   );
+  const below = typeof args.after === "number" ? `cell [${args.after}]` : "the chat";
   const what = inserting
-    ? `${args.run && args.cell_type !== "markdown" ? "Insert and run" : "Insert"} a ${args.cell_type === "markdown" ? "markdown" : "code"} cell below the chat?`
-    : `Edit cell [${Number(args.index)}]?`;
+    ? `${args.run && args.cell_type !== "markdown" ? "Insert and run" : "Insert"} a ${args.cell_type === "markdown" ? "markdown" : "code"} cell below ${below}?`
+    : `${args.run ? "Edit and run" : "Edit"} cell [${Number(args.index)}]?`;
   const copy = button("Copy", () => copyText(source, copy));
   add(
     el,
@@ -230,6 +232,34 @@ function cellApproval(prompt, el, act) {
       inserting ? copy : null,
     ),
     editor,
+  );
+  return approve;
+}
+
+/**
+ * A `run_cell` / `delete_cell` / `move_cell` approval: what it does to which cell, the cell
+ * as the kernel read it live (and a deletion's outputs), one button that does it, and Skip.
+ * @type {Builder}
+ */
+function stepApproval(prompt, el, act) {
+  const args = /** @type {Record<string, unknown>} */ (prompt.arguments ?? {});
+  const index = Number(args.index);
+  const [what, label] =
+    prompt.name === "run_cell"
+      ? [`Run cell [${index}]?`, "Run cell"]
+      : prompt.name === "delete_cell"
+        ? [`Delete cell [${index}]?`, "Delete cell"]
+        : [`Move cell [${index}] to [${Number(args.to)}]?`, "Move cell"];
+  const approve = () => act({ type: "approval", action: "approved" });
+  add(
+    el,
+    title(what),
+    h("div", { class: "jt-cell-preview" }, callPreview(String(prompt.name), args, prompt.preview)),
+    prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
+    actions(
+      button(label, approve, "primary"),
+      button("Skip", () => act({ type: "approval", action: "skipped" })),
+    ),
   );
   return approve;
 }

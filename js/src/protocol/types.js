@@ -40,12 +40,13 @@
  *            arguments: {[key: string]: unknown},
  *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, scripted?: boolean,
  *            [key: string]: unknown}}} ToolCallRequestEvent
- * @typedef {{kind: "insert"|"edit", cell_type?: string, diff?: string, index?: number,
- *            run?: boolean, source?: string}} Preview
+ * @typedef {{kind: "insert"|"edit"|"run"|"delete"|"move", cell_type?: string, diff?: string,
+ *            index?: number, run?: boolean, source?: string, after?: number, to?: number,
+ *            outputs?: string[]}} Preview
  * @typedef {{outcome?: string, cycles?: number, per_cycle?: Cycle[], cost_usd?: number|null,
  *            usage?: {[key: string]: unknown}}} Subagent
- * @typedef {{op: "insert"|"edit", cell_id: string, index?: number, before?: string,
- *            after?: string}} CellChange
+ * @typedef {{op: "insert"|"edit"|"run"|"delete"|"move", cell_id: string, index?: number,
+ *            before?: string, after?: string, from?: number, ran?: boolean}} CellChange
  * @typedef {{name?: string, summary?: string}} NameSummary
  * @typedef {{created?: NameSummary[], changed?: NameSummary[], rebound?: NameSummary[],
  *            deleted?: string[]}} NamespaceState
@@ -64,10 +65,13 @@
  *            NoticeEvent
  * @typedef {EventBase & {kind: "undo", call_id: string, tool: string, by?: string,
  *            done?: string[], not_undone?: string[], who?: Who}} UndoEvent
+ * @typedef {EventBase & {kind: "rewind", requests: string[], turn: number, by?: string,
+ *            done?: string[], not_undone?: string[], who?: Who}} RewindEvent
+ *   requests: the rewound turns' request ids; turn: the number of the first in its thread
  * @typedef {EventBase & {kind: "error", message: string, error_type?: string}} ErrorEvent
  * @typedef {ChatRequestEvent | ReasoningEvent | MessageEvent | BlockEvent | ToolCallRequestEvent
  *           | ToolCallResponseEvent | InquiryRequestEvent | InquiryResponseEvent | NoticeEvent
- *           | UndoEvent | ErrorEvent} ConvEvent
+ *           | UndoEvent | RewindEvent | ErrorEvent} ConvEvent
  * @typedef {"waiting"|"running"|"done"|"error"|"cancelled"|"skipped"|"timeout"} ToolState
  * @typedef {{status: ToolState, started_at?: number|null, ended_at?: number|null,
  *            progress?: string[], progress_head?: number, progress_total?: number}} LiveTool

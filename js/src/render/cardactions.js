@@ -9,8 +9,18 @@
  * inserts or copies text is that very text, drawn from the call's arguments (never from a
  * saved `preview`, which could show one thing beside a button that inserts another).
  *
- * Clicks go to `actions`, which reach the kernel (undo) or the notebook (a new cell); the
- * answer shows next to the buttons. Tool text is only ever set as textContent.
+ * A finished turn's record offers "Rewind to before this turn" (`rewindBar`): the kernel first
+ * says what the rewind would take back and undo, the user confirms, then it is done. A `rewind`
+ * event says what was rewound; a record whose turn it names is drawn greyed, labelled
+ * "Rewound" (`rewoundBy`).
+ *
+ * Clicks go to `actions`, which reach the kernel (undo, rewind) or the notebook (a new cell);
+ * the answer shows next to the buttons. Tool text is only ever set as textContent.
+ *
+ * A card whose call changed a cell that is still there (inserted, edited, run or moved) links
+ * to it: "Go to cell" scrolls the notebook to it, through the lab extension
+ * (`window.__jupyter_turns_show_cell`, js/labextension/badges.js; without it, no link). The cell
+ * links back: its provenance badge leads to this card.
  */
 import { h } from "../util/dom.js";
 import { IMAGE_TYPES } from "./images.js";
@@ -23,12 +33,21 @@ import { callPreview, copyText, renderCode } from "./cells.js";
 /**
  * @typedef {{ok: boolean, reason?: string, lines?: string[]}} ActionResult
  * @typedef {{undo(callId: string): Promise<ActionResult>,
- *            addCell(cell: {source: string, outputs: object[]}): Promise<ActionResult>}}
+ *            addCell(cell: {source: string, outputs: object[]}): Promise<ActionResult>,
+ *            rewind?(requestId: string, confirm: boolean): Promise<ActionResult>}}
  *   CardActions
  */
+/** @typedef {import("../protocol/types.js").RewindEvent} RewindEvent */
 
 /** Tools whose calls are steps the kernel can undo (editing/undo.py). */
-const UNDOABLE = new Set(["python", "insert_cell", "edit_cell"]);
+const UNDOABLE = new Set([
+  "python",
+  "insert_cell",
+  "edit_cell",
+  "run_cell",
+  "delete_cell",
+  "move_cell",
+]);
 
 /**
  * @param {string} callId
@@ -70,9 +89,51 @@ export function renderAfterCall(callId, request, response, undo, actions) {
     );
     buttons.push(add);
   }
+  const cellId = changedCell(response, undo);
+  const go = cellId === null ? null : goToCell(cellId, status);
+  if (go) buttons.push(go);
   if (buttons.length)
     parts.push(h("div", { class: "jt-actions jt-card-actions" }, ...buttons, status));
   return parts.length ? h("div", { class: "jt-after-call" }, ...parts) : null;
+}
+
+/**
+ * The id of the cell the call changed, while it is there to go to: not a deleted cell, nor
+ * an inserted one whose insert was undone.
+ * @param {ToolCallResponseEvent} response
+ * @param {UndoEvent | null} undo
+ * @returns {string | null}
+ */
+function changedCell(response, undo) {
+  const cell = /** @type {any} */ (response.cell);
+  const id = cell?.cell_id;
+  if (typeof id !== "string" || !id || cell.op === "delete") return null;
+  return cell.op === "insert" && undo ? null : id;
+}
+
+/**
+ * "Go to cell", where the page can scroll to a cell (the lab extension); what it could not do
+ * shows in `status`.
+ * @param {string} cellId
+ * @param {HTMLElement} status
+ * @returns {HTMLButtonElement | null}
+ */
+function goToCell(cellId, status) {
+  const show = /** @type {any} */ (globalThis).__jupyter_turns_show_cell;
+  if (typeof show !== "function") return null;
+  const go = () => {
+    status.textContent = "";
+    Promise.resolve(show(el, cellId)).then(
+      (/** @type {ActionResult} */ result) => {
+        if (!result?.ok) status.textContent = String(result?.reason ?? "The cell is not here.");
+      },
+      (/** @type {unknown} */ err) => (status.textContent = `Failed: ${String(err)}`),
+    );
+  };
+  const el = /** @type {HTMLButtonElement} */ (
+    h("button", { type: "button", class: "jt-button jt-link", onclick: go }, "Go to cell")
+  );
+  return el;
 }
 
 /**
@@ -187,4 +248,94 @@ function run(el, status, busy, action) {
  */
 function button(label, onClick) {
   return h("button", { type: "button", class: "jt-button", onclick: () => onClick() }, label);
+}
+
+/**
+ * "Rewound", naming who rewound when the event says (as their page reported it).
+ * @param {RewindEvent} event
+ * @returns {string}
+ */
+export function rewoundBy(event) {
+  const who = whoName(event.who);
+  return who ? `Rewound by ${who}` : "Rewound";
+}
+
+/**
+ * What a rewind took back and undid, and plainly what it could not undo.
+ * @param {RewindEvent} event
+ * @returns {HTMLElement}
+ */
+export function renderRewind(event) {
+  const first = Number(event.turn) || 1;
+  const count = Array.isArray(event.requests) ? event.requests.length : 1;
+  const turns = count > 1 ? `turns ${first}–${first + count - 1}` : `turn ${first}`;
+  const done = Array.isArray(event.done) ? event.done.map(String) : [];
+  const kept = Array.isArray(event.not_undone) ? event.not_undone.map(String) : [];
+  return h(
+    "div",
+    { class: "jt-rewind jt-undo" },
+    h("div", null, `${rewoundBy(event)}: ${turns}, no longer sent to the model.`),
+    done.length ? h("div", null, `Undone: ${done.join("; ")}`) : null,
+    kept.length ? h("div", { class: "jt-undo-kept" }, `Not undone: ${kept.join("; ")}`) : null,
+  );
+}
+
+/**
+ * The rewind event that took back the turn of `requestId`, if any.
+ * @param {any[]} events
+ * @param {string} requestId
+ * @returns {RewindEvent | null}
+ */
+export function rewindOf(events, requestId) {
+  const found = events.find(
+    (e) => e?.kind === "rewind" && Array.isArray(e.requests) && e.requests.includes(requestId),
+  );
+  return found ?? null;
+}
+
+/**
+ * "Rewind to before this turn": asks the kernel what it would do, shows it with Rewind and
+ * Cancel, and does it on Rewind. The kernel then rewrites this record (it shows "Rewound").
+ * @param {string} requestId the turn's request event
+ * @param {CardActions} actions
+ * @returns {HTMLElement}
+ */
+export function rewindBar(requestId, actions) {
+  const status = h("span", { class: "jt-action-status jt-muted", "aria-live": "polite" });
+  const confirm = h("div", { class: "jt-rewind-confirm", hidden: true });
+  /** @type {(sure: boolean) => Promise<ActionResult>} */
+  const ask = (sure) =>
+    actions.rewind ? actions.rewind(requestId, sure) : Promise.resolve({ ok: false, reason: "" });
+  const start = button("Rewind to before this turn", () => {
+    start.disabled = true;
+    status.textContent = "Asking the kernel…";
+    ask(false).then(
+      (plan) => {
+        status.textContent = plan.ok ? "" : String(plan.reason);
+        start.disabled = plan.ok;
+        if (plan.ok) showConfirm(plan.lines ?? []);
+      },
+      (err) => {
+        status.textContent = `Failed: ${String(err)}`;
+        start.disabled = false;
+      },
+    );
+  });
+  const showConfirm = (/** @type {string[]} */ lines) => {
+    const yes = button("Rewind", () => {
+      cancel.disabled = true;
+      run(yes, status, "Rewinding…", () => ask(true));
+    });
+    const cancel = button("Cancel", () => {
+      confirm.replaceChildren();
+      confirm.hidden = true;
+      start.disabled = false;
+    });
+    confirm.replaceChildren(
+      ...lines.map((line) => h("div", null, line)),
+      h("div", null, yes, cancel),
+    );
+    confirm.hidden = false;
+  };
+  return h("div", { class: "jt-actions jt-rewind-actions" }, start, status, confirm);
 }

@@ -118,8 +118,11 @@ export function renderDiff(diff) {
   return h("pre", { class: "jt-diff" }, ...rows);
 }
 
-/** The tools whose calls propose a notebook cell, and so are drawn as one. */
+/** The tools whose calls propose a notebook cell's text, and so are drawn as one. */
 export const CELL_TOOLS = new Set(["insert_cell", "edit_cell"]);
+
+/** The tools that run, delete or move an existing cell: drawn from the kernel's preview. */
+export const STEP_TOOLS = new Set(["run_cell", "delete_cell", "move_cell"]);
 
 /**
  * What an `insert_cell` / `edit_cell` call proposes, drawn from the call's own arguments —
@@ -135,6 +138,7 @@ export const CELL_TOOLS = new Set(["insert_cell", "edit_cell"]);
  */
 export function callPreview(name, args, preview) {
   const source = typeof args.source === "string" ? args.source : "";
+  if (STEP_TOOLS.has(name)) return stepPreview(preview);
   if (name === "insert_cell") {
     return renderCell(args.cell_type === "markdown" ? "markdown" : "code", source);
   }
@@ -146,6 +150,30 @@ export function callPreview(name, args, preview) {
     null,
     h("div", { class: "jt-muted" }, "The cell's new text:"),
     renderCode(source),
+  );
+}
+
+/**
+ * What a `run_cell` / `delete_cell` / `move_cell` acts on, from the kernel's preview (these
+ * calls carry only indexes; no button next to it inserts or copies text): the cell, and for a
+ * deletion a line per output that goes with it.
+ * @param {import("../protocol/types.js").Preview | null | undefined} preview
+ * @returns {HTMLElement | null}
+ */
+function stepPreview(preview) {
+  if (!preview || typeof preview.source !== "string") return null;
+  const cell = renderCell(preview.cell_type === "markdown" ? "markdown" : "code", preview.source);
+  const outputs = Array.isArray(preview.outputs) ? preview.outputs.map(String) : [];
+  if (preview.kind !== "delete") return cell;
+  return h(
+    "div",
+    null,
+    cell,
+    h(
+      "ul",
+      { class: "jt-cell-outputs" },
+      ...(outputs.length ? outputs : ["(no outputs)"]).map((o) => h("li", null, `→ ${o}`)),
+    ),
   );
 }
 

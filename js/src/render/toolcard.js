@@ -12,7 +12,15 @@
  * Tool text (arguments, progress, results) is only ever set as textContent; a result's images
  * are drawn by images.js (checked `data:` URLs only).
  */
-import { append, contentText, formatDuration, formatSize, h, prettyJson } from "../util/dom.js";
+import {
+  append,
+  contentText,
+  formatDuration,
+  formatSize,
+  h,
+  prettyJson,
+  resultText,
+} from "../util/dom.js";
 import { subagentStats, subagentSummary } from "../util/nested.js";
 import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
@@ -352,7 +360,7 @@ export class ToolCard {
         h("span", { class: `jt-chip jt-chip-${chip.action}`, title: chip.detail }, chip.text),
       ),
     );
-    const text = contentText(response.content);
+    const text = resultText(response.content); // for people: without the model's frame
     // a call that did not run (a Skip, a deny) is not an error: neutral, and said once
     const notRun = status === "skipped";
     const failed = response.is_error && !notRun;

@@ -23,6 +23,7 @@ import { layout, parentOf } from "../util/nested.js";
 import { ProgressLog } from "../util/progress.js";
 import { ReasoningView, sameMode } from "./reasoning.js";
 import { ToolCard } from "./toolcard.js";
+import { renderRewind } from "./cardactions.js";
 
 /** @typedef {import("../util/stats.js").Stats} Stats */
 /** @typedef {import("../protocol/types.js").ConvEvent} ConvEvent */
@@ -228,6 +229,8 @@ export class Transcript {
         return renderError(event);
       case "block":
         return renderOpaqueBlock(event);
+      case "rewind":
+        return renderRewind(event);
       default:
         return renderUnknown(event);
     }

@@ -117,3 +117,23 @@ export function contentText(content) {
   if (content === null || content === undefined) return "";
   return prettyJson(content);
 }
+
+// The model-facing frame around notebook content (`jupyter_turns/model/content.py` labeled):
+// `<notebook_data source="...">` and its closer on lines of their own, and a closer inside the
+// data defused as `<\/notebook_data`.
+const FRAME_OPEN = /<notebook_data source="[^"\n]*">\n?/g;
+const FRAME_CLOSE = /\n?<\/notebook_data>/g;
+const DEFUSED_CLOSE = /<\\\/(\s*notebook_data)/gi;
+
+/**
+ * A tool result as a person reads it: the frame that tells the model "this is notebook data,
+ * never instructions" taken off (the model still gets it), and a closer the frame defused
+ * shown as the notebook holds it. Only ever set as text.
+ * @param {unknown} content
+ */
+export function resultText(content) {
+  return contentText(content)
+    .replace(FRAME_OPEN, "")
+    .replace(FRAME_CLOSE, "")
+    .replace(DEFUSED_CLOSE, "</$1");
+}

@@ -1,0 +1,182 @@
+"""The model runs, deletes and moves cells, inserts below a chosen one and edits with a re-run,
+in JupyterLab and Notebook 7, clicked as a person would: each asks with a preview, the notebook
+shows the change, Undo puts a deleted cell back with its outputs, a cell the user edited after
+the model read it is refused, and a notebook closed while a tool waits gives an error result."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from playwright.sync_api import Locator, expect
+
+from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat
+from .lab import Lab
+
+pytestmark = pytest.mark.browser
+
+STEPS = (
+    "script = [cycle(tool_call('notebook_cells', {})),"
+    " cycle(tool_call('edit_cell', {'index': 3, 'source': \"print('new')\", 'run': True})),"
+    " cycle(tool_call('insert_cell', {'source': 'w = 4', 'after': 4})),"
+    " cycle(tool_call('move_cell', {'index': 5, 'to': 3})),"
+    " cycle(tool_call('delete_cell', {'index': 4})),"
+    " cycle(message('Done.'))]"
+)
+
+
+def _card(root: Locator, tool: str) -> Locator:
+    return root.locator(".jt-tool").filter(
+        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
+    )
+
+
+def _source(lab: Lab, index: int) -> Locator:
+    return lab.cell(index).locator(".jp-InputArea .cm-content")
+
+
+def _sources(lab: Lab, *texts: str) -> None:
+    expect(lab.cells()).to_have_count(len(texts))
+    for index, text in enumerate(texts):
+        if text:
+            expect(_source(lab, index)).to_have_text(text)
+
+
+def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(lab: Lab) -> None:
+    lab.write_notebook(
+        "steps.ipynb",
+        [LOAD, SETUP + "\n" + STEPS, chat_cell("Tidy my notebook."), "print('old')", "y = 2",
+         "z = 3"],
+    )  # fmt: skip
+    lab.open("steps.ipynb")
+    run_setup(lab, 2)
+    expect(lab.run_cell(3)).to_have_text("old")
+    root = start_chat(lab, 2)
+
+    # the model's own read, shown to people without the model-facing frame
+    reading = _card(root, "notebook_cells")
+    expect(reading.locator(".jt-tool-result .jt-fold pre")).to_contain_text("print('old')")
+    expect(reading.locator(".jt-tool-result .jt-fold pre")).not_to_contain_text("notebook_data")
+
+    edit = _card(root, "edit_cell")
+    expect(edit.locator(".jt-prompt-title")).to_have_text("Edit and run cell [3]?")
+    edit.get_by_role("button", name="Apply edit").click()
+    expect(_source(lab, 3)).to_have_text("print('new')")
+    expect(lab.cell_output(3)).to_have_text("new")  # its outputs match its text now
+
+    insert = _card(root, "insert_cell")
+    expect(insert.locator(".jt-prompt-title")).to_have_text("Insert a code cell below cell [4]?")
+    insert.get_by_role("button", name="Insert", exact=True).click()
+    _sources(lab, "", "", "", "print('new')", "y = 2", "w = 4", "z = 3")
+
+    move = _card(root, "move_cell")
+    expect(move.locator(".jt-prompt-title")).to_have_text("Move cell [5] to [3]?")
+    move.get_by_role("button", name="Move cell").click()
+    _sources(lab, "", "", "", "w = 4", "print('new')", "y = 2", "z = 3")
+
+    delete = _card(root, "delete_cell")
+    expect(delete.locator(".jt-prompt-title")).to_have_text("Delete cell [4]?")
+    expect(delete.locator(".jt-prompt .jt-cell-code")).to_have_text("print('new')")
+    expect(delete.locator(".jt-prompt .jt-cell-outputs")).to_have_text("→ stdout: new")
+    delete.get_by_role("button", name="Delete cell").click()
+    _sources(lab, "", "", "", "w = 4", "y = 2", "z = 3")
+    expect(_card(root, "delete_cell").locator(".jt-tool-result .jt-fold pre")).to_contain_text(
+        "Deleted cell [4] code"
+    )
+
+    saved = lab.cell_output(2).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_have_text("Done.")
+    lab.wait_cell_idle(2)
+    _card(saved, "delete_cell").get_by_role("button", name="Undo").click()
+    _sources(lab, "", "", "", "w = 4", "print('new')", "y = 2", "z = 3")
+    expect(lab.cell_output(4)).to_have_text("new")  # back where it was, outputs included
+    expect(_card(saved, "delete_cell").locator(".jt-undo")).to_contain_text(
+        "put the deleted cell back at [4]"
+    )
+    assert lab.unexpected_page_errors() == []
+
+
+CLOSING = (
+    "script = [cycle(tool_call('notebook_cells', {})),"
+    " cycle(tool_call('run_cell', {'index': 3})),"
+    " cycle(message('Done.'))]"
+)
+
+
+def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> None:
+    lab.write_notebook(
+        "closing.ipynb",
+        [LOAD, SETUP + "\n" + CLOSING, chat_cell("Run it."),
+         "import pathlib, time\npathlib.Path('started').touch()\ntime.sleep(3)\nprint('slept')"],
+    )  # fmt: skip
+    lab.open("closing.ipynb")
+    run_setup(lab, 2)
+    root = start_chat(lab, 2)
+    run = _card(root, "run_cell")
+    expect(run.locator(".jt-prompt-title")).to_have_text("Run cell [3]?")
+    expect(run.locator(".jt-prompt .jt-cell-code")).to_contain_text("time.sleep(3)")
+    run.get_by_role("button", name="Run cell").click()
+    # the tab closes while the cell runs (its code has started: the page was read and the
+    # check passed), so nobody can show its outputs
+    started = lab.dir / "started"
+    deadline = time.monotonic() + 60
+    while not started.exists():
+        assert time.monotonic() < deadline, "the approved cell did not start running"
+        time.sleep(0.1)
+    lab.leave()
+    deadline = time.monotonic() + 60
+    while lab.server.sessions(lab.folder + "/")[0]["kernel"]["execution_state"] != "idle":
+        assert time.monotonic() < deadline, "the turn did not end in the kernel"
+        time.sleep(0.2)
+
+    lab.reload("closing.ipynb")
+    saved = lab.cell_output(2).locator(".jt-root.jt-saved")
+    card = _card(saved, "run_cell")
+    expect(card.locator(".jt-tool-result .jt-fold summary")).to_contain_text("Error")
+    expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text(
+        "Ran cell [3] in the kernel, but the page did not show its outputs"
+    )
+    # what the model read
+    expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text("slept")
+
+
+NB7 = (
+    "script = [cycle(tool_call('notebook_cells', {})),"
+    " cycle(tool_call('run_cell', {'index': 3})),"
+    " cycle(tool_call('run_cell', {'index': 3})),"
+    " cycle(message('Ran.'))]"
+)
+
+
+def test_notebook_7_refuses_a_cell_the_user_edited_then_runs_it_as_it_is_now(lab: Lab) -> None:
+    lab.write_notebook(
+        "nb7steps.ipynb",
+        [LOAD, SETUP + "\n" + NB7, chat_cell("Run cell 3."), "print('first')"],
+    )
+    lab.open_in_notebook7("nb7steps.ipynb")
+    run_setup(lab, 2)
+    root = start_chat(lab, 2)
+    first = _card(root, "run_cell").first
+    expect(first.locator(".jt-prompt-title")).to_have_text("Run cell [3]?")
+
+    # the user edits the cell while the approval waits, then clicks Run
+    editor = lab.cell(3).locator(".cm-content")
+    editor.click()
+    lab.page.keyboard.press("Control+End")
+    lab.page.keyboard.type("  # mine")
+    expect(editor).to_have_text("print('first')  # mine")
+    lab.page.keyboard.press("Escape")
+    first.get_by_role("button", name="Run cell").click()
+    expect(first.locator(".jt-tool-result .jt-fold summary")).to_contain_text("Not run")
+    expect(first.locator(".jt-tool-result .jt-fold pre")).to_contain_text(
+        "Not run: cell 3 changed since you read it (its text was edited). It reads now:"
+    )
+    expect(lab.cell_output(3)).to_have_count(1)
+    expect(lab.cell_output(3)).to_have_text("")  # nothing ran
+
+    second = _card(root, "run_cell").nth(1)
+    expect(second.locator(".jt-prompt .jt-cell-code")).to_have_text("print('first')  # mine")
+    second.get_by_role("button", name="Run cell").click()
+    expect(lab.cell_output(3)).to_have_text("first")
+    expect(root.locator(".jt-message")).to_have_text("Ran.")
+    assert lab.unexpected_page_errors() == []

@@ -1,0 +1,77 @@
+"""Rewind a two-turn thread from a saved card in JupyterLab, clicked as a person would: the
+card asks first, showing what will be undone; then the edited cell has its text and outputs
+back, the variable the python runs set is back, and both turns' cards say "Rewound"."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Locator, expect
+
+from .chat import LOAD, SETUP, chat_cell, print_cell, run_setup, start_chat, wait_turn_end
+from .lab import Lab
+
+pytestmark = pytest.mark.browser
+
+SCRIPT = (
+    "v = 0\n"
+    "script = [cycle(tool_call('python', {'code': 'v = 1'})), cycle(message('One.')),"
+    " cycle(tool_call('notebook_cells', {})),"
+    " cycle(tool_call('edit_cell', {'index': 4, 'source': \"print('new')\", 'run': True})),"
+    " cycle(tool_call('python', {'code': 'v = 2'})), cycle(message('Two.'))]"
+)
+WAIT = 60_000  # ms: both cores may be busy
+
+
+def _card(root: Locator, tool: str) -> Locator:
+    return root.locator(".jt-tool").filter(
+        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
+    )
+
+
+def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
+    lab.write_notebook(
+        "rewind.ipynb",
+        [LOAD, SETUP + "\n" + SCRIPT, chat_cell("First.", options="--builtins python"),
+         chat_cell("Second."), "print('old')", "print(v)"],
+    )  # fmt: skip
+    lab.open("rewind.ipynb")
+    run_setup(lab, 2)
+    expect(lab.run_cell(4)).to_have_text("old")
+
+    first = start_chat(lab, 2)
+    _card(first, "python").get_by_role("button", name="Approve").click()
+    wait_turn_end(first)
+    lab.wait_cell_idle(2)
+    second = start_chat(lab, 3)
+    _card(second, "edit_cell").get_by_role("button", name="Apply edit").click()
+    expect(lab.cell_output(4)).to_have_text("new", timeout=WAIT)
+    _card(second, "python").get_by_role("button", name="Approve").click()
+    wait_turn_end(second)
+    lab.wait_cell_idle(3)
+    assert print_cell(lab, 5) == "2"
+
+    saved = lab.cell_output(2).locator(".jt-root.jt-saved")
+    expect(saved.locator(".jt-message")).to_have_text("One.", timeout=WAIT)
+    saved.get_by_role("button", name="Rewind to before this turn").click()
+    confirm = saved.locator(".jt-rewind-confirm")
+    expect(confirm).to_contain_text(
+        "Rewind thread 'main' to before turn 1: turns 1–2", timeout=WAIT
+    )
+    expect(confirm).to_contain_text("Undoes 3 steps, newest first: python call")
+    expect(confirm).to_contain_text("Cannot be undone: files written")
+    confirm.get_by_role("button", name="Rewind", exact=True).click()
+
+    # the edited cell has its text and outputs back; both cards say Rewound, greyed
+    expect(lab.cell(4).locator(".jp-InputArea .cm-content")).to_have_text(
+        "print('old')", timeout=WAIT
+    )
+    expect(lab.cell_output(4)).to_have_text("old", timeout=WAIT)
+    for index in (2, 3):
+        card = lab.cell_output(index).locator(".jt-root.jt-saved.jt-rewound")
+        expect(card.locator(".jt-rewound-label")).to_contain_text("Rewound", timeout=WAIT)
+        expect(card.locator(".jt-rewind")).to_contain_text("turns 1–2, no longer sent")
+    expect(
+        lab.cell_output(2).get_by_role("button", name="Rewind to before this turn")
+    ).to_have_count(0)
+    assert print_cell(lab, 5) == "0"  # the variable is back to before turn 1
+    assert lab.unexpected_page_errors() == []
