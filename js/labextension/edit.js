@@ -68,6 +68,7 @@ export const EDIT_REQUESTS = [
   "replace_record",
   "show_live",
   "show_record",
+  "trust_live",
 ];
 
 /**
@@ -178,6 +179,9 @@ function apply(model, data, getPath) {
       return {};
     case "show_record":
       showRecord(find(model, data.cell_id).cell, data.bundle);
+      return {};
+    case "trust_live":
+      trustLive(model, data);
       return {};
     default:
       throw new Refused(`unknown request: ${String(data.request)}`);
@@ -326,19 +330,23 @@ function replaceRecord(cell, bundle) {
 }
 
 /**
- * A `show_live` request in a page that does not change the shared document (another page of
- * it does, shared.js): the cell is trusted here all the same, so that the widget view the
- * other page writes renders in this one too. The kernel running this cell sent it, as it sends
- * a run's outputs: trusted alike (the widget view renders only in a trusted output). Trust is
- * this page's own state; set before the view arrives, it changes nothing in the document.
+ * A running turn's cell is trusted in this page (`trust_live`, sent by the kernel before the
+ * turn's widget, and `show_live` where another page of a shared document writes it, shared.js):
+ * the widget view renders only in a trusted output, and the kernel running this cell vouches
+ * for it, as for a run's outputs. Only while the cell holds no output: trusting outputs
+ * rewrites them, which in a shared document is a second write racing the page that runs the
+ * cell (a widget view rewritten so loses its display id, and the turn's record with it).
  * @param {NotebookLike | null} model
  * @param {Record<string, any>} data
  */
 export function trustLive(model, data) {
-  if (data.request !== "show_live" || !model) return;
+  if ((data.request !== "show_live" && data.request !== "trust_live") || !model) return;
   for (let index = 0; index < model.cells.length; index++) {
     const cell = model.cells.get(index);
-    if (cell.id === data.cell_id && "trusted" in cell && !cell.trusted) cell.trusted = true;
+    const empty = (cell.outputs?.length ?? 0) === 0;
+    if (cell.id === data.cell_id && empty && "trusted" in cell && !cell.trusted) {
+      cell.trusted = true;
+    }
   }
 }
 

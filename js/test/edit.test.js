@@ -201,16 +201,20 @@ test("a page opened mid-turn shows the running widget, then the record, each onc
   assert.equal(ask(nb, { request: "show_live", cell_id: "gone", model_id: "m" }).ok, false);
 });
 
-test("a page that does not write the shared document trusts the running turn's cell", () => {
+test("a running turn's cell is trusted while it holds no output, and nothing is written", () => {
   const nb = notebook("%%chat\nhi", "x");
-  nb.list[0].trusted = false;
-  nb.list[1].trusted = false;
-  trustLive(nb, { request: "show_record", cell_id: "c0" }); // only a running turn's widget
-  assert.equal(nb.list[0].trusted, false);
-  trustLive(nb, { request: "show_live", cell_id: nb.list[0].id, model_id: "m1" });
-  assert.deepEqual([nb.list[0].trusted, nb.list[1].trusted], [true, false]);
-  assert.equal(nb.list[0].outputs.length, 0); // and writes nothing
-  trustLive(null, { request: "show_live", cell_id: "c0" }); // a closed notebook: nothing
+  const [chat, other] = nb.list;
+  chat.trusted = false;
+  other.trusted = false;
+  trustLive(nb, { request: "show_record", cell_id: chat.id }); // only a running turn's widget
+  assert.equal(chat.trusted, false);
+  assert.equal(ask(nb, { request: "trust_live", cell_id: chat.id }).ok, true);
+  assert.deepEqual([chat.trusted, other.trusted], [true, false]);
+  assert.equal(chat.outputs.length, 0); // and writes nothing
+  other.outputs.add({ output_type: "stream", name: "stdout", text: "old\n" });
+  trustLive(nb, { request: "show_live", cell_id: other.id, model_id: "m1" });
+  assert.equal(other.trusted, false); // trusting would rewrite that output: left untrusted
+  trustLive(null, { request: "trust_live", cell_id: chat.id }); // a closed notebook: nothing
 });
 
 test("unknown cells, requests and missing ids are refused with a reason", () => {

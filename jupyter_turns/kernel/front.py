@@ -124,13 +124,11 @@ class CellFront:
         """Display the widget where a page can draw it; the turn's record follows once the
         turn has started, and replaces the widget when it ends."""
         if has_frontend(self.session.namespace):
+            if self.cell_id:  # every page draws the widget, also where another page ran it
+                metadata_writer().trust_live(self.cell_id)
             self.recorder.show(self.widget)
             if self.cell_id:  # a page opened during the turn is sent it (page_opened)
                 _running[self.cell_id] = self.widget
-                # and so is every page open now: the one that ran the cell has it already;
-                # the others show it too (their own copy, or the shared document's view,
-                # which only a page that trusts the cell draws)
-                metadata_writer().show_live(self.cell_id, self.widget.model_id)
         self._ticker = self._loop.call_soon(self._save_progress)
 
     def close(self) -> None:

@@ -29,6 +29,7 @@ pytestmark = pytest.mark.browser
 # A streamed answer long enough to be seen growing in both pages, then a cell to insert; the
 # user cells below the chat cell are typed into while it streams.
 _SHARED = "() => window.__jt.panel.context.model.collaborative === true"
+_USERNAME = "() => window.jupyterapp.serviceManager.user.identity.username"
 SCRIPT = (
     "script = [slow(cycle(message('Both pages see this' + ' word' * 120),"
     " tool_call('insert_cell', {'source': 'total = 1 + 2', 'run': False})), 0.03),"
@@ -88,7 +89,8 @@ def test_two_users_follow_one_turn_and_keep_their_edits(lab: Lab, second: Lab) -
     assert lab.page.evaluate(_SHARED)  # one shared document, kept by the server
     second.open("shared.ipynb", workspace="second-user")
     names = (lab.user_name(), second.user_name())
-    assert names[0] != names[1]  # two people, as JupyterLab names them
+    # two people (their anonymous display names may happen to be the same: their ids are not)
+    assert len({page.page.evaluate(_USERNAME) for page in (lab, second)}) == 2
     lab.page.bring_to_front()
     run_setup(lab, 3)
     expect(second.prompt(2)).to_have_text("[3]:")  # the runs show in the other page
@@ -129,8 +131,9 @@ def test_two_users_follow_one_turn_and_keep_their_edits(lab: Lab, second: Lab) -
     (record,) = _records(nb)
     _once(record)
     assert [e["kind"] for e in record["events"]].count("tool_call_response") == 1
-    assert [i for i, c in enumerate(nb.cells) if "jupyter_turns" in c.metadata] == [3]
+    assert [i for i, c in enumerate(nb.cells) if "jupyter_turns" in c.metadata] == [3, 4]
     assert nb.cells[3].metadata["jupyter_turns"]["in_output"] == RECORD_MIME
+    assert list(nb.cells[4].metadata["jupyter_turns"]) == ["provenance"]  # the inserted cell
     assert lab.unexpected_page_errors() == [] and second.unexpected_page_errors() == []
 
 
