@@ -324,7 +324,8 @@ def check_saved_record(page: Page) -> None:
     verify("saved: the inserted cell highlighted", lambda: expect(insert.locator(".jt-cell-code .hljs-string").first).to_have_text("'a'"))
     verify("saved: the edit's diff, its script as text", lambda: expect(page.locator(f"{r} .jt-diff-add")).to_have_text(["+x = 2", "+<script>alert(1)</script>"]))
     verify("saved: what undo did and did not", lambda: expect(page.locator(f"{r} .jt-undo")).to_contain_text(["Undone: removed total, restored x, restored tmp", "Undone by Ada Lovelace: restored the edited cell's earlier text"]))
-    verify("saved: what undo could not", lambda: expect(page.locator(f"{r} .jt-undo-kept")).to_have_text(["Not undone: the in-place changes to df; files written and other side effects of the code, if any"]))
+    verify("saved: what undo could not", lambda: expect(page.locator(f"{r} .jt-undo:not(.jt-rewind) .jt-undo-kept")).to_have_text(["Not undone: the in-place changes to df; files written and other side effects of the code, if any"]))
+    verify("saved: what a rewind could not", lambda: expect(page.locator(f"{r} .jt-rewind .jt-undo-kept")).to_have_text(["Not undone: python call c9: files written and other side effects of the code, if any"]))
     nested = page.locator(f"{r} .jt-nested:visible")  # every card has one; a sub-agent's shows
     verify("saved: the sub-agent's transcript inside its card", lambda: expect(nested.locator(".jt-tool .jt-tool-name")).to_have_text(["lookup"]))
     verify("saved: the sub-agent's stats", lambda: expect(nested.locator(":scope > summary")).to_have_text(["Sub-agent · 2 cycles · 160 tokens · $0.0003"]))

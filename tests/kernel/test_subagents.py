@@ -49,10 +49,18 @@ def test_a_nested_turn_streams_into_its_card_and_its_approval_is_clicked(
     widget = ready_chat(kernel)
     prompt = kernel.wait(lambda: kernel.prompt(widget, "approval"), 30, "the nested approval")
     assert prompt["name"] == "add" and prompt["call_id"] == "toolu_inner"
-    # the nested text streamed in pieces, marked as the researcher card's draft
-    nested = [m for m in widget.custom if m["type"] == "delta" and m.get("parent") == "toolu_sub"]
-    assert len(nested) >= 2
-    assert "".join(t for m in nested for _, _, t in m["parts"]) == "Let me add them up, one by one."
+    # the nested text streamed in pieces, marked as the researcher card's draft: what streamed
+    # before the view said ready comes whole in the draft that answers it, the rest as deltas
+    nested = [
+        m
+        for m in widget.custom
+        if m.get("parent") == "toolu_sub" and m["type"] in ("draft", "delta")
+    ]
+    pieces = [m for m in nested if m["type"] == "delta"]
+    assert pieces
+    shown = [m["parts"] if m["type"] == "delta" else m["blocks"] for m in nested]
+    text = "".join(part[2] for parts in shown for part in parts if part[1] != "tool_input")
+    assert text == "Let me add them up, one by one."
     assert not [m for m in widget.custom if m["type"] == "delta" and "parent" not in m]
     assert widget.state["tools"]["toolu_sub"]["subagent"]["cycles"] == 1
     kernel.send_custom(
