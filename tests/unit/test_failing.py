@@ -67,3 +67,16 @@ def test_the_last_error_is_the_last_run_and_chat_cells_do_not_count() -> None:
 def test_nothing_to_ask_about_says_why(index: int | None, said: str) -> None:
     with pytest.raises(FixRefused, match=r"^" + said.replace(".", r"\.").replace("[", r"\[")):
         failure_of(_view(CellView(0, "code", "x = 1", 1)), index, {})
+
+
+def test_the_page_asks_the_question_the_kernel_asks() -> None:
+    """errors.js writes the chat cell a person reads; its question is ``fix_request``'s."""
+    import re
+    from pathlib import Path
+
+    from jupyter_turns.reading.failing import fix_request
+
+    js = Path(__file__).resolve().parents[2] / "js" / "labextension" / "errors.js"
+    template = re.search(r"return `%%chat --fix \$\{index\}\\n([^`]*)`;", js.read_text())
+    assert template is not None, "errors.js: askSource's template moved"
+    assert template.group(1).replace("${index}", "3") == fix_request("[3]")
