@@ -68,6 +68,7 @@ export const EDIT_REQUESTS = [
   "replace_record",
   "show_live",
   "show_record",
+  "trust_live",
 ];
 
 /**
@@ -179,6 +180,9 @@ function apply(model, data, getPath) {
     case "show_record":
       showRecord(find(model, data.cell_id).cell, data.bundle);
       return {};
+    case "trust_live":
+      trustLive(model, data);
+      return {};
     default:
       throw new Refused(`unknown request: ${String(data.request)}`);
   }
@@ -236,6 +240,7 @@ function report(model, cellId) {
 function insertJson(model, index, cell) {
   const type = cell.cell_type === "markdown" || cell.cell_type === "raw" ? cell.cell_type : "code";
   model.sharedModel.insertCell(index, {
+    ...(freeId(model, cell.id) ? { id: cell.id } : {}),
     cell_type: type,
     source: Array.isArray(cell.source) ? cell.source.join("") : text(cell.source),
     metadata: cell.metadata && typeof cell.metadata === "object" ? cell.metadata : {},
@@ -246,6 +251,18 @@ function insertJson(model, index, cell) {
         }
       : {}),
   });
+}
+
+/**
+ * Whether a deleted cell can come back under its own id (an nbformat cell id no cell holds
+ * now): then a step made before the deletion, which names the cell by id, still finds it.
+ * @param {NotebookLike} model
+ * @param {unknown} id
+ */
+function freeId(model, id) {
+  if (typeof id !== "string" || !/^[A-Za-z0-9_-]{1,64}$/.test(id)) return false;
+  for (let i = 0; i < model.cells.length; i++) if (model.cells.get(i).id === id) return false;
+  return true;
 }
 
 /**
@@ -326,7 +343,28 @@ function replaceRecord(cell, bundle) {
 }
 
 /**
- * The cell's one output becomes the running turn's widget view, unless it is already.
+ * A running turn's cell is trusted in this page (`trust_live`, sent by the kernel before the
+ * turn's widget, and `show_live` where another page of a shared document writes it, shared.js):
+ * the widget view renders only in a trusted output, and the kernel running this cell vouches
+ * for it, as for a run's outputs. Only while the cell holds no output: trusting outputs
+ * rewrites them, which in a shared document is a second write racing the page that runs the
+ * cell (a widget view rewritten so loses its display id, and the turn's record with it).
+ * @param {NotebookLike | null} model
+ * @param {Record<string, any>} data
+ */
+export function trustLive(model, data) {
+  if ((data.request !== "show_live" && data.request !== "trust_live") || !model) return;
+  for (let index = 0; index < model.cells.length; index++) {
+    const cell = model.cells.get(index);
+    const empty = (cell.outputs?.length ?? 0) === 0;
+    if (cell.id === data.cell_id && empty && "trusted" in cell && !cell.trusted) {
+      cell.trusted = true;
+    }
+  }
+}
+
+/**
+ * The cell's one output becomes the running turn's widget view, unless the cell shows it.
  * @param {CellLike} cell
  * @param {unknown} modelId
  */
@@ -334,10 +372,10 @@ function showLive(cell, modelId) {
   if (typeof modelId !== "string" || !modelId) throw new Refused("expected a model_id");
   const outputs = codeOutputs(cell);
   const view = /** @type {any} */ (outputData(/** @type {any} */ (cell), WIDGET_MIME));
-  if (outputs.length === 1 && view?.model_id === modelId) return;
-  // the kernel running this cell sent it, as it sends a run's outputs: trusted alike (the
-  // widget view renders only in a trusted output)
-  if ("trusted" in cell) cell.trusted = true;
+  // trusted as trustLive says (before the outputs change: that is no second write)
+  if ("trusted" in cell && !cell.trusted) cell.trusted = true;
+  // already shown (with what the run printed before it, e.g. a restore's lines): kept
+  if (view?.model_id === modelId) return;
   outputs.clear();
   outputs.add({
     output_type: "display_data",

@@ -39,10 +39,11 @@ import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
 import { COMM_TARGET } from "./constants.js";
 import { showCell, watchBadges } from "./badges.js";
-import { answerEdit } from "./edit.js";
+import { answerEdit, trustLive } from "./edit.js";
 import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
+import { actsHere, alone, announceKernelClient } from "./shared.js";
 import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 
 /**
@@ -57,16 +58,34 @@ function notebookPath(context) {
 }
 
 /**
- * The answer to one comm message: a request (cells.js) or a metadata write (metadata.js).
+ * The shared document's awareness when real-time collaboration shares this notebook between
+ * pages (shared.js), else null: the page's own copy.
+ * @param {any} context
+ * @returns {any}
+ */
+function sharedAwareness(context) {
+  const model = context.isDisposed ? null : context.model;
+  return model?.collaborative ? (model.sharedModel?.awareness ?? null) : null;
+}
+
+/**
+ * The answer to one comm message: a request (cells.js) or a metadata write (metadata.js); null
+ * when another page of the shared document acts on it (shared.js).
  * @param {any} context the notebook's DocumentRegistry.IContext
  * @param {unknown} data
- * @returns {object}
+ * @param {unknown} session the message's `parent_header.session`
+ * @returns {object | null}
  */
-function reply(context, data) {
+function reply(context, data, session) {
   const model = context.isDisposed ? null : context.model;
+  const reads = isRequest(data) && /** @type {any} */ (data).request === "cells";
+  if (!reads && !actsHere(sharedAwareness(context), session)) {
+    if (isRequest(data)) trustLive(model, /** @type {Record<string, any>} */ (data));
+    return null;
+  }
   if (isRequest(data)) {
     const request = /** @type {Record<string, any>} */ (data);
-    return request.request === "cells"
+    return reads
       ? answerRequest(model, data, () => notebookPath(context))
       : answerEdit(model, request, () => notebookPath(context));
   }
@@ -88,19 +107,20 @@ function registerOn(kernel, context) {
     return;
   }
   kernel.registerCommTarget(COMM_TARGET, (/** @type {any} */ comm, /** @type {any} */ openMsg) => {
-    /** @param {unknown} data */
-    const handle = (data) => {
-      const answer = reply(context, data);
-      if (!comm.isDisposed) {
+    /** @param {any} msg */
+    const handle = (msg) => {
+      const answer = reply(context, msg?.content?.data, msg?.parent_header?.session);
+      if (answer && !comm.isDisposed) {
         comm.send(answer);
       }
     };
-    comm.onMsg = (/** @type {any} */ msg) => handle(msg.content.data);
+    comm.onMsg = handle;
     const openData = openMsg?.content?.data;
     if (isRequest(openData) || (openData && typeof openData === "object" && "key" in openData)) {
-      handle(openData);
+      handle(openMsg);
     }
   });
+  announceKernelClient(sharedAwareness(context), kernel.clientId);
 }
 
 /**
@@ -161,13 +181,17 @@ function watchContext(context, watched, tracker) {
   );
   // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
   // turn the kernel saved instead. The same on opening a file saved in that state.
+  // (in a shared document every page sees it: one of them writes, shared.js)
   sessionContext.statusChanged.connect((/** @type {any} */ _, /** @type {string} */ status) => {
-    if (status === "dead" || status === "restarting" || status === "autorestarting") {
+    const dying = status === "dead" || status === "restarting" || status === "autorestarting";
+    if (dying && actsHere(sharedAwareness(context), null)) {
       showUnfinishedTurns(getModel(), shownByLiveViews(tracker, context));
     }
   });
   context.ready.then(() => {
-    showUnfinishedTurns(getModel());
+    announceKernelClient(sharedAwareness(context), kernel()?.clientId);
+    // a page joining others on a shared document leaves it as they keep it
+    if (alone(sharedAwareness(context))) showUnfinishedTurns(getModel());
     keepAllWhenCleared(getModel());
     announcePage(kernel());
   });

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { answerEdit } from "../labextension/edit.js";
+import { answerEdit, trustLive } from "../labextension/edit.js";
 import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
 
 let ids = 0;
@@ -177,6 +177,11 @@ test("a page opened mid-turn shows the running widget, then the record, each onc
   assert.equal(cell.outputs.length, 1);
   assert.equal(cell.outputs.get(0).data[WIDGET_MIME].model_id, "m1");
   assert.equal(cell.trusted, undefined); // a model without the flag is left so
+  const printed = { output_type: "stream", name: "stdout", text: "Restored thread 'main'\n" };
+  cell.outputs.list.unshift(printed); // what the run printed before its widget stays
+  assert.equal(ask(nb, live).ok, true);
+  assert.deepEqual(cell.outputs.list[0], printed);
+  cell.outputs.list.shift();
 
   const record = { version: 2, conversation_id: "conv", thread: "main", events: [{ id: "e" }] };
   const bundle = { [RECORD_MIME]: record, "text/plain": "Conversation" };
@@ -194,6 +199,22 @@ test("a page opened mid-turn shows the running widget, then the record, each onc
   assert.equal(ask(nb, { request: "show_record", cell_id: "c0", bundle: next }).ok, true);
   assert.deepEqual(cell.outputs.get(0).data, next);
   assert.equal(ask(nb, { request: "show_live", cell_id: "gone", model_id: "m" }).ok, false);
+});
+
+test("a running turn's cell is trusted while it holds no output, and nothing is written", () => {
+  const nb = notebook("%%chat\nhi", "x");
+  const [chat, other] = nb.list;
+  chat.trusted = false;
+  other.trusted = false;
+  trustLive(nb, { request: "show_record", cell_id: chat.id }); // only a running turn's widget
+  assert.equal(chat.trusted, false);
+  assert.equal(ask(nb, { request: "trust_live", cell_id: chat.id }).ok, true);
+  assert.deepEqual([chat.trusted, other.trusted], [true, false]);
+  assert.equal(chat.outputs.length, 0); // and writes nothing
+  other.outputs.add({ output_type: "stream", name: "stdout", text: "old\n" });
+  trustLive(nb, { request: "show_live", cell_id: other.id, model_id: "m1" });
+  assert.equal(other.trusted, false); // trusting would rewrite that output: left untrusted
+  trustLive(null, { request: "trust_live", cell_id: chat.id }); // a closed notebook: nothing
 });
 
 test("unknown cells, requests and missing ids are refused with a reason", () => {
@@ -263,6 +284,18 @@ test("a deleted cell comes back whole, outputs and metadata, where it was", () =
   assert.equal(back.cell.source, "b");
   assert.equal(nb.list[1].outputs.list[0].text, "6\n");
   assert.deepEqual(nb.list[1].getMetadata("tags"), ["keep"]);
+});
+
+test("a deleted cell comes back under its own id, unless a cell holds that id now", () => {
+  const nb = notebook("a", "b", "c");
+  const gone = ask(nb, { request: "delete_cell", cell_id: "c1", expected: "b" });
+  const back = ask(nb, { request: "insert_cell", index: 1, cell: gone.removed });
+  assert.equal(back.cell_id, "c1"); // an earlier step that names c1 finds it again
+  assert.equal(nb.list[1].id, "c1");
+  const again = ask(nb, { request: "insert_cell", index: 3, cell: gone.removed });
+  assert.notEqual(again.cell_id, "c1"); // never two cells with one id
+  const odd = ask(nb, { request: "insert_cell", index: 0, cell: { ...gone.removed, id: "<x>" } });
+  assert.notEqual(odd.cell_id, "<x>");
 });
 
 test("a change carries the cell's stamp: written with it, reported with it, null removes it", () => {

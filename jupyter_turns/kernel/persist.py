@@ -143,6 +143,13 @@ class MetadataWriter:
                 comm.close()
             self._on_close()
 
+    def trust_live(self, cell_id: str) -> None:
+        """Every page trusts the cell about to show a running turn's widget, which renders only
+        in a trusted output (in a shared notebook, pages that did not run the cell draw the
+        view another page writes). Sent before the widget: trusting a cell that holds outputs
+        would rewrite them."""
+        self._send({"request": "trust_live", "request_id": new_id(), "cell_id": cell_id})
+
     def show_live(self, cell_id: str, model_id: str) -> None:
         """Every page shows the running turn's widget (model ``model_id``) as the cell's
         output; a page that already does keeps it. Not waited for: a page without the cell

@@ -26,23 +26,20 @@ from __future__ import annotations
 import asyncio
 import json
 import statistics
-import tempfile
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import nbformat
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
 from jupyter_turns import Chat, PolicyPrompter, tool
 from jupyter_turns.engine.turn_state import cycles_record
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.record.format import RECORD_MIME, record_bundle, turn_record
 from tests.browser.lab import browser_context
-from tests.browser.server import launch_chromium, start_lab_server
 
+from .browsers import lab_and_browser
 from .common import Dist, Figure, Settings, judge_max
 
 RATIO_GOAL = 1.5
@@ -194,18 +191,6 @@ def _write(path: Path, cells: list[Any]) -> int:
     return path.stat().st_size
 
 
-@contextmanager
-def _lab() -> Iterator[tuple[Any, Any]]:
-    with tempfile.TemporaryDirectory(prefix="b11-") as tmp, sync_playwright() as pw:
-        server = start_lab_server(Path(tmp) / "lab")
-        browser = launch_chromium(pw)
-        try:
-            yield server, browser
-        finally:
-            browser.close()
-            server.stop()
-
-
 def _open(server: Any, browser: Any, name: str, marker: str) -> tuple[float, dict[str, Any]]:
     """One fresh page: the open time (ms) and the scroll's figures."""
     with browser_context(browser) as page:
@@ -250,7 +235,7 @@ def run(settings: Settings) -> list[Figure]:
     ours_nb, html_nb = notebooks(cells, cycles)
     marker = f"answer-{cells - 1}-end"
     figures = []
-    with _lab() as (server, browser):
+    with lab_and_browser("b11-") as (server, browser):
         sizes = {
             name: _write(server.root / "b11" / f"{name}.ipynb", nb_cells)
             for name, nb_cells in (("ours", ours_nb), ("html", html_nb))

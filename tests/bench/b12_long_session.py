@@ -13,17 +13,13 @@ turns against the last (the goal: the last within 1.5× of the first).
 from __future__ import annotations
 
 import statistics
-import tempfile
-from pathlib import Path
 from typing import Any
-
-from playwright.sync_api import sync_playwright
 
 from tests.browser.lab import Lab, browser_context
 from tests.browser.long_session import TurnFigures, run_long_session
-from tests.browser.server import start_lab_server
 
-from .common import CHROMIUM, CHROMIUM_ARGS, Figure, Settings, judge_max
+from .browsers import lab_and_browser
+from .common import Figure, Settings, judge_max
 
 GOAL_RATIO = 1.5
 SETTLED = 5  # the first turn compared: the widget's code and styles load in the first ones
@@ -31,27 +27,13 @@ SPAN = 5  # turns per end for the latency medians (one turn's figure is noisy)
 
 
 def _session(turns: int) -> tuple[list[TurnFigures], list[TurnFigures], list[str]]:
-    with tempfile.TemporaryDirectory(prefix="jt-bench-b12-") as tmp:
-        server = start_lab_server(Path(tmp))
+    with lab_and_browser("jt-bench-b12-") as (server, browser), browser_context(browser) as page:
+        lab = Lab(server, page, "b12")
         try:
-            with sync_playwright() as p:
-                browser = p.chromium.launch(
-                    executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-                )
-                try:
-                    with browser_context(browser) as page:
-                        lab = Lab(server, page, "b12")
-                        try:
-                            figures, plain = run_long_session(
-                                lab, "b12.ipynb", turns, pause=0.02, lead=1.0
-                            )
-                            return figures, plain, lab.unexpected_page_errors()
-                        finally:
-                            lab.close()
-                finally:
-                    browser.close()
+            figures, plain = run_long_session(lab, "b12.ipynb", turns, pause=0.02, lead=1.0)
+            return figures, plain, lab.unexpected_page_errors()
         finally:
-            server.stop()
+            lab.close()
 
 
 def _per_run(rows: list[TurnFigures], field: str) -> float:

@@ -22,17 +22,14 @@ from __future__ import annotations
 import contextlib
 import json
 import statistics
-import tempfile
-from pathlib import Path
 from typing import Any
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
-from playwright.sync_api import sync_playwright
 
 from tests.browser.lab import Lab, browser_context
-from tests.browser.server import start_lab_server
 
-from .common import CHROMIUM, CHROMIUM_ARGS, REPO, Dist, Figure, Settings, judge_max
+from .browsers import lab_and_browser
+from .common import REPO, Dist, Figure, Settings, judge_max
 
 GOAL_MS = 50.0
 
@@ -232,26 +229,15 @@ def run(settings: Settings) -> list[Figure]:
     n = settings.pick(20, 2)
     results: dict[float, dict[str, list[float]] | str] = {}
     errors: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="jt-bench-b4-") as tmp:
-        server = start_lab_server(Path(tmp))
-        try:
-            with sync_playwright() as p:
-                browser = p.chromium.launch(
-                    executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-                )
+    with lab_and_browser("jt-bench-b4-") as (server, browser):
+        for lead in settings.pick((1.0, 0.0), (1.0,)):
+            with browser_context(browser) as page:
+                lab = Lab(server, page, f"b4-lead-{lead:g}")
                 try:
-                    for lead in settings.pick((1.0, 0.0), (1.0,)):
-                        with browser_context(browser) as page:
-                            lab = Lab(server, page, f"b4-lead-{lead:g}")
-                            try:
-                                results[lead] = _runs(lab, f"b4_{lead:g}.ipynb", lead, n)
-                            finally:
-                                errors += lab.unexpected_page_errors()
-                                lab.close()
+                    results[lead] = _runs(lab, f"b4_{lead:g}.ipynb", lead, n)
                 finally:
-                    browser.close()
-        finally:
-            server.stop()
+                    errors += lab.unexpected_page_errors()
+                    lab.close()
     return [
         _not_rendered(lead, got) if isinstance(got, str) else _figure(lead, got, errors)
         for lead, got in results.items()

@@ -79,6 +79,18 @@ _WIDGET_STATE = """
 """
 
 
+def tool_card(root: Locator, tool: str) -> Locator:
+    """The cards of calls to ``tool`` under ``root`` (a chat view or a saved record)."""
+    return root.locator(".jt-tool").filter(
+        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
+    )
+
+
+def cell_source(lab: Lab, index: int) -> Locator:
+    """The editor text of notebook cell ``index``."""
+    return lab.cell(index).locator(".jp-InputArea .cm-content")
+
+
 def wait_widget(lab: Lab, index: int, timeout: float = 30) -> Locator:
     """The `.jt-root` of cell `index`'s chat widget once it rendered; fails fast if the
     widget's loader gave up or the cell raised."""

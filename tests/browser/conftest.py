@@ -7,6 +7,11 @@ tests/kernel — would fail with "cannot be called from a running event loop". F
 reason browser tests are plain (sync) functions.
 
 Every test collected under tests/browser/ is marked `browser` (deselect with `-m "not browser"`).
+With jupyter-collaboration installed the server has real-time collaboration on (server.py): the
+notebook is one document the server keeps and saves. A test marked `both_collaboration_modes`
+runs twice (ids `[shared]` and `[solo]`), the second time on a server with it off (each page its
+own copy, saved by the page, as for a user without the package): the scenarios where a page's
+copy and the shared document differ (reloads, two pages on one notebook) stay tested both ways.
 On failure the test's page is saved to test-artifacts/browser/<test>.png, with the browser
 console, page errors and the server log's tail in <test>.log next to it.
 """
@@ -31,6 +36,17 @@ _HERE = Path(__file__).parent
 expect.set_options(timeout=15_000)
 
 _REPORTS = pytest.StashKey[dict[str, pytest.TestReport]]()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.definition.get_closest_marker("both_collaboration_modes") is not None:
+        metafunc.parametrize("collaboration", [True, False], ids=["shared", "solo"])
+
+
+@pytest.fixture
+def collaboration() -> bool:
+    """Whether the test's `lab` has real-time collaboration on (where it is installed)."""
+    return True
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -65,6 +81,18 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
 
 
 @pytest.fixture(scope="package")
+def solo_lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    """A server like `lab_server` with real-time collaboration off (where it is installed):
+    notebooks are each page's own document, saved by the page, as without jupyter-collaboration.
+    Started only for the `[solo]` runs of tests marked `both_collaboration_modes`."""
+    started = start_lab_server(tmp_path_factory.mktemp("jupyterlab-solo"), collaboration=False)
+    try:
+        yield started
+    finally:
+        started.stop()
+
+
+@pytest.fixture(scope="package")
 def browser() -> Iterator[Browser]:
     """Debian's headless Chromium, shared by the browser tests."""
     if not server.CHROMIUM.exists():
@@ -82,11 +110,14 @@ def browser() -> Iterator[Browser]:
 
 
 @pytest.fixture
-def lab(browser: Browser, lab_server: LabServer, request: pytest.FixtureRequest) -> Iterator[Lab]:
+def lab(browser: Browser, collaboration: bool, request: pytest.FixtureRequest) -> Iterator[Lab]:
     """A fresh browser context on the shared server; notebooks go in the test's own folder.
 
-    `browser` comes first so that a missing Chromium skips before the server starts.
+    `browser` comes first so that a missing Chromium skips before the server starts. A `[solo]`
+    run gets the server without real-time collaboration.
     """
+    server = "lab_server" if collaboration else "solo_lab_server"
+    lab_server: LabServer = request.getfixturevalue(server)
     name = safe_name(request.node.nodeid.split("::", 1)[-1])
     folder = safe_name(request.node.nodeid.replace("tests/browser/", ""))
     with browser_context(browser) as page:

@@ -10,10 +10,18 @@ hook wrote) when it exists — so an editable checkout tests its current build, 
 `share/jupyter/labextensions/jupyter_turns`. In the browser no
 host name resolves, so nothing on a page can reach past 127.0.0.1.
 
+Real-time collaboration: where `jupyter-collaboration` is installed (the `test` extra installs
+it), the server runs with it on, as JupyterHub deployments do: each notebook is a shared Y.js
+document that the server loads and saves (`LabServer.collaborative`). Its store of document
+updates lives in the server's temporary directory, not beside the notebooks, and with the pages'
+autosave off the server saves a document only when a page saves it (Ctrl+S). `start_lab_server(...,
+collaboration=False)` starts a server with it off (`YDocExtension.disable_rtc`), as a user without
+the package has it: the `[solo]` runs of tests marked `both_collaboration_modes` (conftest.py).
+
 `start_lab_server(..., python=VENV_PYTHON, path=PATH)` starts JupyterLab from another
 environment (tests/packaging: a fresh venv where the wheel is installed): its kernels, its
 installed lab extension (the checkout's build is not linked) and the PATH given, without
-PYTHONPATH, so nothing of the checkout is imported.
+PYTHONPATH, so nothing of the checkout is imported (nor is collaboration turned on there).
 """
 
 from __future__ import annotations
@@ -48,6 +56,7 @@ __all__ = [
     "NO_NETWORK_ARGS",
     "LabError",
     "LabServer",
+    "collaboration_installed",
     "launch_chromium",
     "safe_name",
     "start_lab_server",
@@ -68,6 +77,11 @@ LAB_SETTINGS: dict[str, dict[str, Any]] = {
     "@jupyterlab/docmanager-extension:plugin": {"autosave": False},
     "@jupyterlab/notebook-extension:tracker": {"windowingMode": "none"},
 }
+
+
+def collaboration_installed() -> bool:
+    """Whether `jupyter-collaboration` (its server extension, jupyter_server_ydoc) is here."""
+    return importlib.util.find_spec("jupyter_server_ydoc") is not None
 
 
 class LabError(AssertionError):
@@ -99,6 +113,7 @@ class LabServer:
     root: Path
     env: dict[str, str]
     labextension: Path | None
+    collaborative: bool = False  # real-time collaboration is on (jupyter-collaboration)
 
     @property
     def data_dir(self) -> Path:
@@ -188,8 +203,8 @@ def _server_environment(workdir: Path, python: Path, path: str | None) -> dict[s
     return env
 
 
-def _write_server_config(env: Mapping[str, str], root: Path) -> None:
-    config = {
+def _write_server_config(env: Mapping[str, str], root: Path, collaborative: bool) -> None:
+    config: dict[str, Any] = {
         "ServerApp": {
             "ip": "127.0.0.1",
             "port_retries": 0,
@@ -210,6 +225,14 @@ def _write_server_config(env: Mapping[str, str], root: Path) -> None:
         "JupyterNotebookApp": {"expose_app_in_browser": True},
         "MappingKernelManager": {"default_kernel_name": "python3"},
     }
+    if collaboration_installed():
+        runtime = Path(env["JUPYTER_RUNTIME_DIR"])
+        config["YDocExtension"] = {
+            "disable_rtc": not collaborative,
+            # the server's own files go to its temporary dirs, not beside the notebooks
+            "session_store_path": str(runtime / "collaboration_sessions.json"),
+        }
+        config["SQLiteYStore"] = {"db_path": str(runtime / "ystore.db")}
     Path(env["JUPYTER_CONFIG_DIR"], "jupyter_server_config.json").write_text(json.dumps(config))
     for plugin, values in LAB_SETTINGS.items():
         package, name = plugin.split(":")
@@ -225,18 +248,26 @@ def _die_with_parent() -> None:  # pragma: no cover - runs in the child before e
 
 
 def start_lab_server(
-    workdir: Path, timeout: float = 90, *, python: Path | None = None, path: str | None = None
+    workdir: Path,
+    timeout: float = 90,
+    *,
+    python: Path | None = None,
+    path: str | None = None,
+    collaboration: bool = True,
 ) -> LabServer:
     """Start `jupyter lab` on a free 127.0.0.1 port; return once it answers. It runs from this
     Python, or from `python` (another environment, with its installed extension) with PATH
-    `path` when given."""
+    `path` when given. With `collaboration` (this Python, jupyter-collaboration installed)
+    notebooks are shared documents; `collaboration=False` turns it off where it is installed."""
     workdir.mkdir(parents=True, exist_ok=True)
     root = workdir / "root"
     root.mkdir(exist_ok=True)
     python = python or Path(sys.executable)
     env = _server_environment(workdir, python, path)
-    _write_server_config(env, root)
-    labextension = _labextension_source() if python == Path(sys.executable) else None
+    own = python == Path(sys.executable)
+    collaborative = collaboration and own and collaboration_installed()
+    _write_server_config(env, root, collaborative)
+    labextension = _labextension_source() if own else None
     if labextension is not None:
         link = Path(env["JUPYTER_DATA_DIR"], "labextensions", "jupyter_turns")
         link.parent.mkdir(parents=True, exist_ok=True)
@@ -256,7 +287,9 @@ def start_lab_server(
                 start_new_session=True,
                 preexec_fn=_die_with_parent if sys.platform == "linux" else None,
             )
-        server = LabServer(process, f"http://127.0.0.1:{port}", workdir, root, env, labextension)
+        server = LabServer(
+            process, f"http://127.0.0.1:{port}", workdir, root, env, labextension, collaborative
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and process.poll() is None:
             try:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import expect
 
-from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat
+from .chat import LOAD, SETUP, cell_source, chat_cell, run_setup, start_chat, tool_card
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -24,16 +24,6 @@ SCRIPT = (
 )
 
 
-def _card(root: Locator, tool: str) -> Locator:
-    return root.locator(".jt-tool").filter(
-        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
-    )
-
-
-def _source(lab: Lab, index: int) -> Locator:
-    return lab.cell(index).locator(".jp-InputArea .cm-content")
-
-
 def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -> None:
     lab.write_notebook(
         "edits.ipynb",
@@ -45,7 +35,7 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
     root = start_chat(lab, 3)
 
     # the proposal, highlighted as code, waits for a click
-    insert = _card(root, "insert_cell")
+    insert = tool_card(root, "insert_cell")
     expect(insert.locator(".jt-prompt-title")).to_have_text(
         "Insert and run a code cell below the chat?"
     )
@@ -58,34 +48,34 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
     )
     expect(lab.cells()).to_have_count(5)  # nothing inserted before the click
     insert.get_by_role("button", name="Insert", exact=True).click()
-    expect(_source(lab, 4)).to_have_text("rain = [1, 2, 3]sum(rain)")  # one .cm-line per line
+    expect(cell_source(lab, 4)).to_have_text("rain = [1, 2, 3]sum(rain)")  # one .cm-line per line
     expect(lab.cell_output(4).locator(".jp-OutputArea-output")).to_have_text("6")
     expect(lab.prompt(4)).to_have_text("[4]:")  # ran during chat cell [4]
 
-    edit = _card(root, "edit_cell")
+    edit = tool_card(root, "edit_cell")
     expect(edit.locator(".jt-prompt-title")).to_have_text("Edit cell [2]?")
     expect(edit.locator(".jt-diff-del")).to_have_text("-x = 1")
     expect(edit.locator(".jt-diff-add")).to_have_text("+x = 2")
     edit.get_by_role("button", name="Apply edit").click()
-    expect(_source(lab, 2)).to_have_text("x = 2")
+    expect(cell_source(lab, 2)).to_have_text("x = 2")
 
     saved = lab.cell_output(3).locator(".jt-root.jt-saved")  # the turn ended: the record
     expect(saved.locator(".jt-message")).to_have_text("Done.")
     lab.wait_cell_idle(3)
     # undo goes newest first: the insert waits for the edit
-    _card(saved, "insert_cell").get_by_role("button", name="Undo").click()
-    expect(_card(saved, "insert_cell").locator(".jt-action-status")).to_contain_text(
+    tool_card(saved, "insert_cell").get_by_role("button", name="Undo").click()
+    expect(tool_card(saved, "insert_cell").locator(".jt-action-status")).to_contain_text(
         "undo the later 1 step first (edit_cell"
     )
-    _card(saved, "edit_cell").get_by_role("button", name="Undo").click()
-    expect(_source(lab, 2)).to_have_text("x = 1")
-    expect(_card(saved, "edit_cell").locator(".jt-undo")).to_have_text(
+    tool_card(saved, "edit_cell").get_by_role("button", name="Undo").click()
+    expect(cell_source(lab, 2)).to_have_text("x = 1")
+    expect(tool_card(saved, "edit_cell").locator(".jt-undo")).to_have_text(
         re.compile(r"^Undone by [^:]+: restored the edited cell's earlier text$")
     )
-    _card(saved, "insert_cell").get_by_role("button", name="Undo").click()
+    tool_card(saved, "insert_cell").get_by_role("button", name="Undo").click()
     expect(lab.cells()).to_have_count(5)
-    expect(_source(lab, 4)).to_have_text("print('rain' in dir())")
-    expect(_card(saved, "insert_cell").locator(".jt-undo")).to_contain_text(
+    expect(cell_source(lab, 4)).to_have_text("print('rain' in dir())")
+    expect(tool_card(saved, "insert_cell").locator(".jt-undo")).to_contain_text(
         re.compile(r"Undone by [^:]+: removed the inserted cell, removed rain")
     )
     expect(lab.run_cell(4)).to_have_text("False")
@@ -93,11 +83,11 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
     lab.save()
     lab.close_and_reopen("edits.ipynb")
     reopened = lab.cell_output(3).locator(".jt-root.jt-saved")
-    expect(_card(reopened, "edit_cell").locator(".jt-undo")).to_contain_text("Undone by ")
-    expect(_card(reopened, "insert_cell").locator(".jt-undo")).to_contain_text(
+    expect(tool_card(reopened, "edit_cell").locator(".jt-undo")).to_contain_text("Undone by ")
+    expect(tool_card(reopened, "insert_cell").locator(".jt-undo")).to_contain_text(
         "Not undone: files written and other side effects"
     )
-    expect(_card(reopened, "edit_cell").locator(".jt-diff-add")).to_have_text("+x = 2")
+    expect(tool_card(reopened, "edit_cell").locator(".jt-diff-add")).to_have_text("+x = 2")
     expect(reopened.get_by_role("button", name="Undo")).to_have_count(0)
     assert lab.unexpected_page_errors() == []
 
@@ -120,35 +110,35 @@ def test_notebook_7_edits_inserts_adds_to_the_notebook_and_undoes(lab: Lab) -> N
     lab.open_in_notebook7("nb7.ipynb")
     run_setup(lab, 3)
     root = start_chat(lab, 3)
-    edit = _card(root, "edit_cell")
+    edit = tool_card(root, "edit_cell")
     expect(edit.locator(".jt-diff-add")).to_have_text("+rate = 0.5")
     edit.get_by_role("button", name="Apply edit").click()
-    expect(_source(lab, 2)).to_have_text("rate = 0.5")
-    insert = _card(root, "insert_cell")
+    expect(cell_source(lab, 2)).to_have_text("rate = 0.5")
+    insert = tool_card(root, "insert_cell")
     expect(insert.locator(".jt-cell-markdown h2")).to_have_text("Findings")  # rendered
     insert.get_by_role("button", name="Insert", exact=True).click()
     expect(lab.cells()).to_have_count(5)
     expect(lab.cell(4)).to_contain_text("Findings")
-    _card(root, "python").get_by_role("button", name="Approve").click()
+    tool_card(root, "python").get_by_role("button", name="Approve").click()
     saved = lab.cell_output(3).locator(".jt-root.jt-saved")
     expect(saved.locator(".jt-message")).to_have_text("Added.")
     lab.wait_cell_idle(3)
 
     # the python run becomes a real cell, with its output, below the chat cell
-    _card(saved, "python").get_by_role("button", name="Add to notebook").click()
+    tool_card(saved, "python").get_by_role("button", name="Add to notebook").click()
     expect(lab.cells()).to_have_count(6)
-    expect(_source(lab, 4)).to_have_text("total = 40 + 2print(total)")
+    expect(cell_source(lab, 4)).to_have_text("total = 40 + 2print(total)")
     expect(lab.cell_output(4)).to_have_text("42")
 
     # newest first: the python run, the inserted heading, the edit
-    _card(saved, "python").get_by_role("button", name="Undo").click()
-    expect(_card(saved, "python").locator(".jt-undo")).to_contain_text(
+    tool_card(saved, "python").get_by_role("button", name="Undo").click()
+    expect(tool_card(saved, "python").locator(".jt-undo")).to_contain_text(
         re.compile(r"Undone by [^:]+: removed total")
     )
-    _card(saved, "insert_cell").get_by_role("button", name="Undo").click()
+    tool_card(saved, "insert_cell").get_by_role("button", name="Undo").click()
     expect(lab.cells()).to_have_count(5)  # the heading went; the added cell is the user's
-    expect(_card(saved, "insert_cell").locator(".jt-undo")).to_have_text(
+    expect(tool_card(saved, "insert_cell").locator(".jt-undo")).to_have_text(
         re.compile(r"^Undone by [^:]+: removed the inserted cell$")
     )
-    _card(saved, "edit_cell").get_by_role("button", name="Undo").click()
-    expect(_source(lab, 2)).to_have_text("rate = 0.1")
+    tool_card(saved, "edit_cell").get_by_role("button", name="Undo").click()
+    expect(cell_source(lab, 2)).to_have_text("rate = 0.1")

@@ -8,9 +8,9 @@ from __future__ import annotations
 import time
 
 import pytest
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import expect
 
-from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat
+from .chat import LOAD, SETUP, cell_source, chat_cell, run_setup, start_chat, tool_card
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -25,21 +25,11 @@ STEPS = (
 )
 
 
-def _card(root: Locator, tool: str) -> Locator:
-    return root.locator(".jt-tool").filter(
-        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
-    )
-
-
-def _source(lab: Lab, index: int) -> Locator:
-    return lab.cell(index).locator(".jp-InputArea .cm-content")
-
-
 def _sources(lab: Lab, *texts: str) -> None:
     expect(lab.cells()).to_have_count(len(texts))
     for index, text in enumerate(texts):
         if text:
-            expect(_source(lab, index)).to_have_text(text)
+            expect(cell_source(lab, index)).to_have_text(text)
 
 
 def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(lab: Lab) -> None:
@@ -54,43 +44,43 @@ def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(lab:
     root = start_chat(lab, 2)
 
     # the model's own read, shown to people without the model-facing frame
-    reading = _card(root, "notebook_cells")
+    reading = tool_card(root, "notebook_cells")
     expect(reading.locator(".jt-tool-result .jt-fold pre")).to_contain_text("print('old')")
     expect(reading.locator(".jt-tool-result .jt-fold pre")).not_to_contain_text("notebook_data")
 
-    edit = _card(root, "edit_cell")
+    edit = tool_card(root, "edit_cell")
     expect(edit.locator(".jt-prompt-title")).to_have_text("Edit and run cell [3]?")
     edit.get_by_role("button", name="Apply edit").click()
-    expect(_source(lab, 3)).to_have_text("print('new')")
+    expect(cell_source(lab, 3)).to_have_text("print('new')")
     expect(lab.cell_output(3)).to_have_text("new")  # its outputs match its text now
 
-    insert = _card(root, "insert_cell")
+    insert = tool_card(root, "insert_cell")
     expect(insert.locator(".jt-prompt-title")).to_have_text("Insert a code cell below cell [4]?")
     insert.get_by_role("button", name="Insert", exact=True).click()
     _sources(lab, "", "", "", "print('new')", "y = 2", "w = 4", "z = 3")
 
-    move = _card(root, "move_cell")
+    move = tool_card(root, "move_cell")
     expect(move.locator(".jt-prompt-title")).to_have_text("Move cell [5] to [3]?")
     move.get_by_role("button", name="Move cell").click()
     _sources(lab, "", "", "", "w = 4", "print('new')", "y = 2", "z = 3")
 
-    delete = _card(root, "delete_cell")
+    delete = tool_card(root, "delete_cell")
     expect(delete.locator(".jt-prompt-title")).to_have_text("Delete cell [4]?")
     expect(delete.locator(".jt-prompt .jt-cell-code")).to_have_text("print('new')")
     expect(delete.locator(".jt-prompt .jt-cell-outputs")).to_have_text("→ stdout: new")
     delete.get_by_role("button", name="Delete cell").click()
     _sources(lab, "", "", "", "w = 4", "y = 2", "z = 3")
-    expect(_card(root, "delete_cell").locator(".jt-tool-result .jt-fold pre")).to_contain_text(
+    expect(tool_card(root, "delete_cell").locator(".jt-tool-result .jt-fold pre")).to_contain_text(
         "Deleted cell [4] code"
     )
 
     saved = lab.cell_output(2).locator(".jt-root.jt-saved")
     expect(saved.locator(".jt-message")).to_have_text("Done.")
     lab.wait_cell_idle(2)
-    _card(saved, "delete_cell").get_by_role("button", name="Undo").click()
+    tool_card(saved, "delete_cell").get_by_role("button", name="Undo").click()
     _sources(lab, "", "", "", "w = 4", "print('new')", "y = 2", "z = 3")
     expect(lab.cell_output(4)).to_have_text("new")  # back where it was, outputs included
-    expect(_card(saved, "delete_cell").locator(".jt-undo")).to_contain_text(
+    expect(tool_card(saved, "delete_cell").locator(".jt-undo")).to_contain_text(
         "put the deleted cell back at [4]"
     )
     assert lab.unexpected_page_errors() == []
@@ -112,7 +102,7 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     lab.open("closing.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
-    run = _card(root, "run_cell")
+    run = tool_card(root, "run_cell")
     expect(run.locator(".jt-prompt-title")).to_have_text("Run cell [3]?")
     expect(run.locator(".jt-prompt .jt-cell-code")).to_contain_text("time.sleep(3)")
     run.get_by_role("button", name="Run cell").click()
@@ -131,7 +121,7 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
 
     lab.reload("closing.ipynb")
     saved = lab.cell_output(2).locator(".jt-root.jt-saved")
-    card = _card(saved, "run_cell")
+    card = tool_card(saved, "run_cell")
     expect(card.locator(".jt-tool-result .jt-fold summary")).to_contain_text("Error")
     expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text(
         "Ran cell [3] in the kernel, but the page did not show its outputs"
@@ -156,7 +146,7 @@ def test_notebook_7_refuses_a_cell_the_user_edited_then_runs_it_as_it_is_now(lab
     lab.open_in_notebook7("nb7steps.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
-    first = _card(root, "run_cell").first
+    first = tool_card(root, "run_cell").first
     expect(first.locator(".jt-prompt-title")).to_have_text("Run cell [3]?")
 
     # the user edits the cell while the approval waits, then clicks Run
@@ -174,7 +164,7 @@ def test_notebook_7_refuses_a_cell_the_user_edited_then_runs_it_as_it_is_now(lab
     expect(lab.cell_output(3)).to_have_count(1)
     expect(lab.cell_output(3)).to_have_text("")  # nothing ran
 
-    second = _card(root, "run_cell").nth(1)
+    second = tool_card(root, "run_cell").nth(1)
     expect(second.locator(".jt-prompt .jt-cell-code")).to_have_text("print('first')  # mine")
     second.get_by_role("button", name="Run cell").click()
     expect(lab.cell_output(3)).to_have_text("first")

@@ -13,7 +13,7 @@ import pytest
 from nbconvert import HTMLExporter
 from playwright.sync_api import Locator, expect
 
-from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat, wait_turn_end
+from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat, tool_card, wait_turn_end
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -24,12 +24,6 @@ SCRIPT = (
     "script = [cycle(tool_call('insert_cell', {'source': 'total = 6 * 7', 'after': "
     f"{2 + FILLERS}}}, call_id='ins')), cycle(message('Added.'))]"
 )
-
-
-def _card(root: Locator, tool: str) -> Locator:
-    return root.locator(".jt-tool").filter(
-        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
-    )
 
 
 def _badge(lab: Lab, index: int) -> Locator:
@@ -47,7 +41,7 @@ def test_an_inserted_cell_and_its_card_lead_to_each_other_after_a_reload_and_a_c
     lab.open("analysis.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
-    _card(root, "insert_cell").get_by_role("button", name="Insert", exact=True).click()
+    tool_card(root, "insert_cell").get_by_role("button", name="Insert", exact=True).click()
     wait_turn_end(root)
     inserted = 3 + FILLERS
     expect(lab.cells()).to_have_count(inserted + 1)
@@ -57,7 +51,7 @@ def test_an_inserted_cell_and_its_card_lead_to_each_other_after_a_reload_and_a_c
 
     # the card's link scrolls to the cell, far below
     saved = lab.cell_output(2).locator(".jt-root.jt-saved")
-    go = _card(saved, "insert_cell").get_by_role("button", name="Go to cell")
+    go = tool_card(saved, "insert_cell").get_by_role("button", name="Go to cell")
     go.scroll_into_view_if_needed()
     expect(lab.cell(inserted)).not_to_be_in_viewport()
     go.click()
@@ -130,7 +124,7 @@ def test_notebook_7_shows_the_badge_of_an_inserted_cell(lab: Lab) -> None:
     lab.open_in_notebook7("nb7.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
-    _card(root, "insert_cell").get_by_role("button", name="Insert", exact=True).click()
+    tool_card(root, "insert_cell").get_by_role("button", name="Insert", exact=True).click()
     wait_turn_end(root)
     expect(lab.cell(3)).to_contain_text("Findings")
     expect(_badge(lab, 3)).to_be_visible()

@@ -16,7 +16,8 @@ from playwright.sync_api import Locator, expect
 from .chat import LOAD, RECORD_MIME, SETUP, chat_cell, final_record, run_setup, start_chat
 from .lab import Lab, browser_context
 
-pytestmark = pytest.mark.browser
+# a reloaded page loads its own copy from the file, or joins the server's shared document
+pytestmark = [pytest.mark.browser, pytest.mark.both_collaboration_modes]
 
 # about 40 s of streaming unless stopped
 STREAMING = (

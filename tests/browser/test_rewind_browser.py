@@ -5,9 +5,18 @@ back, the variable the python runs set is back, and both turns' cards say "Rewou
 from __future__ import annotations
 
 import pytest
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import expect
 
-from .chat import LOAD, SETUP, chat_cell, print_cell, run_setup, start_chat, wait_turn_end
+from .chat import (
+    LOAD,
+    SETUP,
+    chat_cell,
+    print_cell,
+    run_setup,
+    start_chat,
+    tool_card,
+    wait_turn_end,
+)
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -22,12 +31,6 @@ SCRIPT = (
 WAIT = 60_000  # ms: both cores may be busy
 
 
-def _card(root: Locator, tool: str) -> Locator:
-    return root.locator(".jt-tool").filter(
-        has=root.page.locator(f".jt-tool-name:text-is('{tool}')")
-    )
-
-
 def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
     lab.write_notebook(
         "rewind.ipynb",
@@ -39,13 +42,13 @@ def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
     expect(lab.run_cell(4)).to_have_text("old")
 
     first = start_chat(lab, 2)
-    _card(first, "python").get_by_role("button", name="Approve").click()
+    tool_card(first, "python").get_by_role("button", name="Approve").click()
     wait_turn_end(first)
     lab.wait_cell_idle(2)
     second = start_chat(lab, 3)
-    _card(second, "edit_cell").get_by_role("button", name="Apply edit").click()
+    tool_card(second, "edit_cell").get_by_role("button", name="Apply edit").click()
     expect(lab.cell_output(4)).to_have_text("new", timeout=WAIT)
-    _card(second, "python").get_by_role("button", name="Approve").click()
+    tool_card(second, "python").get_by_role("button", name="Approve").click()
     wait_turn_end(second)
     lab.wait_cell_idle(3)
     assert print_cell(lab, 5) == "2"
@@ -74,4 +77,44 @@ def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
         lab.cell_output(2).get_by_role("button", name="Rewind to before this turn")
     ).to_have_count(0)
     assert print_cell(lab, 5) == "0"  # the variable is back to before turn 1
+    assert lab.unexpected_page_errors() == []
+
+
+FORK = "script = [cycle(message('One.')), cycle(message('Two.')), cycle(message('Three.'))]"
+
+
+def test_fork_a_thread_before_its_second_turn_and_go_on_another_way(lab: Lab) -> None:
+    lab.write_notebook(
+        "fork.ipynb",
+        [LOAD, SETUP + "\n" + FORK, chat_cell("First."), chat_cell("Second."),
+         "%chat fork alt --at 2", chat_cell("Another way."), "%chat history alt",
+         "%chat history main"],
+    )  # fmt: skip
+    lab.open("fork.ipynb")
+    run_setup(lab, 2)
+    for index, answer in ((2, "One."), (3, "Two.")):
+        root = start_chat(lab, index)
+        wait_turn_end(root)
+        expect(root.locator(".jt-message")).to_have_text(answer, timeout=WAIT)
+        lab.wait_cell_idle(index)
+
+    expect(lab.run_cell(4)).to_contain_text(
+        "New thread 'alt' is current: Forked from thread 'main' before turn 2", timeout=WAIT
+    )
+    expect(lab.cell_output(4)).to_contain_text("Thread 'main' is untouched.")
+    fork = start_chat(lab, 5)
+    wait_turn_end(fork)
+    expect(fork.locator(".jt-message")).to_have_text("Three.", timeout=WAIT)
+    expect(fork).to_contain_text("Forked from thread 'main' before turn 2")
+    lab.wait_cell_idle(5)
+
+    # the fork holds the first turn and its own; the original thread keeps both of its turns
+    alt = lab.run_cell(6)
+    for said in ("First.", "One.", "Another way.", "Three."):
+        expect(alt).to_contain_text(said, timeout=WAIT)
+    expect(alt).not_to_contain_text("Second.")
+    main = lab.run_cell(7)
+    for said in ("First.", "One.", "Second.", "Two."):
+        expect(main).to_contain_text(said, timeout=WAIT)
+    expect(main).not_to_contain_text("Another way.")
     assert lab.unexpected_page_errors() == []

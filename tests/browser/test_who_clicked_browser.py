@@ -4,6 +4,7 @@ was (the name JupyterLab gives this page's user), and the saved record keeps it.
 
 from __future__ import annotations
 
+import pytest
 from playwright.sync_api import Locator, expect
 
 from .chat import LOAD, SETUP, chat_cell, final_record, run_setup, start_chat, wait_widget
@@ -22,6 +23,9 @@ def _approve(root: Locator) -> None:
 
 _REVERT = "() => window.__jt.panel.context.revert()"
 
+# two pages: two copies of the notebook, or one shared document
+pytestmark = [pytest.mark.browser, pytest.mark.both_collaboration_modes]
+
 
 def test_an_approval_in_one_page_closes_the_prompt_in_the_other_and_says_who(lab: Lab) -> None:
     lab.write_notebook("who.ipynb", [LOAD, SETUP, TWO_CALLS, chat_cell("Add twice")])
@@ -36,9 +40,12 @@ def test_an_approval_in_one_page_closes_the_prompt_in_the_other_and_says_who(lab
     lab.page.bring_to_front()
     page_a = start_chat(lab, 3)
     expect(page_a.get_by_role("button", name="Approve", exact=True)).to_be_visible()
-    lab.save()  # the live widget's output: the second page reloads the file to draw it
     other.page.bring_to_front()
-    other.page.evaluate(_REVERT)
+    if not lab.server.collaborative:
+        # each page has its own copy: the second one loads the live widget's output from the
+        # file (with collaboration the shared document has it already)
+        lab.save()
+        other.page.evaluate(_REVERT)
     page_b = wait_widget(other, 3)
     expect(page_b.get_by_role("button", name="Approve", exact=True)).to_be_visible()
     name = lab.user_name()
