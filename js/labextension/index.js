@@ -25,20 +25,22 @@
  * Other requests change cells (edit.js: insert_cell, set_source, delete_cell, set_outputs,
  * replace_record), for the model's insert_cell / edit_cell and for undo; a change may carry the
  * cell's provenance stamp (provenance.js), which each notebook shows as a badge on the cell
- * that leads to the turn's card (badges.js).
+ * that leads to the turn's card (badges.js). Each error output of a code cell gets an Ask chat
+ * button, drawn in the page only (errors.js).
  *
  * The cells are the live model's (unsaved edits included), without cell metadata or
  * attachments; `source` is one string; non-code cells have `execution_count: null` and no
  * outputs. An output holding a chat record or a widget becomes `{output_type, data:
  * {"text/plain": ...}, metadata: {}, jupyter_turns: true}`; other outputs are sent as saved.
  */
-import { INotebookTracker } from "@jupyterlab/notebook";
+import { INotebookTracker, NotebookActions } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
 import { COMM_TARGET } from "./constants.js";
 import { showCell, watchBadges } from "./badges.js";
 import { answerEdit, trustLive } from "./edit.js";
+import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
 import { actsHere, alone, announceKernelClient } from "./shared.js";
@@ -219,6 +221,10 @@ const plugin = {
     const watch = (/** @type {any} */ panel) => {
       watchContext(panel.context, watched, tracker);
       watchBadges(panel, () => notebookPath(panel.context));
+      // Ask chat under each error output (errors.js)
+      watchErrors(panel, (/** @type {any} */ p) =>
+        NotebookActions.run(p.content, p.sessionContext),
+      );
     };
     tracker.forEach(watch);
     tracker.widgetAdded.connect((/** @type {any} */ _, /** @type {any} */ panel) => watch(panel));

@@ -25,16 +25,18 @@ from ..engine.compaction import DEFAULT_COMPACT_AT
 from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
 from ..mcp.settings import McpSettings
+from ..model.content import Attachment
 from ..model.sink import PrintSink
 from ..providers.base import Provider
 from ..providers.catalog import KINDS, ProviderChoice
 from ..reading.attach import attach
+from ..reading.failing import FixRefused, failure_of
 from ..reading.history import KernelHistory
 from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
 from . import commands
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
-from .cell_options import parse_options
+from .cell_options import parse_fix, parse_options
 from .kernel_status import busy_while_running
 from .persist import MetadataWriter
 from .provider_limits import check_allowed, switch_notes
@@ -214,6 +216,13 @@ class ChatMagics(Magics, McpSettings):
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
           --budget USD|off    pause a turn before a request that would spend past USD
+          --fix [INDEX]       ask about cell INDEX's error (default: the last cell that
+                              failed): its source, traceback and the variables of the
+                              failing line go with the request; no request: "Why does
+                              cell [INDEX] fail, and how do I fix it?"
+
+        %chat fix [INDEX]   a turn asking why cell INDEX (default: the last that failed)
+                            raises: %%chat --fix INDEX, which the page's Ask chat writes
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings
         %chat key [openai]  ask for the Anthropic (or OpenAI) key, hidden; it is sent only
@@ -235,6 +244,8 @@ class ChatMagics(Magics, McpSettings):
         cache_ttl, mcp_servers, base_url, region, project; admin limits: allowed_providers,
         allowed_models).
         """
+        if cell is None and line.split(maxsplit=1)[:1] == ["fix"]:
+            return self._fix_line(line.split()[1:])
         if cell is None:
             help_text = inspect.cleandoc(type(self).chat.__doc__ or "")  # flush left, as read
             return commands.run(self.session, self.settings(), line, help_text=help_text)
@@ -245,8 +256,38 @@ class ChatMagics(Magics, McpSettings):
     def _turn(self, line: str, body: str) -> Coroutine[Any, Any, None]:
         """Check every option first, then change the session: a failed cell changes nothing."""
         options = self._options(line)
+        if options.fix is not None:
+            return self._fix(options, body)
         if not body.strip():
             raise UsageError("%%chat: the cell is empty; write your request below the %%chat line")
+        return self._start(options, body.strip())
+
+    async def _fix(self, options: argparse.Namespace, body: str) -> None:
+        """``--fix [INDEX]`` (``%chat fix``, the page's Ask chat): find the failing cell in the
+        notebook as it can be read now, then run the turn with its source, traceback and
+        variables attached; a cell without an error changes nothing and says so."""
+        reader = self.session.reader
+        if reader is None:
+            raise UsageError("%chat fix: this session cannot read the notebook")
+        view = await reader.view()
+        try:
+            failure = failure_of(
+                view,
+                parse_fix(options.fix),
+                self.session.namespace,
+                self.output_chars * 2,
+                reader.hidden(),
+            )
+        except FixRefused as exc:
+            raise UsageError(f"%chat fix: {exc}") from None
+        request = body.strip() or failure.request
+        await self._start(options, request, failure.attachments)
+
+    def _start(
+        self, options: argparse.Namespace, body: str, attached: list[Attachment] | None = None
+    ) -> Coroutine[Any, Any, None]:
+        """The turn of a cell whose options and request are checked; ``attached`` goes with
+        the request besides its ``@name`` variables."""
         session = self.session
         commands.restore_once(session, self.settings())  # a restarted kernel's saved threads
         threads, namespace = session.threads, session.namespace
@@ -254,7 +295,7 @@ class ChatMagics(Magics, McpSettings):
         existing = None if options.new else threads.by_name.get(name)
         key = self._provider_key(existing, options)
         check_allowed(key, self.allowed_providers, self.allowed_models)
-        replay, provider = self._replay_or_live(name, key, body.strip())
+        replay, provider = self._replay_or_live(name, key, body)
         if provider is not None:  # the provider's own default model is checked too
             check_allowed(
                 key._replace(model=getattr(provider, "model", key.model)),
@@ -276,7 +317,7 @@ class ChatMagics(Magics, McpSettings):
         thread.chat.tools = {t.name: t for t in tools}
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
-        return self._run(thread, body.strip(), replay, switched)
+        return self._run(thread, body, replay, switched, attached or [])
 
     def _replay_or_live(
         self, name: str, key: ProviderChoice, request: str
@@ -313,6 +354,7 @@ class ChatMagics(Magics, McpSettings):
         body: str,
         replay: ReplayPlan | None = None,
         switched: list[str] | None = None,
+        extra: list[Attachment] | None = None,
     ) -> None:
         from .front import CellFront
 
@@ -328,7 +370,7 @@ class ChatMagics(Magics, McpSettings):
         thread.restored = False
         mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
         mcp_notes = [*(switched or ()), *mcp_notes]
-        attachments = [*attached.attachments, *([note] if note else [])]
+        attachments = [*(extra or []), *attached.attachments, *([note] if note else [])]
         provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
         played = replay.provider if replay is not None else None
@@ -366,6 +408,13 @@ class ChatMagics(Magics, McpSettings):
                 finally:
                     _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()
+
+    def _fix_line(self, words: list[str]) -> Coroutine[Any, Any, None]:
+        """``%chat fix [INDEX]``: what ``%%chat --fix [INDEX]`` with no request does."""
+        if len(words) > 1:
+            raise UsageError("%chat fix takes one cell index at most: %chat fix [INDEX]")
+        options = self._options(f"--fix {words[0] if words else 'last'}")
+        return self._fix(options, "")
 
     def _options(self, line: str) -> argparse.Namespace:
         return parse_options(line)
