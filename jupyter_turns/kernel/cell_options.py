@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 from ..kernel_tools.builtin import parse_builtins
 from ..providers.catalog import KINDS
 from ..providers.endpoints import shown
+from ..reading.above import parse_context
 from ..record.thread_settings import DISPLAY_PATTERN
 
 __all__ = ["parse_base_url", "parse_budget", "parse_options", "parse_thinking"]
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stream", choices=("on", "off"))
     parser.add_argument("--replay-tools", choices=("run", "saved"), default="run")
     parser.add_argument("--budget")
+    parser.add_argument("--context")
     return parser
 
 
@@ -80,6 +82,12 @@ def parse_options(line: str) -> argparse.Namespace:
         raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
     if options.budget is not None:
         options.budget = parse_budget(options.budget)
+    if options.context is not None:
+        try:
+            parse_context(options.context)
+        except ValueError as exc:
+            raise UsageError(f"--context: {exc}") from None
+        options.context = options.context.strip().lower()
     try:
         options.builtins = parse_builtins(options.builtins) if options.builtins else None
     except ValueError as exc:
