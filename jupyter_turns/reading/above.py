@@ -14,6 +14,7 @@ again).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Sequence
@@ -89,7 +90,7 @@ def cells_above(
     all), given the thread's ``events`` so far; None when there is no cell above."""
     cells = _above(view)
     if count is not None:
-        cells = cells[-count:] if count else []
+        cells = cells[-count:]
     if not cells:
         return None
     live = {e.id for e in to_send(events) if e.kind == "chat_request"}
@@ -137,24 +138,24 @@ def _head(view: NotebookView, cells: list[CellView], picked: _Picked) -> list[st
         "the nearest last."
     ]
     lines += [f"Note: {note}" for note in view.notes]
+    names = functools.partial(_names, "In" if view.origin == "history" else "")
     if picked.unchanged:
-        lines.append(
-            f"Unchanged since you last saw them, not repeated: {_names(picked.unchanged)}."
-        )
+        lines.append(f"Unchanged since you last saw them, not repeated: {names(picked.unchanged)}.")
     if picked.changed:
-        lines.append(f"Changed since you last saw them: {_names(picked.changed)}.")
+        lines.append(f"Changed since you last saw them: {names(picked.changed)}.")
     if picked.left_out:
         lines.append(
             f"Not sent (the cells above are sent up to {ABOVE_CHARS:,} characters, the "
-            f"nearest first): {_names(picked.left_out)}; notebook_cells reads them."
+            f"nearest first): {names(picked.left_out)}; notebook_cells reads them."
         )
     if not picked.entries and not picked.left_out:
         lines.append("Nothing above changed since your last look.")
     return lines
 
 
-def _names(indexes: list[int]) -> str:
-    return ", ".join(f"[{i}]" for i in sorted(indexes))
+def _names(prefix: str, indexes: list[int]) -> str:
+    """``[2], [5]`` (``In[2], In[5]`` in the kernel's history), as the outline names cells."""
+    return ", ".join(f"{prefix}[{i}]" for i in sorted(indexes))
 
 
 def _entry(cell: CellView, view: NotebookView) -> str:
