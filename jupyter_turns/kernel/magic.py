@@ -338,6 +338,7 @@ class ChatMagics(Magics, McpSettings):
         chat = thread.chat
         loop = asyncio.get_running_loop()
         attachments, told, instructions = await self._sent_with(thread, body, switched)
+        held = len(chat.conversation.events)  # the cells above count as seen once sent after
         provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
         played = replay.provider if replay is not None else None
@@ -356,7 +357,7 @@ class ChatMagics(Magics, McpSettings):
                         instructions=instructions,
                     )
                 finally:
-                    thread.above.commit(chat.conversation.events)
+                    thread.above.commit(chat.conversation.events, held)
                     _remember_fallback(thread, provider, streamed)
             return
         with busy_while_running(kernel):  # before the widget opens
@@ -376,7 +377,7 @@ class ChatMagics(Magics, McpSettings):
                         instructions=instructions,
                     )
                 finally:
-                    thread.above.commit(chat.conversation.events)
+                    thread.above.commit(chat.conversation.events, held)
                     _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()
 

@@ -55,10 +55,13 @@ class SentCells:
     sent: dict[str, tuple[str, str]] = field(default_factory=dict)  # key -> digest, request id
     offered: dict[str, str] = field(default_factory=dict)  # this turn's, until commit
 
-    def commit(self, events: Sequence[ConversationEvent]) -> None:
-        """The turn's request is in ``events`` now: what it offered counts as seen."""
+    def commit(self, events: Sequence[ConversationEvent], before: int) -> None:
+        """The turn's request is in ``events`` now (after the first ``before``, which the
+        thread held when it started): what it offered counts as seen. A turn that never
+        recorded its request (it could not start) sent nothing."""
         request = next(
-            (e.id for e in reversed(events) if e.kind == "chat_request" and e.parent is None), None
+            (e.id for e in events[before:] if e.kind == "chat_request" and e.parent is None),
+            None,
         )
         if request is not None:
             self.sent.update({key: (digest, request) for key, digest in self.offered.items()})
