@@ -127,11 +127,16 @@ function registerOn(kernel, context) {
  * Tell the kernel this page has the notebook open (loaded, reloaded, a second tab, reconnected
  * after a drop): it sends back, on the metadata comm, each running turn's widget and each
  * finished turn's record, which the file this page loaded does not hold (edit.js show_live,
- * show_record). A kernel without jupyter_turns loaded closes the comm: nothing to do.
+ * show_record). It names the notebook's path on the server (relative to the server's root), so
+ * the kernel reads no instruction file (AGENTS.md) above that root. A kernel without
+ * jupyter_turns loaded closes the comm: nothing to do.
  * @param {any} kernel an IKernelConnection
+ * @param {any} context the notebook's DocumentRegistry.IContext
  */
-function announcePage(kernel) {
-  if (kernel && !kernel.isDisposed) askKernel(kernel, { request: "page" }).catch(() => {});
+function announcePage(kernel, context) {
+  if (kernel && !kernel.isDisposed) {
+    askKernel(kernel, { request: "page", path: notebookPath(context) }).catch(() => {});
+  }
 }
 
 /**
@@ -170,13 +175,13 @@ function watchContext(context, watched, tracker) {
   const kernel = () => sessionContext.session?.kernel;
   sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
     registerOn(change.newValue, context);
-    if (context.isReady) announcePage(change.newValue);
+    if (context.isReady) announcePage(change.newValue, context);
   });
   registerOn(kernel(), context);
   // back from a network drop: what the kernel sent meanwhile never arrived
   sessionContext.connectionStatusChanged.connect(
     (/** @type {any} */ _, /** @type {string} */ s) => {
-      if (s === "connected" && context.isReady) announcePage(kernel());
+      if (s === "connected" && context.isReady) announcePage(kernel(), context);
     },
   );
   // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
@@ -193,7 +198,7 @@ function watchContext(context, watched, tracker) {
     // a page joining others on a shared document leaves it as they keep it
     if (alone(sharedAwareness(context))) showUnfinishedTurns(getModel());
     keepAllWhenCleared(getModel());
-    announcePage(kernel());
+    announcePage(kernel(), context);
   });
 }
 

@@ -18,6 +18,7 @@ from IPython.core.error import UsageError
 from ..kernel_tools.builtin import parse_builtins
 from ..providers.catalog import KINDS
 from ..providers.endpoints import shown
+from ..reading.above import parse_context
 from ..record.thread_settings import DISPLAY_PATTERN
 
 __all__ = ["parse_base_url", "parse_budget", "parse_fix", "parse_options", "parse_thinking"]
@@ -59,6 +60,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--replay-tools", choices=("run", "saved"), default="run")
     parser.add_argument("--budget")
     parser.add_argument("--fix", nargs="?", const="last")
+    parser.add_argument("--context")
     return parser
 
 
@@ -83,6 +85,12 @@ def parse_options(line: str) -> argparse.Namespace:
         options.budget = parse_budget(options.budget)
     if options.fix is not None:
         parse_fix(options.fix)  # checked now; the magic reads the index with it again
+    if options.context is not None:
+        try:
+            parse_context(options.context)
+        except ValueError as exc:
+            raise UsageError(f"--context: {exc}") from None
+        options.context = options.context.strip().lower()
     try:
         options.builtins = parse_builtins(options.builtins) if options.builtins else None
     except ValueError as exc:

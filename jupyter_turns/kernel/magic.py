@@ -26,6 +26,7 @@ from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
 from ..mcp.settings import McpSettings
 from ..model.content import Attachment
+from ..model.events import Notice
 from ..model.sink import PrintSink
 from ..providers.base import Provider
 from ..providers.catalog import KINDS, ProviderChoice
@@ -35,6 +36,7 @@ from ..reading.history import KernelHistory
 from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
 from . import commands
+from .cell_context import cells_above_for, instructions_for, page_said
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
 from .cell_options import parse_fix, parse_options
 from .kernel_status import busy_while_running
@@ -149,6 +151,19 @@ class ChatMagics(Magics, McpSettings):
         "on|off, or the plain requests a thread keeps once its endpoint answered without "
         "streaming.",
     ).tag(config=True)
+    instructions = Bool(
+        True,
+        help="Send the instruction files (AGENTS.md, CLAUDE.md) found next to the notebook and "
+        "in its parent folders up to the server's root, and your own "
+        "(<jupyter config dir>/jupyter_turns/AGENTS.md), in the system prompt. Text only: "
+        "they never approve a tool or change a setting. %chat instructions shows them.",
+    ).tag(config=True)
+    context = Unicode(
+        "none",
+        help="What every thread with no --context of its own sends with each request: none, "
+        "or above[:N] (the N cells above the chat cell, default all, within a budget; later "
+        "turns send only what changed).",
+    ).tag(config=True)
     inline_widget = Bool(
         False,
         help="Ship the widget's code inside each widget instead of loading it from the lab "
@@ -220,11 +235,14 @@ class ChatMagics(Magics, McpSettings):
                               failed): its source, traceback and the variables of the
                               failing line go with the request; no request: "Why does
                               cell [INDEX] fail, and how do I fix it?"
+          --context none|above[:N]  send the cells above (the N nearest; default all) with
+                              the request; later turns send only the cells that changed
 
         %chat fix [INDEX]   a turn asking why cell INDEX (default: the last that failed)
                             raises: %%chat --fix INDEX, which the page's Ask chat writes
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings
+        %chat instructions  the instruction files (AGENTS.md, CLAUDE.md) sent, and their text
         %chat key [openai]  ask for the Anthropic (or OpenAI) key, hidden; it is sent only
                             to the endpoint in use now (openai: the current thread's)
         %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
@@ -241,8 +259,8 @@ class ChatMagics(Magics, McpSettings):
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
         output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
-        cache_ttl, mcp_servers, base_url, region, project; admin limits: allowed_providers,
-        allowed_models).
+        cache_ttl, instructions, context, mcp_servers, base_url, region, project; admin limits:
+        allowed_providers, allowed_models).
         """
         if cell is None and line.split(maxsplit=1)[:1] == ["fix"]:
             return self._fix_line(line.split()[1:])
@@ -360,17 +378,8 @@ class ChatMagics(Magics, McpSettings):
 
         chat = thread.chat
         loop = asyncio.get_running_loop()
-        attached = attach(body, self.session.namespace, self.output_chars * 2)
-        note = kernel_note(
-            chat.conversation.events,
-            self.session.namespace,
-            restarted_at=self.session.started_at if thread.restored else None,
-            reported=thread.gone_reported,
-        )
-        thread.restored = False
-        mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
-        mcp_notes = [*(switched or ()), *mcp_notes]
-        attachments = [*(extra or []), *attached.attachments, *([note] if note else [])]
+        attachments, told, instructions = await self._sent_with(thread, body, switched, extra)
+        held = len(chat.conversation.events)  # the cells above count as seen once sent after
         provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
         played = replay.provider if replay is not None else None
@@ -382,12 +391,14 @@ class ChatMagics(Magics, McpSettings):
                     await chat.send(
                         body,
                         attachments,
-                        [*attached.notes, *mcp_notes, *notes],
+                        [*told, *notes],
                         sink=PrintSink(),
                         provider=played,
                         saved=saved,
+                        instructions=instructions,
                     )
                 finally:
+                    thread.above.commit(chat.conversation.events, held)
                     _remember_fallback(thread, provider, streamed)
             return
         with busy_while_running(kernel):  # before the widget opens
@@ -398,14 +409,16 @@ class ChatMagics(Magics, McpSettings):
                     await chat.send(
                         body,
                         attachments,
-                        [*attached.notes, *mcp_notes, *notes],
+                        [*told, *notes],
                         sink=front.sink,
                         prompter=front.prompter,
                         provider=played,
                         on_boundary=front.boundary,
                         saved=saved,
+                        instructions=instructions,
                     )
                 finally:
+                    thread.above.commit(chat.conversation.events, held)
                     _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()
 
@@ -415,6 +428,36 @@ class ChatMagics(Magics, McpSettings):
             raise UsageError("%chat fix takes one cell index at most: %chat fix [INDEX]")
         options = self._options(f"--fix {words[0] if words else 'last'}")
         return self._fix(options, "")
+
+    async def _sent_with(
+        self,
+        thread: Thread,
+        body: str,
+        switched: list[str] | None,
+        extra: list[Attachment] | None = None,
+    ) -> tuple[list[Attachment], list[str | Notice], str | None]:
+        """What goes with the request: its attachments (``extra``, e.g. a failing cell's
+        source and traceback; the cells above, ``@name`` data, the kernel's note), the notes
+        shown after it, and the instruction files' text."""
+        session, settings = self.session, self.settings()
+        attached = attach(body, session.namespace, self.output_chars * 2)
+        note = kernel_note(
+            thread.chat.conversation.events,
+            session.namespace,
+            restarted_at=session.started_at if thread.restored else None,
+            reported=thread.gone_reported,
+        )
+        thread.restored = False
+        above = await cells_above_for(session, settings, thread)
+        instructions, told = instructions_for(session, settings, thread)
+        mcp_notes = await session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
+        attachments = [
+            *(extra or []),
+            *([above] if above else []),
+            *attached.attachments,
+            *([note] if note else []),
+        ]
+        return attachments, [*told, *attached.notes, *(switched or ()), *mcp_notes], instructions
 
     def _options(self, line: str) -> argparse.Namespace:
         return parse_options(line)
@@ -480,6 +523,8 @@ class ChatMagics(Magics, McpSettings):
         thread.builtins = builtins
         if options.stream:
             thread.stream = options.stream == "on"
+        if options.context:
+            thread.context = options.context
         chat = thread.chat
         chat.config = self.settings().cell_config(chat.config, options)
         chat.ledger, chat.name = self.session.ledger, thread.name
@@ -500,10 +545,12 @@ def _metadata_writer() -> MetadataWriter:
     return metadata_writer()
 
 
-def _page_opened(session: Session) -> None:
-    """A page opened the notebook: send it the running and finished turns it misses."""
+def _page_opened(session: Session, message: dict[str, Any]) -> None:
+    """A page opened the notebook: note where it says the notebook is, and send it the
+    running and finished turns it misses."""
     from .front import page_opened  # the widget's imports wait until a page needs them
 
+    page_said(session, message)
     page_opened(session)
 
 
@@ -517,4 +564,4 @@ def load_ipython_extension(ipython: Any) -> None:
         from ..editing.control import register_control
 
         session = ipython.magics_manager.registry["ChatMagics"].session
-        register_control(session, on_page=lambda: _page_opened(session))
+        register_control(session, on_page=lambda message: _page_opened(session, message))

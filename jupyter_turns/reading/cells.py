@@ -29,6 +29,7 @@ __all__ = [
     "cell_text",
     "error_text",
     "outline",
+    "outline_entry",
     "output_summary",
 ]
 
@@ -154,7 +155,7 @@ def outline(view: NotebookView, start: int | None, end: int | None) -> tuple[str
     whole: list[CellView] = []
     used = sum(len(h) + 1 for h in head)
     for position, cell in enumerate(chosen):
-        entry = _outline_entry(cell, view.origin, limit)
+        entry = outline_entry(cell, view.origin, limit)
         if used + len(entry) > OUTLINE_CHARS and lines:
             rest = chosen[position:]
             lines.append(
@@ -174,7 +175,9 @@ def cell_name(index: int, origin: Origin) -> str:
     return f"In[{index}]" if origin == "history" else f"[{index}]"
 
 
-def _outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
+def outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
+    """One cell as the outline shows it: its name, type and count, its source (cut past
+    ``limit``) and one line per output."""
     name = cell_name(cell.index, origin)
     count = f" [{cell.execution_count}]" if cell.execution_count is not None else ""
     marker = "  ← this chat cell (asking now)" if cell.chat else ""
