@@ -9,6 +9,8 @@ browser tests do (tests/browser/server.py), copies examples/ into it, and writes
 - record.png       examples/quickstart.ipynb reopened without a kernel: a saved conversation
 - edit-diff.png    notebook-context.ipynb plus a scripted ``edit_cell`` fixing its failing
                    cell: the approval shows the line diff
+- ask-chat.png     notebook-context.ipynb's failing cell, its traceback and the Ask chat
+                   button under it
 
 Images are reduced to a 256-colour palette, so each stays small. Nothing reaches the network.
 """
@@ -85,7 +87,8 @@ def _copy(notebook: Path, folder: Path, *, saved: bool) -> None:
 
 
 def widget_and_edit(lab: Lab) -> None:
-    """widget.png: the notebook-reading turn; edit-diff.png: the edit's approval."""
+    """widget.png: the notebook-reading turn; edit-diff.png: the edit's approval; ask-chat.png:
+    the failing cell's Ask chat button."""
     source = nbformat.read(lab.dir / "notebook-context.ipynb", as_version=4)
     assert "columns['rain']" in source.cells[3].source, "notebook-context.ipynb's cell 3 moved"
     fixed = source.cells[3].source.replace("'rain']", "'rain_mm']")
@@ -95,6 +98,8 @@ def widget_and_edit(lab: Lab) -> None:
     lab.open("edit.ipynb")
     for index in range(1, 6):  # cell 3 raises, as in the example
         lab.run_cell(index, timeout=60)
+    expect(lab.cell(3).get_by_role("button", name="Ask chat")).to_be_visible()
+    _shoot(lab, 3, lab.cell(3), DOCS / "ask-chat.png")
     root = start_chat(lab, 6)
     lab.wait_cell_idle(6, timeout=60)
     wait_turn_end(root)

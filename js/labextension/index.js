@@ -25,20 +25,22 @@
  * Other requests change cells (edit.js: insert_cell, set_source, delete_cell, set_outputs,
  * replace_record), for the model's insert_cell / edit_cell and for undo; a change may carry the
  * cell's provenance stamp (provenance.js), which each notebook shows as a badge on the cell
- * that leads to the turn's card (badges.js).
+ * that leads to the turn's card (badges.js). Each error output of a code cell gets an Ask chat
+ * button, drawn in the page only (errors.js).
  *
  * The cells are the live model's (unsaved edits included), without cell metadata or
  * attachments; `source` is one string; non-code cells have `execution_count: null` and no
  * outputs. An output holding a chat record or a widget becomes `{output_type, data:
  * {"text/plain": ...}, metadata: {}, jupyter_turns: true}`; other outputs are sent as saved.
  */
-import { INotebookTracker } from "@jupyterlab/notebook";
+import { INotebookTracker, NotebookActions } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
 import { COMM_TARGET } from "./constants.js";
 import { showCell, watchBadges } from "./badges.js";
 import { answerEdit, trustLive } from "./edit.js";
+import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
 import { actsHere, alone, announceKernelClient } from "./shared.js";
@@ -125,11 +127,16 @@ function registerOn(kernel, context) {
  * Tell the kernel this page has the notebook open (loaded, reloaded, a second tab, reconnected
  * after a drop): it sends back, on the metadata comm, each running turn's widget and each
  * finished turn's record, which the file this page loaded does not hold (edit.js show_live,
- * show_record). A kernel without jupyter_turns loaded closes the comm: nothing to do.
+ * show_record). It names the notebook's path on the server (relative to the server's root), so
+ * the kernel reads no instruction file (AGENTS.md) above that root. A kernel without
+ * jupyter_turns loaded closes the comm: nothing to do.
  * @param {any} kernel an IKernelConnection
+ * @param {any} context the notebook's DocumentRegistry.IContext
  */
-function announcePage(kernel) {
-  if (kernel && !kernel.isDisposed) askKernel(kernel, { request: "page" }).catch(() => {});
+function announcePage(kernel, context) {
+  if (kernel && !kernel.isDisposed) {
+    askKernel(kernel, { request: "page", path: notebookPath(context) }).catch(() => {});
+  }
 }
 
 /**
@@ -168,13 +175,13 @@ function watchContext(context, watched, tracker) {
   const kernel = () => sessionContext.session?.kernel;
   sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
     registerOn(change.newValue, context);
-    if (context.isReady) announcePage(change.newValue);
+    if (context.isReady) announcePage(change.newValue, context);
   });
   registerOn(kernel(), context);
   // back from a network drop: what the kernel sent meanwhile never arrived
   sessionContext.connectionStatusChanged.connect(
     (/** @type {any} */ _, /** @type {string} */ s) => {
-      if (s === "connected" && context.isReady) announcePage(kernel());
+      if (s === "connected" && context.isReady) announcePage(kernel(), context);
     },
   );
   // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
@@ -191,7 +198,7 @@ function watchContext(context, watched, tracker) {
     // a page joining others on a shared document leaves it as they keep it
     if (alone(sharedAwareness(context))) showUnfinishedTurns(getModel());
     keepAllWhenCleared(getModel());
-    announcePage(kernel());
+    announcePage(kernel(), context);
   });
 }
 
@@ -219,6 +226,10 @@ const plugin = {
     const watch = (/** @type {any} */ panel) => {
       watchContext(panel.context, watched, tracker);
       watchBadges(panel, () => notebookPath(panel.context));
+      // Ask chat under each error output (errors.js)
+      watchErrors(panel, (/** @type {any} */ p) =>
+        NotebookActions.run(p.content, p.sessionContext),
+      );
     };
     tracker.forEach(watch);
     tracker.widgetAdded.connect((/** @type {any} */ _, /** @type {any} */ panel) => watch(panel));

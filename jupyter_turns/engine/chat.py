@@ -139,17 +139,19 @@ class Chat:
         provider: Provider | None = None,
         on_boundary: Callable[[TurnCoordinator], None] | None = None,
         saved: SavedResults | None = None,
+        instructions: str | None = None,
     ) -> TurnResult:
         """Run one turn for ``text`` and return its events; the thread keeps them.
         ``attachments`` go with the request as labeled data, secrets withheld (like every tool
         result: :mod:`jupyter_turns.redaction`); ``notes`` are shown after it (a string as a
         warning). ``sink``, ``prompter``, ``provider`` and ``on_boundary`` are this turn's (the
-        chat's own when not given); ``saved``: a replayed turn's saved tool results."""
+        chat's own when not given); ``saved``: a replayed turn's saved tool results;
+        ``instructions``: text added to this turn's system prompt (the instruction files)."""
         if self.turn is not None:
             raise JupyterTurnsError("a turn is already running in this thread")
         sink, prompter = sink or self.sink, prompter or self.prompter
         provider = provider or self.provider
-        config = self._turn_config(provider, saved)
+        config = replace(self._turn_config(provider, saved), instructions=instructions)
         resilient = ResilientCycle(
             provider.classify,
             self.config.retry,

@@ -99,6 +99,9 @@ class TurnConfig:
     compaction: Compaction = field(default_factory=Compaction)
     context_tokens: int | None = None  # the thread's context in use when the turn starts
     context_window: int | None = None  # the model's (None: unknown)
+    # the instruction files' part of the system prompt, read for this turn (the kernel's
+    # AGENTS.md / CLAUDE.md, :mod:`jupyter_turns.reading.instructions`): text, no setting
+    instructions: str | None = None
 
     def request(
         self,
@@ -128,14 +131,13 @@ class TurnConfig:
 
     def system_for(self, events: Sequence[ConversationEvent]) -> str | None:
         """The system prompt, plus the rule that notebook content is data (never instructions)
-        whenever the thread can read the notebook or a request attached some of it."""
+        whenever the thread can read the notebook or a request attached some of it, then the
+        instruction files (last: the part most likely to change, for the prompt cache)."""
         reads = any(tool.reads_notebook for tool in self.tools.values()) or any(
             event.kind == "chat_request" and event.attachments for event in events
         )
-        system = self.thread.system
-        if not reads:
-            return system
-        return f"{system}\n\n{DATA_RULE}" if system else DATA_RULE
+        parts = [self.thread.system, DATA_RULE if reads else None, self.instructions]
+        return "\n\n".join(p for p in parts if p) or None
 
 
 @dataclass(frozen=True, slots=True)

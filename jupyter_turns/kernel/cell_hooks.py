@@ -63,17 +63,18 @@ def sigint_menu(chat: Chat, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
 _CHAT_CALL = re.compile(r"^(\s*)(get_ipython\(\)\.run_cell_magic\((['\"])chat\3)")
 
 
-# ``%chat undo`` and ``%chat rewind`` talk to the page (removing an inserted cell) and
-# ``%chat mcp`` starts and closes servers on the kernel's loop, so they are awaited like a turn
+# ``%chat undo`` and ``%chat rewind`` talk to the page (removing an inserted cell),
+# ``%chat mcp`` starts and closes servers on the kernel's loop and ``%chat fix`` runs a turn,
+# so they are awaited like a turn
 _UNDO_CALL = re.compile(
     r"""^(\s*)(get_ipython\(\)\.run_line_magic\((['"])chat\3, """
-    r"""(['"])(undo|rewind|mcp)\b.*\4\))\s*$"""
+    r"""(['"])(undo|rewind|mcp|fix)\b.*\4\))\s*$"""
 )
 
 
 def await_chat_cells(lines: list[str]) -> list[str]:
     """Input transformer: ``get_ipython().run_cell_magic('chat', ...)`` becomes awaited, and
-    so do ``%chat undo``, ``%chat rewind`` and ``%chat mcp`` lines."""
+    so do ``%chat undo``, ``%chat rewind``, ``%chat mcp`` and ``%chat fix`` lines."""
     if lines and _CHAT_CALL.match(lines[0]):
         return [_CHAT_CALL.sub(r"\1await \2", lines[0], count=1), *lines[1:]]
     return [_UNDO_CALL.sub(r"\1await \2\n", line) for line in lines]

@@ -18,9 +18,10 @@ from IPython.core.error import UsageError
 from ..kernel_tools.builtin import parse_builtins
 from ..providers.catalog import KINDS
 from ..providers.endpoints import shown
+from ..reading.above import parse_context
 from ..record.thread_settings import DISPLAY_PATTERN
 
-__all__ = ["parse_base_url", "parse_budget", "parse_options", "parse_thinking"]
+__all__ = ["parse_base_url", "parse_budget", "parse_fix", "parse_options", "parse_thinking"]
 
 _REASONING = re.compile(DISPLAY_PATTERN)
 
@@ -58,6 +59,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--stream", choices=("on", "off"))
     parser.add_argument("--replay-tools", choices=("run", "saved"), default="run")
     parser.add_argument("--budget")
+    parser.add_argument("--fix", nargs="?", const="last")
+    parser.add_argument("--context")
     return parser
 
 
@@ -80,6 +83,14 @@ def parse_options(line: str) -> argparse.Namespace:
         raise UsageError(f"--max-cycles must be 1 or more, not {options.max_cycles}")
     if options.budget is not None:
         options.budget = parse_budget(options.budget)
+    if options.fix is not None:
+        parse_fix(options.fix)  # checked now; the magic reads the index with it again
+    if options.context is not None:
+        try:
+            parse_context(options.context)
+        except ValueError as exc:
+            raise UsageError(f"--context: {exc}") from None
+        options.context = options.context.strip().lower()
     try:
         options.builtins = parse_builtins(options.builtins) if options.builtins else None
     except ValueError as exc:
@@ -108,6 +119,19 @@ def parse_base_url(value: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"--base-url must be an http(s) URL, not {shown(value)!r}")
     return value.strip()
+
+
+def parse_fix(value: str) -> int | None:
+    """``--fix [INDEX]`` and ``%chat fix [INDEX]``: the index of the cell whose error to ask
+    about (as notebook_cells numbers cells), or None for the last that raised."""
+    text = value.strip()
+    if text in ("", "last"):
+        return None
+    if not text.isdigit():
+        raise UsageError(
+            f"--fix takes a cell index (as notebook_cells numbers cells), not {text!r}"
+        )
+    return int(text)
 
 
 def parse_thinking(value: str) -> Any:

@@ -30,6 +30,7 @@ from ..record.thread_settings import describe_guarded
 from ..record.transcript import markdown_html, to_html, to_markdown
 from ..text import plural
 from . import keys, long_threads
+from .cell_context import show_instructions
 from .endpoint_command import endpoint_command
 from .replay import replay_command
 from .settings_view import settings_bundle
@@ -275,6 +276,7 @@ COMMANDS: dict[str, Callable[[_Call], Any]] = {
     "use": _use,
     "history": _history,
     "settings": _settings,
+    "instructions": lambda call: show_instructions(call.session, call.settings),
     "allow": functools.partial(_permission, command="allow"),
     "revoke": functools.partial(_permission, command="revoke"),
     "undo": _undo_command,

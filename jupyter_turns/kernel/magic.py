@@ -25,16 +25,20 @@ from ..engine.compaction import DEFAULT_COMPACT_AT
 from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
 from ..mcp.settings import McpSettings
+from ..model.content import Attachment
+from ..model.events import Notice
 from ..model.sink import PrintSink
 from ..providers.base import Provider
 from ..providers.catalog import KINDS, ProviderChoice
 from ..reading.attach import attach
+from ..reading.failing import FixRefused, failure_of
 from ..reading.history import KernelHistory
 from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
 from . import commands
+from .cell_context import cells_above_for, instructions_for, page_said
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
-from .cell_options import parse_options
+from .cell_options import parse_fix, parse_options
 from .kernel_status import busy_while_running
 from .persist import MetadataWriter
 from .provider_limits import check_allowed, switch_notes
@@ -147,6 +151,19 @@ class ChatMagics(Magics, McpSettings):
         "on|off, or the plain requests a thread keeps once its endpoint answered without "
         "streaming.",
     ).tag(config=True)
+    instructions = Bool(
+        True,
+        help="Send the instruction files (AGENTS.md, CLAUDE.md) found next to the notebook and "
+        "in its parent folders up to the server's root, and your own "
+        "(<jupyter config dir>/jupyter_turns/AGENTS.md), in the system prompt. Text only: "
+        "they never approve a tool or change a setting. %chat instructions shows them.",
+    ).tag(config=True)
+    context = Unicode(
+        "none",
+        help="What every thread with no --context of its own sends with each request: none, "
+        "or above[:N] (the N cells above the chat cell, default all, within a budget; later "
+        "turns send only what changed).",
+    ).tag(config=True)
     inline_widget = Bool(
         False,
         help="Ship the widget's code inside each widget instead of loading it from the lab "
@@ -214,8 +231,18 @@ class ChatMagics(Magics, McpSettings):
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
           --budget USD|off    pause a turn before a request that would spend past USD
+          --fix [INDEX]       ask about cell INDEX's error (default: the last cell that
+                              failed): its source, traceback and the variables of the
+                              failing line go with the request; no request: "Why does
+                              cell [INDEX] fail, and how do I fix it?"
+          --context none|above[:N]  send the cells above (the N nearest; default all) with
+                              the request; later turns send only the cells that changed
+
+        %chat fix [INDEX]   a turn asking why cell INDEX (default: the last that failed)
+                            raises: %%chat --fix INDEX, which the page's Ask chat writes
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings
+        %chat instructions  the instruction files (AGENTS.md, CLAUDE.md) sent, and their text
         %chat key [openai]  ask for the Anthropic (or OpenAI) key, hidden; it is sent only
                             to the endpoint in use now (openai: the current thread's)
         %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
@@ -232,9 +259,11 @@ class ChatMagics(Magics, McpSettings):
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
         output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
-        cache_ttl, mcp_servers, base_url, region, project; admin limits: allowed_providers,
-        allowed_models).
+        cache_ttl, instructions, context, mcp_servers, base_url, region, project; admin limits:
+        allowed_providers, allowed_models).
         """
+        if cell is None and line.split(maxsplit=1)[:1] == ["fix"]:
+            return self._fix_line(line.split()[1:])
         if cell is None:
             help_text = inspect.cleandoc(type(self).chat.__doc__ or "")  # flush left, as read
             return commands.run(self.session, self.settings(), line, help_text=help_text)
@@ -245,8 +274,38 @@ class ChatMagics(Magics, McpSettings):
     def _turn(self, line: str, body: str) -> Coroutine[Any, Any, None]:
         """Check every option first, then change the session: a failed cell changes nothing."""
         options = self._options(line)
+        if options.fix is not None:
+            return self._fix(options, body)
         if not body.strip():
             raise UsageError("%%chat: the cell is empty; write your request below the %%chat line")
+        return self._start(options, body.strip())
+
+    async def _fix(self, options: argparse.Namespace, body: str) -> None:
+        """``--fix [INDEX]`` (``%chat fix``, the page's Ask chat): find the failing cell in the
+        notebook as it can be read now, then run the turn with its source, traceback and
+        variables attached; a cell without an error changes nothing and says so."""
+        reader = self.session.reader
+        if reader is None:
+            raise UsageError("%chat fix: this session cannot read the notebook")
+        view = await reader.view()
+        try:
+            failure = failure_of(
+                view,
+                parse_fix(options.fix),
+                self.session.namespace,
+                self.output_chars * 2,
+                reader.hidden(),
+            )
+        except FixRefused as exc:
+            raise UsageError(f"%chat fix: {exc}") from None
+        request = body.strip() or failure.request
+        await self._start(options, request, failure.attachments)
+
+    def _start(
+        self, options: argparse.Namespace, body: str, attached: list[Attachment] | None = None
+    ) -> Coroutine[Any, Any, None]:
+        """The turn of a cell whose options and request are checked; ``attached`` goes with
+        the request besides its ``@name`` variables."""
         session = self.session
         commands.restore_once(session, self.settings())  # a restarted kernel's saved threads
         threads, namespace = session.threads, session.namespace
@@ -254,7 +313,7 @@ class ChatMagics(Magics, McpSettings):
         existing = None if options.new else threads.by_name.get(name)
         key = self._provider_key(existing, options)
         check_allowed(key, self.allowed_providers, self.allowed_models)
-        replay, provider = self._replay_or_live(name, key, body.strip())
+        replay, provider = self._replay_or_live(name, key, body)
         if provider is not None:  # the provider's own default model is checked too
             check_allowed(
                 key._replace(model=getattr(provider, "model", key.model)),
@@ -276,7 +335,7 @@ class ChatMagics(Magics, McpSettings):
         thread.chat.tools = {t.name: t for t in tools}
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
-        return self._run(thread, body.strip(), replay, switched)
+        return self._run(thread, body, replay, switched, attached or [])
 
     def _replay_or_live(
         self, name: str, key: ProviderChoice, request: str
@@ -313,22 +372,14 @@ class ChatMagics(Magics, McpSettings):
         body: str,
         replay: ReplayPlan | None = None,
         switched: list[str] | None = None,
+        extra: list[Attachment] | None = None,
     ) -> None:
         from .front import CellFront
 
         chat = thread.chat
         loop = asyncio.get_running_loop()
-        attached = attach(body, self.session.namespace, self.output_chars * 2)
-        note = kernel_note(
-            chat.conversation.events,
-            self.session.namespace,
-            restarted_at=self.session.started_at if thread.restored else None,
-            reported=thread.gone_reported,
-        )
-        thread.restored = False
-        mcp_notes = await self.session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
-        mcp_notes = [*(switched or ()), *mcp_notes]
-        attachments = [*attached.attachments, *([note] if note else [])]
+        attachments, told, instructions = await self._sent_with(thread, body, switched, extra)
+        held = len(chat.conversation.events)  # the cells above count as seen once sent after
         provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
         played = replay.provider if replay is not None else None
@@ -340,12 +391,14 @@ class ChatMagics(Magics, McpSettings):
                     await chat.send(
                         body,
                         attachments,
-                        [*attached.notes, *mcp_notes, *notes],
+                        [*told, *notes],
                         sink=PrintSink(),
                         provider=played,
                         saved=saved,
+                        instructions=instructions,
                     )
                 finally:
+                    thread.above.commit(chat.conversation.events, held)
                     _remember_fallback(thread, provider, streamed)
             return
         with busy_while_running(kernel):  # before the widget opens
@@ -356,16 +409,55 @@ class ChatMagics(Magics, McpSettings):
                     await chat.send(
                         body,
                         attachments,
-                        [*attached.notes, *mcp_notes, *notes],
+                        [*told, *notes],
                         sink=front.sink,
                         prompter=front.prompter,
                         provider=played,
                         on_boundary=front.boundary,
                         saved=saved,
+                        instructions=instructions,
                     )
                 finally:
+                    thread.above.commit(chat.conversation.events, held)
                     _remember_fallback(thread, provider, streamed)  # before the record is saved
                     front.close()
+
+    def _fix_line(self, words: list[str]) -> Coroutine[Any, Any, None]:
+        """``%chat fix [INDEX]``: what ``%%chat --fix [INDEX]`` with no request does."""
+        if len(words) > 1:
+            raise UsageError("%chat fix takes one cell index at most: %chat fix [INDEX]")
+        options = self._options(f"--fix {words[0] if words else 'last'}")
+        return self._fix(options, "")
+
+    async def _sent_with(
+        self,
+        thread: Thread,
+        body: str,
+        switched: list[str] | None,
+        extra: list[Attachment] | None = None,
+    ) -> tuple[list[Attachment], list[str | Notice], str | None]:
+        """What goes with the request: its attachments (``extra``, e.g. a failing cell's
+        source and traceback; the cells above, ``@name`` data, the kernel's note), the notes
+        shown after it, and the instruction files' text."""
+        session, settings = self.session, self.settings()
+        attached = attach(body, session.namespace, self.output_chars * 2)
+        note = kernel_note(
+            thread.chat.conversation.events,
+            session.namespace,
+            restarted_at=session.started_at if thread.restored else None,
+            reported=thread.gone_reported,
+        )
+        thread.restored = False
+        above = await cells_above_for(session, settings, thread)
+        instructions, told = instructions_for(session, settings, thread)
+        mcp_notes = await session.mcp.prepare(thread, self.mcp_servers)  # MCP tools
+        attachments = [
+            *(extra or []),
+            *([above] if above else []),
+            *attached.attachments,
+            *([note] if note else []),
+        ]
+        return attachments, [*told, *attached.notes, *(switched or ()), *mcp_notes], instructions
 
     def _options(self, line: str) -> argparse.Namespace:
         return parse_options(line)
@@ -431,6 +523,8 @@ class ChatMagics(Magics, McpSettings):
         thread.builtins = builtins
         if options.stream:
             thread.stream = options.stream == "on"
+        if options.context:
+            thread.context = options.context
         chat = thread.chat
         chat.config = self.settings().cell_config(chat.config, options)
         chat.ledger, chat.name = self.session.ledger, thread.name
@@ -451,10 +545,12 @@ def _metadata_writer() -> MetadataWriter:
     return metadata_writer()
 
 
-def _page_opened(session: Session) -> None:
-    """A page opened the notebook: send it the running and finished turns it misses."""
+def _page_opened(session: Session, message: dict[str, Any]) -> None:
+    """A page opened the notebook: note where it says the notebook is, and send it the
+    running and finished turns it misses."""
     from .front import page_opened  # the widget's imports wait until a page needs them
 
+    page_said(session, message)
     page_opened(session)
 
 
@@ -468,4 +564,4 @@ def load_ipython_extension(ipython: Any) -> None:
         from ..editing.control import register_control
 
         session = ipython.magics_manager.registry["ChatMagics"].session
-        register_control(session, on_page=lambda: _page_opened(session))
+        register_control(session, on_page=lambda message: _page_opened(session, message))

@@ -22,6 +22,7 @@ from ..engine.config import ThreadConfig
 from ..kernel_tools.builtin import default_builtins
 from ..mcp.servers import McpServers
 from ..model.budget import Ledger
+from ..reading.instructions import InstructionFinder
 from ..record.thread_settings import UserDefaults
 from ..tools.registry import EditsMode, RunMode
 from .cell_options import parse_thinking
@@ -78,6 +79,8 @@ class CellSettings:
     allowed_providers: list[str]  # admin limits, checked on every cell
     allowed_models: list[str]
     stream: bool  # streaming, for every thread with no choice of its own
+    instructions: bool  # send the instruction files (AGENTS.md, CLAUDE.md)
+    context: str  # the cells above for every thread with no choice of its own: none, above[:N]
     changed: frozenset[str] = frozenset()  # the settings not at their default: a %config's
 
     @classmethod
@@ -133,6 +136,7 @@ class CellSettings:
             provider=self.provider,
             model=self.model or None,
             thinking=parse_thinking(self.thinking),
+            context=self.context,
         )
 
     def headless_allows(self, thread: Thread) -> bool:
@@ -165,6 +169,10 @@ class Session:
     )
     _key: SettingsKey | None = field(default=None, repr=False)
     key_problem: str | None = None  # why this user's key could not be read or made
+    instructions: InstructionFinder = field(default_factory=InstructionFinder)
+    # the notebook's path relative to the server's root, as the last page that opened it said
+    # (the root is where instruction files stop)
+    page_path: str | None = None
 
     def conversations(self) -> list[Conversation]:
         """Each thread's conversation (undo adds its event to the one that made the call)."""

@@ -40,6 +40,7 @@ _FROM_CONFIG = {
     "max_cycles": "max_cycles",
     "builtins": "builtins",
     "system": "system",
+    "context": "context",
 }
 # a cell option (its argparse name) -> the thread's settings it sets
 _FROM_OPTION = {
@@ -58,6 +59,7 @@ _FROM_OPTION = {
     "system": ("system",),
     "stream": ("stream",),
     "budget": ("budget_usd",),
+    "context": ("context",),
 }
 
 
@@ -139,6 +141,8 @@ def _thread_rows(thread: Thread, settings: CellSettings) -> list[Row]:
         ),
         ("budget of the session", _usd(settings.budget_usd), source("budget_usd")),
         ("prompt cache lifetime", settings.cache_ttl, source("cache_ttl")),
+        ("cells above sent", thread.context or settings.context, source("context")),
+        ("instruction files", _on_off(settings.instructions), source("instructions")),
     ]
 
 
@@ -161,6 +165,8 @@ def _default_rows(settings: CellSettings) -> list[Row]:
         ("system prompt", _short(settings.system), source("system")),
         ("budget of the session", _usd(settings.budget_usd), source("budget_usd")),
         ("prompt cache lifetime", settings.cache_ttl, source("cache_ttl")),
+        ("cells above sent", settings.context, source("context")),
+        ("instruction files", _on_off(settings.instructions), source("instructions")),
     ]
 
 
@@ -181,6 +187,10 @@ def _provider(kind: str, script: str | None) -> str:
 
 def _on(value: bool) -> str:
     return "on" if value else "off (plain requests)"
+
+
+def _on_off(value: bool) -> str:
+    return "sent (%chat instructions)" if value else "off"
 
 
 def _usd(amount: float | None) -> str:

@@ -25,6 +25,7 @@ from ..providers.base import Provider
 from ..providers.catalog import ProviderChoice
 from ..providers.endpoints import SERVICES
 from ..providers.scripted import ScriptedProvider
+from ..reading.above import SentCells
 from ..reading.sources import NotebookReader
 from ..record.thread_settings import SavedSettings, UserDefaults, known_builtins, split_settings
 from ..tools.registry import Tool
@@ -67,6 +68,10 @@ class Thread:
     # None: ChatMagics.stream decides, cell by cell; True/False: this thread's own (--stream,
     # or False remembered once its endpoint answered without streaming)
     stream: bool | None = None
+    # None: ChatMagics.context decides, cell by cell; else this thread's own (--context)
+    context: str | None = None
+    above: SentCells = field(default_factory=SentCells)  # what its model saw of the cells above
+    instructions_shown: str | None = None  # the instruction files its card last named
     configured: bool = False  # defaults from the magic's settings applied
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an unsigned copy
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
@@ -110,6 +115,7 @@ class Thread:
             "system": self.chat.config.system,
             "always_allow": sorted(self.chat.allowed_tools),
             "stream": self.stream,
+            "context": self.context,
             "mcp_servers": self.mcp_servers,
             "conversation_id": self.chat.conversation.conversation_id,
         }
@@ -279,6 +285,7 @@ _THREAD_FIELDS = (
     "project",
     "reasoning",
     "stream",
+    "context",
 )
 _USER_TOOL = re.compile(r"^[A-Za-z_]\w*$")
 

@@ -26,6 +26,7 @@ __all__ = [
     "MAX_IMAGES",
     "Attachment",
     "ImageData",
+    "framed",
     "labeled",
 ]
 
@@ -69,7 +70,15 @@ class Attachment(BaseModel):
 
 
 _TAG = "notebook_data"
-_CLOSER = re.compile(rf"</\s*{_TAG}", re.IGNORECASE)
+
+
+def framed(text: str, tag: str, attribute: str, value: str) -> str:
+    """``text`` inside ``<tag attribute="value">…</tag>``: a closing tag inside the text is
+    defused (the text cannot end its frame) and the value cannot end the opening tag. The one
+    framing of text that comes from files or the notebook (:func:`labeled`, instruction files)."""
+    inner = re.sub(rf"</\s*{tag}", f"<\\\\/{tag}", text, flags=re.IGNORECASE)
+    safe = re.sub(r'["<>\n]', "'", value)
+    return f'<{tag} {attribute}="{safe}">\n{inner}\n</{tag}>'
 
 
 def labeled(text: str, source: str) -> str:
@@ -78,9 +87,7 @@ def labeled(text: str, source: str) -> str:
     The system prompt tells the model that what is inside is data from the notebook, never
     instructions. A closing tag inside the text is defused, so content cannot end the frame.
     """
-    inner = _CLOSER.sub(f"<\\\\/{_TAG}", text)
-    safe_source = re.sub(r'["<>\n]', "'", source)  # a crafted label cannot end the tag
-    return f'<{_TAG} source="{safe_source}">\n{inner}\n</{_TAG}>'
+    return framed(text, _TAG, "source", source)
 
 
 DATA_RULE = (

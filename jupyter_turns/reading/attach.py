@@ -19,7 +19,7 @@ from ..model.content import Attachment
 from ..model.images import image_of
 from .variables import one_line, summarize
 
-__all__ = ["Attached", "attach"]
+__all__ = ["Attached", "attach", "cut_head"]
 
 MAX_ATTACHMENTS = 10
 _MENTION = re.compile(r"(?<![\w@.`])@([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
@@ -57,6 +57,14 @@ def attach(text: str, namespace: Mapping[str, Any], budget: int = 4_000) -> Atta
     return result
 
 
+def cut_head(text: str, budget: int) -> str:
+    """``text`` within ``budget`` characters, keeping its end: a traceback's last lines say
+    where and why it failed."""
+    if len(text) <= budget:
+        return text
+    return f"… [{len(text) - budget:,} characters cut]\n{text[-budget:]}"
+
+
 def _resolve(name: str, namespace: Mapping[str, Any]) -> tuple[bool, Any]:
     head, *attributes = name.split(".")
     if head not in namespace:
@@ -77,8 +85,6 @@ def _attachment(name: str, value: Any, budget: int) -> Attachment:
         return Attachment(label=label, text=f"{label}: {one_line(value)}", images=[image])
     if isinstance(value, BaseException):
         lines = traceback.format_exception(type(value), value, value.__traceback__)
-        text = "".join(lines)
-        if len(text) > budget:
-            text = f"… [{len(text) - budget:,} characters cut]\n{text[-budget:]}"
+        text = cut_head("".join(lines), budget)
         return Attachment(label=label, text=f"{label}: exception\n{text}")
     return Attachment(label=label, text=f"{label}:\n{summarize(value, budget)}")

@@ -22,7 +22,16 @@ from ..model.content import MAX_IMAGES, ImageData
 from ..model.images import base64_size, image_from_base64
 from ..record.format import RECORD_MIME
 
-__all__ = ["CellView", "NotebookView", "cell_text", "outline", "output_summary"]
+__all__ = [
+    "CellView",
+    "NotebookView",
+    "cell_name",
+    "cell_text",
+    "error_text",
+    "outline",
+    "outline_entry",
+    "output_summary",
+]
 
 Origin = Literal["live", "file", "history"]
 
@@ -146,7 +155,7 @@ def outline(view: NotebookView, start: int | None, end: int | None) -> tuple[str
     whole: list[CellView] = []
     used = sum(len(h) + 1 for h in head)
     for position, cell in enumerate(chosen):
-        entry = _outline_entry(cell, view.origin, limit)
+        entry = outline_entry(cell, view.origin, limit)
         if used + len(entry) > OUTLINE_CHARS and lines:
             rest = chosen[position:]
             lines.append(
@@ -160,8 +169,16 @@ def outline(view: NotebookView, start: int | None, end: int | None) -> tuple[str
     return "\n".join(head + lines), whole
 
 
-def _outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
-    name = f"In[{cell.index}]" if origin == "history" else f"[{cell.index}]"
+def cell_name(index: int, origin: Origin) -> str:
+    """How a cell is named to the model and the user: ``[3]`` (its place in the notebook), or
+    ``In[3]`` in the kernel's history (the third cell this kernel ran)."""
+    return f"In[{index}]" if origin == "history" else f"[{index}]"
+
+
+def outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
+    """One cell as the outline shows it: its name, type and count, its source (cut past
+    ``limit``) and one line per output."""
+    name = cell_name(cell.index, origin)
     count = f" [{cell.execution_count}]" if cell.execution_count is not None else ""
     marker = "  ← this chat cell (asking now)" if cell.chat else ""
     source = cell.source
@@ -176,6 +193,13 @@ def _outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
     if cell.chat:
         outputs = []
     return "\n".join([f"{name} {cell.cell_type}{count}{marker}", body, *outputs])
+
+
+def error_text(output: dict[str, Any]) -> str:
+    """An error output as text: ``ename: evalue``, then its traceback without the terminal's
+    colour codes (IPython's tracebacks are ANSI-coloured)."""
+    traceback = "\n".join(_ANSI.sub("", str(t)) for t in output.get("traceback") or [])
+    return f"{output.get('ename', 'Error')}: {output.get('evalue', '')}\n{traceback}"
 
 
 @dataclass(frozen=True)
@@ -199,9 +223,7 @@ def cell_text(cell: CellView) -> CellText:
                 f"{head} ({output.get('name', 'stdout')}) ---\n{_text(output.get('text'))}"
             )
         elif kind == "error":
-            traceback = "\n".join(_ANSI.sub("", str(t)) for t in output.get("traceback") or [])
-            title = f"{output.get('ename', 'Error')}: {output.get('evalue', '')}"
-            parts.append(f"{head} (error) ---\n{title}\n{traceback}")
+            parts.append(f"{head} (error) ---\n{error_text(output)}")
         elif _is_chat_output(output):
             parts.append(f"{head}: a chat conversation (read it in the thread, not here) ---")
         else:

@@ -18,7 +18,7 @@ import types
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
-__all__ = ["describe_variables", "one_line", "summarize", "user_variables"]
+__all__ = ["describe_variables", "is_users", "one_line", "summarize", "user_variables"]
 
 SHORT = 80  # characters of a one-line summary's repr
 _IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
@@ -199,7 +199,7 @@ def _matcher(pattern: str) -> re.Pattern[str]:
         ) from exc
 
 
-def _is_users(name: str, value: Any, hidden: Collection[str]) -> bool:
+def is_users(name: str, value: Any, hidden: Collection[str]) -> bool:
     """Whether ``name`` is the user's own data or code rather than IPython's or a library's."""
     if name.startswith("_") or name in _IPYTHON_NAMES or name in hidden:
         return False
@@ -229,7 +229,7 @@ def user_variables(
         if match is not None and not match.search(name):
             continue
         try:
-            keep = _is_users(name, value, hidden)
+            keep = is_users(name, value, hidden)
         except Exception:  # e.g. a __class__ property that raises: still the user's value
             keep = True
         if keep:

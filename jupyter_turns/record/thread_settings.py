@@ -72,6 +72,10 @@ class ThreadSettings(BaseModel):
     system: Annotated[str, StringConstraints(max_length=200_000)] | None = None
     always_allow: list[_Name] | None = Field(default=None, max_length=1_000)
     stream: bool | None = None  # False: plain requests (chosen, or the endpoint does not stream)
+    # the cells above each chat cell sent with its request: none, above, above:N
+    context: Annotated[str, StringConstraints(pattern=r"^(none|above(:[1-9]\d{0,5})?)$")] | None = (
+        None
+    )
     mcp_servers: dict[ServerName, ServerSpec] | None = Field(default=None, max_length=50)
 
 
@@ -91,6 +95,7 @@ GUARDED_FIELDS = (
     "base_url",
     "region",
     "project",
+    "context",
 )
 
 # (saved settings, the conversation they are for) -> signed by this user? (trust.SettingsKey)
@@ -107,6 +112,7 @@ class UserDefaults:
     provider: str = "anthropic"
     model: str | None = None  # None: the provider's default
     thinking: Thinking = "off"
+    context: str = "none"  # ChatMagics.context: the cells above sent with each request
 
 
 @dataclass
@@ -196,7 +202,9 @@ def split_settings(
     review (whatever the user's own default: a file never relaxes approval), other built-ins,
     "always allow", MCP servers, a system prompt, a higher cycle limit, another provider or
     model (where requests go and what they cost), a script variable (what a scripted provider
-    plays) and more thinking.
+    plays), more thinking, and ``context`` sending the cells above unless the user's own
+    default does (it sends notebook data with every request: a file must not turn on what the
+    user keeps off, as with the reading built-ins).
     """
     harmless: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
@@ -225,6 +233,8 @@ def _within(name: str, value: Any, defaults: UserDefaults) -> bool:
         return bool(value == defaults.provider)
     if name == "model":
         return bool(value == defaults.model)
+    if name == "context":  # sends notebook data: never more than the user's own default does
+        return bool(value == "none" or defaults.context != "none")
     if name == "thinking":
         default = defaults.thinking
         if value in ("off", default):
@@ -259,6 +269,10 @@ def describe_guarded(guarded: dict[str, Any]) -> str:
     for name in ("region", "project"):
         if name in guarded:
             parts.append(f"the {name} `{guarded[name]}`")
+    if "context" in guarded:
+        parts.append(
+            f"the cells above each chat cell sent with it (--context {guarded['context']})"
+        )
     if "thinking" in guarded:
         thinking = guarded["thinking"]
         budget = f"{thinking:,} tokens" if isinstance(thinking, int) else str(thinking)

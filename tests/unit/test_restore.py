@@ -391,3 +391,18 @@ def test_a_file_may_narrow_the_default_builtins_but_not_widen_them() -> None:
     wide = parse_settings({"builtins": ["variables", "python"]}).values
     harmless, guarded = split_settings(wide, defaults)
     assert harmless == {} and guarded == {"builtins": ["variables", "python"]}
+
+
+def test_a_file_may_keep_the_cells_above_off_but_turns_them_on_only_where_the_user_does() -> None:
+    """``context`` sends notebook data with every request: an unsigned file may ask for it only
+    when the user's own ``ChatMagics.context`` sends the cells above too (as with built-ins)."""
+    off = UserDefaults(max_cycles=25)
+    assert parse_settings({"context": "above:x"}).problems  # checked like every field
+    asks = parse_settings({"context": "above:3"}).values
+    assert split_settings(asks, off) == ({}, {"context": "above:3"})
+    assert describe_guarded({"context": "above:3"}) == (
+        "the cells above each chat cell sent with it (--context above:3)"
+    )
+    assert split_settings({"context": "none"}, off) == ({"context": "none"}, {})
+    own = UserDefaults(max_cycles=25, context="above")
+    assert split_settings(asks, own) == ({"context": "above:3"}, {})

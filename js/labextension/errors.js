@@ -1,0 +1,127 @@
+/**
+ * "Ask chat" on a code cell's error, in JupyterLab and Notebook 7: a button under each error
+ * output. Its click inserts, below the failing cell, a chat cell a person can read
+ *
+ *   %%chat --fix 3
+ *   Why does cell [3] fail, and how do I fix it?
+ *
+ * (3: the cell's index, as notebook_cells numbers cells) and runs it. The kernel then reads the
+ * notebook and sends the cell's source, its traceback and the variables of the failing line with
+ * the request (jupyter_turns/reading/failing.py). The button is page furniture drawn into the
+ * rendered output, never part of the output's model: the saved file holds the error as the
+ * kernel sent it. Its words are ours, set as textContent.
+ */
+
+const BUTTON = "jt-ask-chat";
+const CHAT_CELL = /^\s*%%?chat\b/; // a chat cell's own failure is no error in the user's code
+
+/**
+ * The source of the chat cell that asks about cell `index`'s error. The question is
+ * reading/failing.py's fix_request (tests/unit/test_failing.py keeps them the same).
+ * @param {number} index
+ */
+export function askSource(index) {
+  return `%%chat --fix ${index}\nWhy does cell [${index}] fail, and how do I fix it?`;
+}
+
+/**
+ * Keep the Ask chat buttons of one notebook panel up to date: when cells come and go, when a
+ * cell's outputs change, when a windowed cell is drawn.
+ * @param {any} panel a NotebookPanel
+ * @param {(panel: any) => Promise<unknown>} run runs the panel's active cell
+ */
+export function watchErrors(panel, run) {
+  const watched = new WeakSet();
+  let pending = false;
+  const refresh = () => {
+    if (pending) return;
+    pending = true;
+    // after the output area has made (or dropped) the widgets of the outputs that changed
+    requestAnimationFrame(() => {
+      pending = false;
+      if (panel.isDisposed) return;
+      for (const cell of panel.content.widgets) {
+        if (cell.model?.type !== "code" || !cell.outputArea) continue;
+        if (!watched.has(cell)) {
+          watched.add(cell);
+          cell.outputArea.model.changed.connect(refresh);
+          cell.inViewportChanged?.connect(refresh);
+        }
+        drawButtons(cell, () => ask(panel, cell, run));
+      }
+    });
+  };
+  panel.context.ready.then(() => {
+    panel.content.model?.cells.changed.connect(refresh);
+    panel.content.modelChanged?.connect(refresh);
+    refresh();
+  });
+  return refresh;
+}
+
+/**
+ * Give each error output of `cell` its button (once), unless the cell is a chat cell.
+ * @param {any} cell a CodeCell
+ * @param {() => void} onClick
+ */
+function drawButtons(cell, onClick) {
+  const area = cell.outputArea;
+  const chat = CHAT_CELL.test(cell.model.sharedModel.getSource());
+  for (let i = 0; i < area.model.length; i++) {
+    const node = area.widgets[i]?.node.querySelector(".jp-OutputArea-output");
+    if (!node) continue;
+    const held = node.querySelector(`:scope > .${BUTTON}`);
+    const wanted = !chat && area.model.get(i)?.type === "error";
+    if (wanted && !held) node.append(makeButton(onClick));
+    if (!wanted && held) held.remove();
+  }
+}
+
+/** @param {() => void} onClick */
+function makeButton(onClick) {
+  const button = document.createElement("button");
+  button.type = "button";
+  button.className = BUTTON;
+  button.textContent = "Ask chat";
+  button.title = "Ask the chat why this cell fails: adds a %%chat cell below and runs it";
+  Object.assign(button.style, {
+    display: "block",
+    margin: "6px 0 2px",
+    font: "inherit",
+    fontFamily: "var(--jp-ui-font-family)",
+    fontSize: "var(--jp-ui-font-size1, 13px)",
+    color: "var(--jp-ui-font-color1)",
+    background: "var(--jp-layout-color2)",
+    border: "1px solid var(--jp-border-color1)",
+    borderRadius: "4px",
+    padding: "2px 10px",
+    cursor: "pointer",
+  });
+  button.addEventListener("click", (event) => {
+    event.stopPropagation(); // the click is the button's, not the output's
+    onClick();
+  });
+  return button;
+}
+
+/**
+ * Insert the asking chat cell below `cell`, make it the active cell and run it.
+ * @param {any} panel
+ * @param {any} cell
+ * @param {(panel: any) => Promise<unknown>} run
+ */
+async function ask(panel, cell, run) {
+  const notebook = panel.content;
+  const index = notebook.widgets.indexOf(cell);
+  if (index < 0 || !notebook.model) return;
+  notebook.model.sharedModel.insertCell(index + 1, {
+    cell_type: "code",
+    source: askSource(index),
+    metadata: {},
+    outputs: [],
+    execution_count: null,
+  });
+  notebook.deselectAll();
+  notebook.activeCellIndex = index + 1;
+  await run(panel);
+}
