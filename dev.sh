@@ -144,10 +144,9 @@ docs_count() {
 }
 js_tests() { (cd js && npm test --silent); }
 
-# side_stages OUT: every stage but pytest, one after the other (the checks that need no kernel,
-# then the example notebooks and the benchmarks' smoke run); their output goes to OUT.log, their
-# summary lines to OUT.summary and 1 to OUT.failed if one failed.
-side_stages() {
+# static_checks OUT: the stages that need no kernel (about 45 s on one core); their output goes
+# to OUT.log, their summary lines to OUT.summary and 1 to OUT.failed if one failed.
+static_checks() {
     stage ruff ruff_count "$VENV/bin/ruff" check jupyter_turns tests scripts hatch_build.py docs/conf.py
     stage mypy mypy_count "$VENV/bin/mypy"
     # the layers and the Jupyter-free core ([tool.importlinter] in pyproject.toml)
@@ -155,6 +154,26 @@ side_stages() {
     stage "js lint" no_count js_lint
     stage "js tests" node_count js_tests
     stage docs docs_count build_docs
+    printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
+    echo "$FAILED" >"$1.failed"
+}
+
+# How many pytest workers (pytest-xdist; each test file stays in one worker, with its server
+# and browser): most of a browser or kernel test waits on a page, a kernel or a server, so two
+# share two cores well (about 1.6x faster than one process); PYTEST_WORKERS=0 runs in one.
+PYTEST_WORKERS=${PYTEST_WORKERS:-2}
+
+run_tests() {
+    if [ -t 1 ]; then export FORCE_COLOR=1 PY_COLORS=1; fi
+    # The static checks run beside pytest (whose browser tests pass with both cores busy);
+    # their output is shown after it, and their summary lines come first, as before.
+    local static
+    static=$(mktemp)
+    static_checks "$static" >"$static.log" 2>&1 &
+    local static_pid=$!
+    local -a workers=()
+    if [ "$PYTEST_WORKERS" != 0 ]; then workers=(-n "$PYTEST_WORKERS" --dist loadfile); fi
+    stage pytest pytest_count "$VENV/bin/python" -m pytest tests "${workers[@]}" "$@"
     # examples/replay.ipynb and providers.ipynb were recorded against the APIs: with no key they
     # replay offline. The kernels get a Jupyter data directory of their own (the settings secret
     # is made there), so the suite never writes the real one.
@@ -166,32 +185,13 @@ side_stages() {
     stage bench bench_count env JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m tests.bench \
         --quick --out test-artifacts/bench/quick.json
     rm -rf "$nbval_data"
-    printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
-    echo "$FAILED" >"$1.failed"
-}
-
-# How many pytest workers (pytest-xdist): most of a browser or kernel test is waiting on a page,
-# a kernel or a server, so three share two cores well; PYTEST_WORKERS=0 runs in one process.
-PYTEST_WORKERS=${PYTEST_WORKERS:-3}
-
-run_tests() {
-    if [ -t 1 ]; then export FORCE_COLOR=1 PY_COLORS=1; fi
-    # The other stages run beside pytest (whose tests pass with both cores busy); their output
-    # is shown after it, and their summary lines come first.
-    local side
-    side=$(mktemp)
-    side_stages "$side" >"$side.log" 2>&1 &
-    local side_pid=$!
-    local -a workers=()
-    if [ "$PYTEST_WORKERS" != 0 ]; then workers=(-n "$PYTEST_WORKERS" --dist load); fi
-    stage pytest pytest_count "$VENV/bin/python" -m pytest tests "${workers[@]}" "$@"
-    wait "$side_pid" || true
-    cat "$side.log"
-    local -a side_summary=()
-    mapfile -t side_summary <"$side.summary" || true
-    SUMMARY=("${side_summary[@]}" "${SUMMARY[@]}")
-    [ "$(cat "$side.failed" 2>/dev/null)" = 0 ] || FAILED=1
-    rm -f "$side" "$side.log" "$side.summary" "$side.failed"
+    wait "$static_pid" || true
+    cat "$static.log"
+    local -a static_summary=()
+    mapfile -t static_summary <"$static.summary" || true
+    SUMMARY=("${static_summary[@]}" "${SUMMARY[@]}")
+    [ "$(cat "$static.failed" 2>/dev/null)" = 0 ] || FAILED=1
+    rm -f "$static" "$static.log" "$static.summary" "$static.failed"
     echo
     echo "=== summary"
     printf '%s\n' "${SUMMARY[@]}"

@@ -98,7 +98,7 @@ def test_two_users_follow_one_turn_and_keep_their_edits(lab: Lab, second: Lab) -
 
     # the other page draws the same turn as it streams, from the shared document
     second.page.bring_to_front()
-    root_b = widget_of(second, 3)
+    root_b = widget_of(second, 3, timeout=90)
     expect(root_b.locator(".jt-draft .jt-message")).to_contain_text("Both pages see this word")
     # both type in their own cell while the answer streams
     _type_at_end(second, 5, "  # from B")
@@ -215,11 +215,11 @@ def test_notebook_7_and_jupyterlab_share_a_turn(lab: Lab, second: Lab) -> None:
     second.open("nb7.ipynb", workspace="second-user")
     lab.page.bring_to_front()
     run_setup(lab, 3)
-    root = start_chat(lab, 3)
+    root = start_chat(lab, 3, timeout=90)  # two pages on one kernel: under load it draws late
     expect(root.get_by_role("button", name="Approve", exact=True)).to_be_visible()
 
     second.page.bring_to_front()  # the JupyterLab user answers the Notebook 7 user's prompt
-    other = widget_of(second, 3)
+    other = widget_of(second, 3, timeout=90)
     other.get_by_role("button", name="Approve", exact=True).click()
     for page in (second, lab):
         page.page.bring_to_front()

@@ -46,7 +46,7 @@ def test_an_approval_in_one_page_closes_the_prompt_in_the_other_and_says_who(lab
         # file (with collaboration the shared document has it already)
         lab.save()
         other.page.evaluate(_REVERT)
-    page_b = wait_widget(other, 3)
+    page_b = wait_widget(other, 3, timeout=90)  # a second page under load draws late
     expect(page_b.get_by_role("button", name="Approve", exact=True)).to_be_visible()
     name = lab.user_name()
 
