@@ -61,9 +61,9 @@ def run_setup(lab: Lab, count: int, timeout: float = 60) -> None:
     """Run cells 0..count-1 one after the other; each must end without an error."""
     for index in range(count):
         out = lab.run_cell(index, timeout=timeout)
-        text = out.inner_text()
-        if "Traceback" in text or "Error" in text:
-            raise AssertionError(f"setup cell {index} failed:\n{text}")
+        errors = lab.errors(index)
+        if errors:
+            raise AssertionError(f"setup cell {index} failed: {errors}\n{out.inner_text()}")
 
 
 _WIDGET_STATE = """

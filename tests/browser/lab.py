@@ -81,6 +81,14 @@ KNOWN_PAGE_ERRORS = (
     "Cannot read properties of undefined (reading 'schema')",
 )
 
+_ERRORS = """
+(index) => {
+  const cell = window.__jt.panel.content.widgets[index];
+  const outputs = cell?.model?.outputs?.toJSON?.() ?? [];
+  return outputs.filter((o) => o.output_type === "error").map((o) => `${o.ename}: ${o.evalue}`);
+}
+"""
+
 _APP_READY = "() => !!(window.jupyterapp && window.__jtTrack)"
 
 # The notebook opened by Lab.open(); cells run by Lab.run_cell()/run_all() get a record here.
@@ -400,6 +408,15 @@ class Lab:
         except PlaywrightTimeoutError:
             state = self.page.evaluate(_CELL_STATE, index)
             raise LabError(f"cell {index} still busy after {timeout} s: {state}") from None
+
+    def errors(self, index: int) -> list[str]:
+        """The error outputs cell `index` holds in the notebook model ("Name: value" each).
+
+        Read from the model, not the page text: a kernel may print harmless warnings on
+        stderr (ipykernel under load: "Task was destroyed but it is pending!").
+        """
+        found: list[str] = self.page.evaluate(_ERRORS, index)
+        return found
 
     def prompt(self, index: int) -> Locator:
         """The cell's execution prompt, e.g. "[3]:", "[*]:" or "[ ]:": for `expect(...)`."""
