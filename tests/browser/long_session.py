@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Container
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -226,11 +227,18 @@ def _one_turn(lab: Lab, turn: int) -> float | None:
 
 
 def run_long_session(
-    lab: Lab, name: str, turns: int, *, pause: float = 0.0, lead: float = 0.0
+    lab: Lab,
+    name: str,
+    turns: int,
+    *,
+    pause: float = 0.0,
+    lead: float = 0.0,
+    measured: Container[int] | None = None,
 ) -> tuple[list[TurnFigures], list[TurnFigures]]:
-    """Play the session in `lab`'s page: the figures after each turn, then after each plain
-    cell run once the session is over. `pause` paces the answer's words, `lead` is the
-    silence before its first one."""
+    """Play the session in `lab`'s page: the figures after each turn (only after the turns in
+    `measured` where given: a measure collects the page's garbage and walks its heap, seconds
+    on a big page), then after each plain cell run once the session is over. `pause` paces
+    the answer's words, `lead` is the silence before its first one."""
     lab.write_notebook(name, long_session_notebook(turns, pause=pause, lead=lead))
     lab.open(name)
     run_setup(lab, FIRST_CHAT)
@@ -240,8 +248,10 @@ def run_long_session(
     shown: list[float | None] = []
     try:
         for turn in range(turns):
-            shown.append(_one_turn(lab, turn))
-            figures.append(_measure(lab, cdp, turn + 1, FIRST_CHAT + turn))
+            at = _one_turn(lab, turn)
+            if measured is None or turn + 1 in measured:
+                shown.append(at)
+                figures.append(_measure(lab, cdp, turn + 1, FIRST_CHAT + turn))
         plain = []
         for k in range(PLAIN):
             lab.run_cell(FIRST_CHAT + turns + k)

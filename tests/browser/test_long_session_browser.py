@@ -29,8 +29,8 @@ def _per_turn(late: TurnFigures, early: TurnFigures, field: str) -> float:
 
 
 def test_thirty_turns_in_one_page_leave_their_records_and_nothing_else(lab: Lab) -> None:
-    figures, plain = run_long_session(lab, "long.ipynb", TURNS)
-    early, late = figures[SETTLED - 1], figures[-1]
+    figures, plain = run_long_session(lab, "long.ipynb", TURNS, measured={SETTLED, TURNS})
+    early, late = figures
     # no comm or widget outlives its turn, in the page or in the kernel
     for field in ("page_comms", "kernel_comms", "kernel_widgets"):
         assert getattr(late, field) == getattr(early, field), (field, early, late)
