@@ -27,6 +27,7 @@ import traitlets
 
 from ..loops import call_soon_on
 from .loader import widget_source
+from .messages import KernelMessage
 
 __all__ = ["ChatWidget"]
 
@@ -82,7 +83,7 @@ class ChatWidget(anywidget.AnyWidget):
         if layout is not None:
             layout.close()
 
-    def stream(self, content: dict[str, Any]) -> None:
+    def stream(self, content: KernelMessage) -> None:
         """Send a custom message of the live tail (new text, a handover, tool lines) with no
         parent header. Pages route a comm message by its comm id, never by its parent, and the
         execute request's header copied into each of a long stream's hundreds of messages was
