@@ -3,9 +3,10 @@
 All written by the kernel through the messaging protocol (never the .ipynb file):
 
 * the cell's *one output* (a single display id): while the turn runs, the chat widget where a
-  page draws it, else the live record (mime ``application/vnd.jupyter-turns+json``) rewritten
-  in place; when the turn ends, the final record bundle replaces it in place: the record, an
-  expanded sanitized HTML transcript (readable without the extension) and a one-line summary;
+  page draws it, else the live record (mime ``application/vnd.jupyter-turns+json``) followed by
+  live parts, one output per save with only what it adds (:class:`Recorder`); when the turn
+  ends, the final record bundle replaces it in place: the record, an expanded sanitized HTML
+  transcript (readable without the extension) and a one-line summary;
 * cell and notebook metadata (key ``jupyter_turns``) through the ``jupyter_turns.metadata``
   comm, when the JupyterLab / Notebook 7 extension is there (without it nothing errors): the
   turn so far, marked ``live``, from the request on and within a second of every cycle
