@@ -23,7 +23,7 @@ from typing import Any
 
 from nbformat import NotebookNode
 
-from .record.format import RECORD_MIME, REPLAYED
+from .record.format import CONTINUES, RECORD_MIME, REPLAYED
 
 __all__ = ["nbval_for_chat_cells", "skip_record_comparison"]
 
@@ -61,22 +61,33 @@ def skip_record_comparison(session: Any, config: Any, items: list[Any]) -> None:
 
 def _applying_updates(get: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """Wrap nbval's message reader: a chat output's ``data`` is kept as the very node nbval
-    stores, and an update of that display rewrites it in place (and is not passed on)."""
+    stores, and an update of that display rewrites it in place (and is not passed on). A long
+    turn's live parts (:meth:`jupyter_turns.kernel.persist.Recorder.finish` clears them, with
+    ``clear_output``, which nbval ignores) are not passed on either, nor that clear; the final
+    record then shown again under the first output's display id updates that output."""
     shown: dict[str, Any] = {}
+    parted: set[str] = set()  # the cells (request ids) whose turn added live parts
 
     def get_kernel_message(*args: Any, **kwargs: Any) -> Any:
         while True:
             message = get(*args, **kwargs)
             kind = message.get("msg_type")
             content = message.get("content") or {}
+            cell = str((message.get("parent_header") or {}).get("msg_id"))
             display_id = str((content.get("transient") or {}).get("display_id") or "")
+            if kind == "clear_output" and cell in parted:
+                continue
             if not display_id.startswith(_OURS):
                 return message
-            if kind == "display_data":
+            record = (content.get("data") or {}).get(RECORD_MIME)
+            if isinstance(record, dict) and CONTINUES in record:
+                parted.add(cell)
+                continue
+            if kind == "display_data" and display_id not in shown:
                 node = NotebookNode(content.get("data") or {})  # type: ignore[no-untyped-call]
                 content["data"] = shown[display_id] = node
                 return message
-            if kind != "update_display_data" or display_id not in shown:
+            if kind not in ("update_display_data", "display_data") or display_id not in shown:
                 return message
             data = shown[display_id]
             data.clear()

@@ -12,6 +12,7 @@ import { METADATA_KEY as KEY, RECORD_MIME, WIDGET_MIME } from "./constants.js";
  * @typedef {{data: Record<string, unknown>}} OutputLike
  * @typedef {{type: string, oldValues?: OutputLike[]}} OutputsChange
  * @typedef {{length: number, get(i: number): OutputLike, set(i: number, output: object): void,
+ *            clear?(): void, add?(output: object): void,
  *            changed?: {connect(fn: (sender: unknown, change: OutputsChange) => void): void}}}
  *   OutputsLike
  * @typedef {{getMetadata?(key: string): unknown, setMetadata?(key: string, value: unknown): void,
@@ -59,6 +60,7 @@ export function showUnfinishedTurns(model, shown = new Map()) {
   const cells = model?.cells;
   for (let i = 0; cells && i < cells.length; i++) {
     const cell = cells.get(i);
+    replaced += joinLiveParts(cell);
     const saved = savedRecord(cell);
     const seen = shown.get(i);
     const record =
@@ -143,4 +145,76 @@ export function keepAllWhenCleared(model) {
       keepWhenCleared(cell, record);
     }
   }
+}
+
+/** @param {unknown} event */
+const partial = (event) => Boolean(/** @type {any} */ (event)?.metadata?.partial);
+
+/**
+ * `head` (a live record) with `part` joined to it, or null when the part does not continue
+ * that turn: as jupyter_turns.record.format.join_live_parts does (a streaming text's later
+ * pieces extend it, a finished event that ends one gets its text back, a streaming text
+ * followed by a finished event was replaced by it).
+ * @param {Record<string, any>} head
+ * @param {Record<string, any>} part
+ * @returns {Record<string, any> | null}
+ */
+export function joinLivePart(head, part) {
+  const events = Array.isArray(head.events) ? head.events : [];
+  const first = events[0];
+  if (!first || part.conversation_id !== head.conversation_id || part.continues !== first.id)
+    return null;
+  const ends = part.extends && typeof part.extends === "object" ? part.extends : {};
+  const joined = [...events];
+  const where = new Map(joined.map((e, i) => [String(e?.id), i]));
+  for (const raw of Array.isArray(part.events) ? part.events : []) {
+    if (!raw || typeof raw !== "object") continue;
+    const key = String(raw.id);
+    const at = where.get(key) ?? (key in ends ? where.get(String(ends[key])) : undefined);
+    let event = raw;
+    if (at !== undefined && (key in ends || partial(raw)))
+      event = { ...raw, content: `${joined[at].content ?? ""}${raw.content ?? ""}` };
+    const here = where.get(key);
+    if (here !== undefined) joined[here] = event;
+    else where.set(key, joined.push(event) - 1);
+  }
+  let last = -1;
+  joined.forEach((e, i) => (last = partial(e) ? last : i));
+  return { ...head, events: joined.filter((e, i) => i > last || !partial(e)) };
+}
+
+/**
+ * A headless turn saved as it grew, its kernel gone before the end, left its live record
+ * and parts holding what each save added (`continues`): they become one output again, the
+ * record joined, as the kernel would have written it. How many parts went.
+ * @param {CellLike} cell
+ */
+function joinLiveParts(cell) {
+  const outputs = cell.outputs;
+  if (!outputs?.clear || !outputs.add) return 0;
+  /** @type {object[]} */
+  const kept = [];
+  /** @type {Map<object, Record<string, any>>} the live records kept, by their output */
+  const heads = new Map();
+  let joined = 0;
+  for (let i = 0; i < outputs.length; i++) {
+    const output = /** @type {any} */ (outputs.get(i));
+    const json = typeof output.toJSON === "function" ? output.toJSON() : output;
+    const record = output.data?.[RECORD_MIME];
+    if (record && typeof record === "object" && "continues" in record) {
+      const entry = [...heads].reverse().find(([, head]) => joinLivePart(head, record));
+      if (entry) heads.set(entry[0], /** @type {any} */ (joinLivePart(entry[1], record)));
+      joined++;
+      continue;
+    }
+    if (record?.live === true) heads.set(json, record);
+    kept.push(json);
+  }
+  if (!joined) return 0;
+  outputs.clear();
+  for (const json of kept) {
+    const record = heads.get(json);
+    outputs.add(record ? recordOutput(record) : json);
+  }
+  return joined;
 }

@@ -78,3 +78,61 @@ test("the finished cell's metadata points at its output, and takes the record wh
   const empty = cell("b", null, []);
   assert.equal(applyMetadata(notebook(empty), { ...request, cell_id: "b" }).ok, false);
 });
+
+test("a headless turn killed mid-stream: its live record and parts become one output", () => {
+  const head = {
+    version: 2,
+    conversation_id: "c",
+    thread: "main",
+    live: true,
+    events: [
+      { id: "r", kind: "chat_request", content: "Write" },
+      { id: "d1", kind: "message", content: "Para 1. ", metadata: { partial: true } },
+    ],
+  };
+  const part = (events, more = {}) => ({
+    data: {
+      [RECORD_MIME]: {
+        version: 2,
+        conversation_id: "c",
+        live: true,
+        continues: "r",
+        events,
+        ...more,
+      },
+      "text/plain": "",
+    },
+  });
+  const stderr = { output_type: "stream", name: "stderr", text: "a warning" };
+  const outputs = [
+    {
+      data: {
+        [RECORD_MIME]: head,
+        "text/plain": "Conversation · thread main · 2 events · running",
+      },
+    },
+    part([{ id: "d1", kind: "message", content: "Para 2. ", metadata: { partial: true } }]),
+    stderr,
+    part([{ id: "m1", kind: "message", content: "Para 3." }], { extends: { m1: "d1" } }),
+    part([{ id: "d2", kind: "reasoning", content: "Next", metadata: { partial: true } }]),
+  ];
+  const killed = cell("a", null, outputs);
+  killed.outputs.clear = () => outputs.splice(0);
+  killed.outputs.add = (output) => outputs.push(output);
+  assert.equal(showUnfinishedTurns(notebook(killed)), 3);
+  assert.equal(outputs.length, 2); // the record, and what else the cell printed
+  const record = outputs[0].data[RECORD_MIME];
+  assert.deepEqual(
+    record.events.map((e) => [e.id, e.content]),
+    [
+      ["r", "Write"],
+      ["m1", "Para 1. Para 2. Para 3."],
+      ["d2", "Next"],
+    ],
+  );
+  assert.equal(
+    outputs[0].data["text/plain"],
+    "Conversation · thread main · 3 events · did not finish",
+  );
+  assert.deepEqual(outputs[1], stderr);
+});

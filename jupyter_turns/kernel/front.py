@@ -7,15 +7,16 @@ policy at once; with a session it waits briefly for the view to render.
 The cell has one output (see :mod:`jupyter_turns.kernel.persist`): the widget where a page draws it,
 else the live record. The turn so far is saved when it starts (the request), at every cycle
 boundary and when events arrive (within a second: the Recorder throttles). New streamed text
-alone is saved only without a page, after 1 s, then 2, 4, 8 s... (at most ``_MAX_BACKOFF``
-apart), since every rewrite resends the whole record; a page keeps what it shows and, if the
-kernel dies, saves that in the widget's place. At the end the final record replaces the
+alone is saved only without a page, every second (each save adds only what is new: the
+Recorder's live parts); a page keeps what it shows and, if the kernel dies, saves that in the
+widget's place. At the end the final record replaces the
 widget, which is then closed (its last pending sync is dropped: nothing will draw it).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from typing import TYPE_CHECKING, Any
 
 from ..engine.turn_state import cycles_record
@@ -39,7 +40,6 @@ __all__ = ["CellFront", "has_frontend", "metadata_writer", "page_opened", "send_
 
 _metadata_writer: MetadataWriter | None = None
 _running: dict[str, ChatWidget] = {}  # cell id -> the widget of the turn it runs now
-_MAX_BACKOFF = 16.0  # seconds between rewrites of the live record while only text grows
 
 
 def metadata_writer() -> MetadataWriter:
@@ -127,7 +127,6 @@ class CellFront:
         self._displaced = list(session.cell_records.get(self.cell_id or "", ()))
         self._saved: tuple[int, list[tuple[int, int]]] | None = None  # what the record holds
         self._ticker: asyncio.Handle | None = None
-        self._backoff = self.recorder.min_interval
 
     def show(self) -> None:
         """Display the widget where a page can draw it; the turn's record follows once the
@@ -202,12 +201,14 @@ class CellFront:
 
     def _live_record(self, turn: TurnCoordinator) -> dict[str, Any]:
         """The turn so far, with the text shown but not yet an event marked ``partial`` (a tool
-        call's arguments still being written are not kept: the call was never complete)."""
+        call's arguments still being written are not kept: the call was never complete). Each
+        streaming text keeps one id while it grows: a live part sends only its new text."""
+        first = turn.events[0].id if turn.events else ""
         partial: list[ConversationEvent] = [
-            Reasoning(content=text, metadata={"partial": True})
+            Reasoning(id=_draft_id(first, index), content=text, metadata={"partial": True})
             if kind == "reasoning"
-            else Message(content=text, metadata={"partial": True})
-            for _, kind, text in self._shown_text()
+            else Message(id=_draft_id(first, index), content=text, metadata={"partial": True})
+            for index, kind, text in self._shown_text()
             if text
         ]
         return self._record(turn, partial)
@@ -223,7 +224,6 @@ class CellFront:
     def _save_progress(self) -> None:
         """While the turn runs: save it when it has new events or new shown text."""
         turn = self.thread.chat.turn
-        wait = self.recorder.min_interval
         if turn is not None and turn.outcome == "running":
             self._last = turn
             mark = self._mark(turn)
@@ -233,10 +233,7 @@ class CellFront:
                 # new events (or the turn's first save) go to the metadata; new text alone
                 # only to a live record without a page (a page keeps what it shows)
                 self.recorder.save(lambda: self._live_record(turn), metadata=not text_only)
-                if text_only:
-                    wait = min(2 * self._backoff, _MAX_BACKOFF)
-        self._backoff = wait
-        self._ticker = self._loop.call_later(wait, self._save_progress)
+        self._ticker = self._loop.call_later(self.recorder.min_interval, self._save_progress)
 
     def _mark(self, turn: TurnCoordinator) -> tuple[int, list[tuple[int, int]]]:
         return len(turn.events), [(i, len(text)) for i, _, text in self._shown_text()]
@@ -254,6 +251,12 @@ class CellFront:
                 name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
             },
         }
+
+
+def _draft_id(first_event: str, index: int) -> str:
+    """The id of the streaming text block ``index`` of the turn that began with
+    ``first_event``: the same at every save, unique in the conversation."""
+    return hashlib.sha256(f"{first_event}:draft:{index}".encode()).hexdigest()[:16]
 
 
 def _endpoint(provider: object) -> dict[str, str]:

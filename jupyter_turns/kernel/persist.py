@@ -3,9 +3,10 @@
 All written by the kernel through the messaging protocol (never the .ipynb file):
 
 * the cell's *one output* (a single display id): while the turn runs, the chat widget where a
-  page draws it, else the live record (mime ``application/vnd.jupyter-turns+json``) rewritten
-  in place; when the turn ends, the final record bundle replaces it in place: the record, an
-  expanded sanitized HTML transcript (readable without the extension) and a one-line summary;
+  page draws it, else the live record (mime ``application/vnd.jupyter-turns+json``) followed by
+  live parts, one output per save with only what it adds (:class:`Recorder`); when the turn
+  ends, the final record bundle replaces it in place: the record, an expanded sanitized HTML
+  transcript (readable without the extension) and a one-line summary;
 * cell and notebook metadata (key ``jupyter_turns``) through the ``jupyter_turns.metadata``
   comm, when the JupyterLab / Notebook 7 extension is there (without it nothing errors): the
   turn so far, marked ``live``, from the request on and within a second of every cycle
@@ -41,7 +42,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..model.events import new_id
-from ..record.format import META_KEY, RECORD_MIME, record_bundle, summary
+from ..record.format import META_KEY, RECORD_MIME, live_part, record_bundle, summary
 
 __all__ = ["COMM_TARGET", "MetadataWriter", "Recorder"]
 
@@ -188,8 +189,13 @@ class Recorder:
     With a page (:meth:`show` a widget) the output is the chat widget; the turn so far goes to
     the cell's metadata (the lab extension), marked ``live``, so a kernel that dies mid-turn
     leaves it there for the page to show in place of the widget. Without a page (nbclient,
-    ``jupyter execute``) the output is the live record itself, rewritten in place. At the end
-    the same output (one display id) becomes the final record bundle.
+    ``jupyter execute``) the output is the live record itself, and each later write adds an
+    output holding only what is new (:func:`jupyter_turns.record.format.live_part`: new events,
+    the text streamed since), so nothing saved is sent again; a kernel that dies mid-turn leaves
+    the record and its parts, which the readers join. At the end the first output (one display
+    id) becomes the final record bundle; the parts, if any, are cleared first
+    (``clear_output(wait=True)``: the cell then holds the one output it held before; an output
+    something else printed in the cell during the turn goes with them).
 
     :meth:`save` writes at once unless the last write was less than ``min_interval`` seconds
     ago: then one deferred write, with the newest record, follows when the interval is up. So
@@ -210,12 +216,15 @@ class Recorder:
         call_later: Callable[[float, Callable[[], None]], Any] | None = None,
         display: Callable[..., Any] | None = None,
         update_display: Callable[..., Any] | None = None,
+        clear_output: Callable[..., Any] | None = None,
     ) -> None:
-        if display is None or update_display is None:
+        if display is None or update_display is None or clear_output is None:
+            from IPython.display import clear_output as ipy_clear
             from IPython.display import display as ipy_display
             from IPython.display import update_display as ipy_update
 
-            display, update_display = ipy_display, ipy_update
+            display, update_display = display or ipy_display, update_display or ipy_update
+            clear_output = clear_output or ipy_clear
         self.thread = thread
         self.cell_id = cell_id
         self.metadata = metadata
@@ -225,6 +234,7 @@ class Recorder:
         self._call_later = call_later or _loop_call_later
         self._display = display
         self._update = update_display
+        self._clear = clear_output
         self.display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
         self._shown = False
         self._widget = False  # the output is a live widget (a page draws it)
@@ -233,6 +243,8 @@ class Recorder:
         self._timer: Any = None
         self._last_write = -math.inf
         self.writes = 0
+        self.parts = 0  # outputs added after the live record, each with what was new
+        self._held: dict[str, str | None] = {}  # what the live outputs hold (live_part)
         self._pages_opened = metadata.pages_opened
 
     def show(self, widget: Any) -> None:
@@ -268,12 +280,25 @@ class Recorder:
             return
         record = {**build(), "live": True}
         if not self._widget:
-            self._output({RECORD_MIME: record, "text/plain": summary(record, live=True)})
+            self._write_live(record)
         self.metadata.cell(self.cell_id, record)
         if metadata:
             self.metadata.notebook(self.notebook_state())
         self._last_write = self._clock()
         self.writes += 1
+
+    def _write_live(self, record: dict[str, Any]) -> None:
+        """No page: the first write shows the live record, each later one adds an output with
+        what it lacks (nothing when nothing is new)."""
+        if not self._shown:
+            self._output({RECORD_MIME: record, "text/plain": summary(record, live=True)})
+            live_part(record, self._held)
+            return
+        part = live_part(record, self._held)
+        if part is not None:
+            self.parts += 1
+            part_id = f"{self.display_id}-part-{self.parts}"
+            self._display({RECORD_MIME: part, "text/plain": ""}, raw=True, display_id=part_id)
 
     def finish(self, record: dict[str, Any]) -> None:
         """The turn ended: its output becomes the final record; the final metadata."""
@@ -283,7 +308,12 @@ class Recorder:
         self._pending = None
         self._pending_metadata = False
         bundle = record_bundle(record)
-        self._output(bundle)
+        if self.parts:  # the cell's one output again: the parts go, the record replaces them
+            self._clear(wait=True)
+            self._display(bundle, raw=True, display_id=self.display_id)
+            self.parts = 0
+        else:
+            self._output(bundle)
         if self._widget:  # the page has it in the output: the metadata points there
             self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
             opened = self.metadata.pages_opened != self._pages_opened

@@ -20,6 +20,25 @@ from .schema_parts import CYCLE
 __all__ = ["record_schema"]
 
 
+_LIVE_PART = {  # the envelope of a live part (headless, saved as the turn grew)
+    "continues": {
+        "type": "string",
+        "description": (
+            "a live part (headless, saved as the turn grew): the first event id of the "
+            "turn it continues; its events are what was new, joined to that record"
+        ),
+    },
+    "extends": {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        "description": (
+            "a live part: finished event id -> the id of the streaming text it ends "
+            "(the event holds only the rest of the text)"
+        ),
+    },
+}
+
+
 def record_schema() -> dict[str, Any]:
     """The schema of one cell's record (``application/vnd.jupyter-turns+json``)."""
     events = event_adapter.json_schema(ref_template="#/$defs/{model}")
@@ -66,6 +85,7 @@ def record_schema() -> dict[str, Any]:
             "settings": {"type": "object", "description": "the thread's settings (checked)"},
             "displaced": {"type": "array", "items": {"$ref": "#"}},
             "live": {"const": True, "description": "saved while the turn was still running"},
+            **_LIVE_PART,
         },
         "$defs": defs,
     }

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import SchemaError
 from ..model.conversation import parse_events
 from ..model.events import ConversationEvent, conversation_record
-from .format import META_KEY, RECORD_MIME
+from .format import META_KEY, RECORD_MIME, joined_records
 from .thread_settings import SavedSettings, Verifier, parse_settings
 
 __all__ = ["SavedTurn", "first_line", "saved_turns", "valid_thread_name"]
@@ -149,13 +149,16 @@ def _records_of_cell(cell: dict[str, Any], widget_states: Mapping[str, Any]) -> 
     if ours is not None and not (isinstance(ours, dict) and set(ours) == {"provenance"}):
         yield ours  # a record (or its pointer); not a cell the model changed, stamped only
     outputs = cell.get("outputs")
-    for output in outputs if isinstance(outputs, list) else []:
-        data = output.get("data") if isinstance(output, dict) else None
-        if not isinstance(data, dict):
-            continue
-        record = data.get(RECORD_MIME)
+    datas = (
+        [o.get("data") for o in outputs if isinstance(o, dict)] if isinstance(outputs, list) else []
+    )
+    records = [d.get(RECORD_MIME) for d in datas if isinstance(d, dict) and RECORD_MIME in d]
+    for record in joined_records(records):
         if record is not None and not (isinstance(record, dict) and record.get("superseded")):
             yield record
+    for data in datas:
+        if not isinstance(data, dict):
+            continue
         view = data.get(_WIDGET_VIEW)
         if isinstance(view, dict):
             state = widget_states.get(str(view.get("model_id")))

@@ -137,7 +137,7 @@ class WidgetSink:
         if not self.widget.ready:  # no view yet: its ``ready`` gets the draft (_on_ready)
             return
         self.messages_sent += 1
-        self.widget.send(message)
+        self.widget.stream(message)
 
     def live_drafts(self) -> list[DraftPart]:
         """The top-level draft blocks no event has replaced yet (what a crash would lose)."""

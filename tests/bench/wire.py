@@ -121,6 +121,8 @@ class IOPubTap:
                     return "record output: final (record + HTML transcript)"
                 if data[RECORD_MIME].get("superseded"):
                     return "record output: live stub"
+                if "continues" in data[RECORD_MIME]:
+                    return "record output: live part (only what is new)"
                 return f"record output: live ({kind})"
             if "application/vnd.jupyter.widget-view+json" in data:
                 return "widget view display_data"

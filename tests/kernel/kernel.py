@@ -20,6 +20,8 @@ import nbformat
 from jupyter_client.manager import KernelManager
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
+from jupyter_turns.record.format import joined_records
+
 RECORD_MIME = "application/vnd.jupyter-turns+json"
 
 
@@ -39,11 +41,16 @@ class Cell:
     busy: bool = False
     done: bool = False
     reply: dict[str, Any] | None = None
+    clear_pending: bool = False  # a clear_output(wait=True): cleared at the next output
 
     def stdout(self) -> str:
         return "".join(o.get("text", "") for o in self.outputs if o["output_type"] == "stream")
 
     def records(self) -> list[dict[str, Any]]:
+        """The records the outputs hold, as a reader sees them (live parts joined)."""
+        return joined_records(self.raw_records())
+
+    def raw_records(self) -> list[dict[str, Any]]:
         return [o["data"][RECORD_MIME] for o in self.outputs if RECORD_MIME in o.get("data", {})]
 
 
@@ -146,7 +153,16 @@ class KernelDriver:
                     widget.custom.append(data["content"])
                 elif "method" not in data:
                     self.comm_data.append(data)
+        elif cell is not None and kind == "clear_output":  # as JupyterLab and nbclient do
+            cell.clear_pending = bool(content.get("wait"))
+            if not cell.clear_pending:
+                cell.outputs.clear()
+                cell.displays.clear()
         elif cell is not None and kind in ("display_data", "stream", "error", "execute_result"):
+            if cell.clear_pending:
+                cell.outputs.clear()
+                cell.displays.clear()
+                cell.clear_pending = False
             output = {"output_type": kind, **content}
             display_id = content.get("transient", {}).get("display_id")
             if display_id:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from jupyter_turns.kernel.persist import MetadataWriter, Recorder
 from jupyter_turns.model import conversation, events
 from jupyter_turns.model.conversation import Conversation, parse_events
 from jupyter_turns.model.events import ChatRequest, Message
-from jupyter_turns.record.format import RECORD_MIME, turn_record
+from jupyter_turns.record.format import RECORD_MIME, joined_records, turn_record
 
 
 class _Page:
@@ -20,12 +21,15 @@ class _Page:
         self.sent: list[tuple[str, str, Any]] = []  # (display | update, display id, bundle)
         self.metadata: list[Any] = []
 
-    def recorder(self) -> Recorder:
+    def recorder(self, clock: Any = None) -> Recorder:
         def display(bundle: Any, **kwargs: Any) -> None:
             self.sent.append(("display", kwargs["display_id"], bundle))
 
         def update(bundle: Any, **kwargs: Any) -> None:
             self.sent.append(("update", kwargs["display_id"], bundle))
+
+        def clear(wait: bool = False) -> None:
+            self.sent.append(("clear", "", wait))
 
         class _Comm:
             def send(comm, message: dict[str, Any]) -> None:
@@ -39,6 +43,8 @@ class _Page:
             call_later=lambda delay, callback: None,
             display=display,
             update_display=update,
+            clear_output=clear,
+            **({"clock": clock} if clock else {}),
         )
 
 
@@ -71,6 +77,39 @@ def test_without_a_page_the_live_record_is_the_one_output_and_becomes_the_final_
     assert live[RECORD_MIME]["live"] is True and "live" not in final[RECORD_MIME]
     assert sorted(final) == [RECORD_MIME, "text/html", "text/plain"]
     assert "hello" in final["text/html"] and "<details" not in final["text/html"]
+
+
+def test_without_a_page_each_later_save_adds_only_what_is_new_and_the_end_is_one_output() -> None:
+    request = ChatRequest(content="hi")
+    draft = "x" * 5000  # streaming text: one id while it grows
+    now = [0.0]
+    page = _Page()
+    recorder = page.recorder(clock=lambda: now[0])
+    for k in range(1, 21):  # 20 s of streaming, saved every second
+        text = Message(id="draft-1", content=draft * k, metadata={"partial": True})
+        recorder.save(lambda text=text: turn_record("c1", "main", [request, text]), metadata=False)
+        now[0] += 1.0
+    answer = Message(content=draft * 20)
+    recorder.save(lambda: turn_record("c1", "main", [request, answer]))
+    head, *parts = [bundle for kind, _, bundle in page.sent]
+    sizes = [len(json.dumps(part)) for part in parts]
+    assert len(parts) == 20 and max(sizes) < 6000  # each save: the new 5,000 characters, not all
+    joined = joined_records([head[RECORD_MIME], *(p[RECORD_MIME] for p in parts)])
+    assert [e["content"] for e in joined[0]["events"]] == ["hi", draft * 20]
+    saved = [
+        joined_records([head[RECORD_MIME], *(p[RECORD_MIME] for p in parts[:k])]) for k in (1, 5)
+    ]
+    assert [s[0]["events"][-1]["content"] for s in saved] == [draft * 2, draft * 6]
+
+    page.sent.clear()
+    recorder.finish(turn_record("c1", "main", [request, answer]))
+    (clear, _, wait), (shown, shown_id, final) = page.sent
+    assert (clear, wait, shown, shown_id) == ("clear", True, "display", recorder.display_id)
+    assert "live" not in final[RECORD_MIME] and sorted(final) == [
+        RECORD_MIME,
+        "text/html",
+        "text/plain",
+    ]
 
 
 def test_with_a_page_the_widget_is_the_output_until_the_record_replaces_it() -> None:

@@ -1,0 +1,98 @@
+"""Headless (nbclient, papermill, nbval, ``jupyter execute``), a long turn's live record is
+saved as it grows without resending what it already saved: each save adds an output with only
+what is new; a kernel killed mid-turn leaves a file that loads as one conversation; a turn that
+ends leaves the one final record output it always did."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbformat.v4 import new_code_cell, new_notebook
+
+from jupyter_turns.record.notebook import load
+
+from .kernel import RECORD_MIME, KernelDriver, notebook_from
+
+pytestmark = pytest.mark.kernel
+
+PARAGRAPHS = [f"Paragraph {k}: " + "the answer goes on and on. " * 6 + "\n\n" for k in range(60)]
+
+
+def _script(then: str) -> str:
+    """60 paragraphs, one every 0.08 s (about 5 s of streaming), then ``then``."""
+    return (
+        "from jupyter_turns.model.events import MessageDelta, Part\n"
+        "from jupyter_turns.providers.scripted import Delay\n"
+        f"PARAGRAPHS = {PARAGRAPHS!r}\n"
+        "script = [[x for p in PARAGRAPHS for x in (Part(0, MessageDelta(p)), Delay(0.08))]"
+        f" + {then}]"
+    )
+
+
+def _record_bytes(kernel: KernelDriver, msg_id: str) -> list[int]:
+    """The size of every record the cell's messages carried, in order (display and update)."""
+    return [
+        len(json.dumps(m["content"]["data"][RECORD_MIME]))
+        for m in kernel.cells[msg_id].messages
+        if m["msg_type"] in ("display_data", "update_display_data")
+        and RECORD_MIME in m["content"].get("data", {})
+    ]
+
+
+def test_a_killed_headless_turn_keeps_its_streamed_paragraphs_sent_once(tmp_path: Path) -> None:
+    kernel = KernelDriver()  # no session: headless, nothing draws the widget
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        kernel.run(_script("[Delay(3600)]"))
+        source = "%%chat --provider scripted --script script\nWrite it out"
+        cell = kernel.execute(source)
+
+        def saved_text() -> str:
+            records = cell.records()
+            events = records[-1]["events"] if records else []
+            return "".join(e.get("content", "") for e in events if e["kind"] == "message")
+
+        kernel.wait(lambda: PARAGRAPHS[45] in saved_text(), 60, "paragraph 45 saved")
+        kernel.km.shutdown_kernel(now=True)  # SIGKILL while the answer still streams
+        sizes = _record_bytes(kernel, cell.msg_id)
+        path = tmp_path / "crashed.ipynb"
+        nbformat.write(notebook_from([(source, cell.outputs)]), path)
+    finally:
+        kernel.kc.stop_channels()
+    # each save after the first carried about a second of new paragraphs, never all of them
+    assert len(sizes) >= 4
+    assert max(sizes[1:]) < 4 * 1024, sizes
+    assert sum(sizes) < 2 * len("".join(PARAGRAPHS[:46]))
+    conversation = load(path)["main"]
+    _request, answer = conversation.events
+    assert answer.kind == "message" and answer.metadata.get("partial")  # type: ignore[union-attr]
+    text = answer.content  # type: ignore[union-attr]
+    assert PARAGRAPHS[45] in text and "".join(PARAGRAPHS).startswith(text)
+    conversation.check_sendable()
+
+
+def test_a_long_headless_turn_leaves_the_one_final_record_output(tmp_path: Path) -> None:
+    cells = [
+        "%load_ext jupyter_turns",
+        _script("[]"),
+        "%%chat --provider scripted --script script\nWrite it out",
+    ]
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": "."}}
+    ).execute()
+    outputs = notebook.cells[2].outputs
+    assert [o.output_type for o in outputs] == ["display_data"]
+    data = outputs[0].data
+    assert sorted(data) == [RECORD_MIME, "text/html", "text/plain"]
+    assert "live" not in data[RECORD_MIME]
+    assert data["text/plain"].startswith("Conversation · thread main · ")
+    assert "running" not in data["text/plain"] and "Paragraph 59" in data["text/html"]
+    path = tmp_path / "done.ipynb"
+    nbformat.write(notebook, path)
+    answers = [e for e in load(path)["main"].events if e.kind == "message"]
+    assert [a.content.strip() for a in answers] == ["".join(PARAGRAPHS).strip()]  # type: ignore[union-attr]
