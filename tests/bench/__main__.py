@@ -86,6 +86,27 @@ def breakdowns(figures: list[Figure]) -> str:
     return "\n".join(out)
 
 
+def tables(figures: list[Figure]) -> str:
+    """The step-by-step tables some figures carry (B11: ``details["table"]``), as text; a
+    table shared by several figures is printed once."""
+    out: list[str] = []
+    for f in figures:
+        got = f.details.get("table")
+        if not isinstance(got, dict) or got["title"] in out:
+            continue
+        rows = [got["head"], *got["rows"]]
+        widths = [max(len(str(r[i])) for r in rows) for i in range(len(got["head"]))]
+        out.append(got["title"])
+        for r in rows:
+            first, *rest = (str(c) for c in r)
+            cells = [
+                first.ljust(widths[0]),
+                *(c.rjust(w) for c, w in zip(rest, widths[1:], strict=True)),
+            ]
+            out.append("  " + "  ".join(cells))
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smoke mode: smaller, fewer repeats")
@@ -122,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
             print(table(got), flush=True)
             if breakdowns(got):
                 print(breakdowns(got), flush=True)
+            if tables(got):
+                print(tables(got), flush=True)
         except Exception as exc:  # one broken benchmark must not hide the others' figures
             failed.append(bench)
             entry["error"] = "".join(traceback.format_exception(exc))

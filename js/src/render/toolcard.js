@@ -138,6 +138,14 @@ function isShort(text) {
   return text.length <= OPEN_LIMIT.chars && text.split("\n").length <= OPEN_LIMIT.lines;
 }
 
+/**
+ * A card's parts in the order they stand in it. Those a finished call rarely has (its output
+ * lines, a sub-agent's transcript, the questions asked, the prompt slot, the "edited by" mark)
+ * are made when first needed: a notebook of saved cards has thousands of them, and each
+ * element is styled and laid out as its cell scrolls into view (B11).
+ */
+const PARTS = ["head", "args", "progress", "nested", "inquiries", "promptSlot", "decisions"];
+
 export class ToolCard {
   /**
    * @param {string} callId
@@ -150,41 +158,33 @@ export class ToolCard {
     this.preview = h("span", { class: "jt-tool-preview" });
     this.badge = h("span", { class: "jt-badge" });
     this.elapsed = h("span", { class: "jt-elapsed" });
-    this.edited = h("span", { class: "jt-edited jt-muted", hidden: true }, "edited by you");
-    this.args = h("div", { class: "jt-tool-args" });
-    this.progress = h("pre", { class: "jt-progress", hidden: true });
-    this.nestedSummary = h("summary", null, subagentSummary(null));
-    this.nestedBody = h("div", { class: "jt-transcript jt-nested-body" });
-    this.nested = h(
-      "details",
-      { class: "jt-fold jt-nested", open: true, hidden: true },
-      this.nestedSummary,
-      this.nestedBody,
+    /** @type {HTMLElement | null} "edited by …", once the arguments were edited */
+    this.editedEl = null;
+    this.head = h(
+      "div",
+      { class: "jt-tool-head" },
+      this.name,
+      this.preview,
+      this.badge,
+      this.elapsed,
     );
+    this.args = h("div", { class: "jt-tool-args" });
+    this.decisions = h("div", { class: "jt-decisions" });
+    /** @type {Record<string, HTMLElement>} the parts made so far (PARTS' names) */
+    this.parts = { head: this.head, args: this.args, decisions: this.decisions };
+    /** @type {HTMLElement | null} a sub-agent's fold: its summary and its transcript's body */
+    this.nestedSummary = null;
+    /** @type {HTMLElement | null} */
+    this.nestedBodyEl = null;
     /** @type {HTMLElement | null} the sub-agent's live draft, while it has one */
     this.draftEl = null;
     this.isSubagent = false;
-    this.inquiries = h("div", { class: "jt-inquiries" });
-    this.promptSlot = h("div", { class: "jt-prompt-slot" });
-    this.decisions = h("div", { class: "jt-decisions" });
     this.result = h("div", { class: "jt-tool-result" });
     this.el = h(
       "div",
       { class: "jt-tool", "data-call-id": callId },
-      h(
-        "div",
-        { class: "jt-tool-head" },
-        this.name,
-        this.preview,
-        this.edited,
-        this.badge,
-        this.elapsed,
-      ),
+      this.head,
       this.args,
-      this.progress,
-      this.nested,
-      this.inquiries,
-      this.promptSlot,
       this.decisions,
       this.result,
     );
@@ -192,6 +192,68 @@ export class ToolCard {
     /** @type {number | null} */
     this.startedAt = null;
     this.running = false;
+  }
+
+  /**
+   * Part `name` of the card, made by `make` and put in its place the first time it is asked for.
+   * @param {string} name one of PARTS
+   * @param {() => HTMLElement} make
+   * @returns {HTMLElement}
+   */
+  part(name, make) {
+    let el = this.parts[name];
+    if (!el) {
+      el = make();
+      this.parts[name] = el;
+      const later = PARTS.slice(PARTS.indexOf(name) + 1).find((next) => this.parts[next]);
+      this.el.insertBefore(el, later ? this.parts[later] : this.result);
+    }
+    return el;
+  }
+
+  /** The output lines of a running call (a <pre>, hidden while it has none). */
+  get progress() {
+    return this.part("progress", () => h("pre", { class: "jt-progress", hidden: true }));
+  }
+
+  /** A sub-agent call's fold holding its nested transcript (hidden until it has one). */
+  get nested() {
+    return this.part("nested", () => {
+      this.nestedSummary = h("summary", null, subagentSummary(null));
+      this.nestedBodyEl = h("div", { class: "jt-transcript jt-nested-body" });
+      const fold = { class: "jt-fold jt-nested", open: true, hidden: true };
+      return h("details", fold, this.nestedSummary, this.nestedBodyEl);
+    });
+  }
+
+  /** Where transcript.js draws a sub-agent's events. */
+  get nestedBody() {
+    void this.nested;
+    return /** @type {HTMLElement} */ (this.nestedBodyEl);
+  }
+
+  /** Whether the card has a nested transcript part yet (without making one). */
+  get hasNested() {
+    return Boolean(this.parts.nested);
+  }
+
+  /** The questions asked during the call. */
+  get inquiries() {
+    return this.part("inquiries", () => h("div", { class: "jt-inquiries" }));
+  }
+
+  /** Where prompts.js puts the call's prompts (approve, result review, a question). */
+  get promptSlot() {
+    return this.part("promptSlot", () => h("div", { class: "jt-prompt-slot" }));
+  }
+
+  /** The header's "edited by …" mark, after the preview. */
+  edited() {
+    this.editedEl ??= this.head.insertBefore(
+      h("span", { class: "jt-edited jt-muted", hidden: true }, "edited by you"),
+      this.badge,
+    );
+    return this.editedEl;
   }
 
   /** @param {CallState} state */
@@ -249,8 +311,10 @@ export class ToolCard {
     const args = /** @type {Record<string, unknown>} */ (ran ?? {});
     this.name.textContent = name;
     this.preview.textContent = callSummary(name, args);
-    this.edited.hidden = original === null;
-    this.edited.textContent = `edited by ${by ?? "you"}`;
+    if (original !== null || this.editedEl) {
+      this.edited().hidden = original === null;
+      this.edited().textContent = `edited by ${by ?? "you"}`;
+    }
     const pretty = prettyJson(args);
     const shown =
       codeArguments(name, args)
@@ -283,6 +347,7 @@ export class ToolCard {
     if (output.version === this.keys.progress) return;
     this.keys.progress = output.version;
     const lines = output.lines();
+    if (!lines.length && !this.parts.progress) return;
     this.progress.textContent = lines.length ? `${lines.join("\n")}\n` : "";
     this.progress.hidden = lines.length === 0;
     if (lines.length) this.progress.scrollTop = this.progress.scrollHeight;
@@ -297,9 +362,11 @@ export class ToolCard {
     const stats = subagentStats(response, live);
     const text = subagentSummary(stats);
     this.isSubagent = stats !== null;
+    if (!this.isSubagent && !this.hasNested) return;
+    void this.nested;
     if (text !== this.keys.subagent) {
       this.keys.subagent = text;
-      this.nestedSummary.textContent = text;
+      /** @type {HTMLElement} */ (this.nestedSummary).textContent = text;
     }
     this.refreshNested();
   }
@@ -320,6 +387,7 @@ export class ToolCard {
 
   /** The nested transcript shows once the call has nested events, a live draft or usage. */
   refreshNested() {
+    if (!this.hasNested) return;
     const show = this.isSubagent || this.draftEl !== null || this.nestedBody.hasChildNodes();
     if (this.nested.hidden === show) this.nested.hidden = !show;
   }
@@ -328,6 +396,7 @@ export class ToolCard {
   renderInquiries(inquiries) {
     const key = inquiries.map((q) => `${q.request.id}:${q.response?.id ?? ""}`).join(",");
     if (key === this.keys.inquiries) return;
+    if (!inquiries.length && !this.parts.inquiries) return;
     this.keys.inquiries = key;
     this.inquiries.replaceChildren(
       ...inquiries.map(({ request, response }) =>

@@ -124,6 +124,7 @@ export class Transcript {
     for (const item of items) {
       if (!("callId" in item)) continue;
       const card = this.card(item.callId);
+      if (!item.nested.length && !card.hasNested) continue; // nothing nested: no part for it
       this.draw(card.nestedBody, item.nested, pass);
       card.refreshNested();
     }

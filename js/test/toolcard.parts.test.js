@@ -1,0 +1,93 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+/**
+ * A tool card makes the parts a finished call rarely has (output lines, a sub-agent's
+ * transcript, questions, the prompt slot, "edited by") only when it needs them: a notebook of
+ * saved cards has thousands of them, each laid out as its cell scrolls into view (B11). What a
+ * person sees is the same: the parts that are made stand where they always stood.
+ */
+import { install } from "./fakedom.js";
+
+install();
+
+const { ToolCard } = await import("../src/render/toolcard.js");
+const { ProgressLog } = await import("../src/util/progress.js");
+
+const request = (args = { name: "df0" }) => ({
+  id: "e1",
+  kind: "tool_call_request",
+  call_id: "c1",
+  name: "describe",
+  arguments: args,
+});
+const response = (extra = {}) => ({
+  id: "e2",
+  kind: "tool_call_response",
+  call_id: "c1",
+  content: "DataFrame 8,760×4",
+  status: "done",
+  decisions: [{ action: "approved", by: "policy" }],
+  ...extra,
+});
+const state = (extra = {}) => ({
+  request: request(),
+  response: response(),
+  live: null,
+  output: null,
+  inquiries: [],
+  undo: null,
+  ...extra,
+});
+
+/** The card's own parts, by their classes, in order. */
+const parts = (card) => card.el.childNodes.map((el) => el.className);
+
+test("a finished call's card holds its header, arguments, decisions and result only", () => {
+  const card = new ToolCard("c1");
+  card.update(state());
+  assert.deepEqual(parts(card), ["jt-tool-head", "jt-tool-args", "jt-decisions", "jt-tool-result"]);
+  assert.equal(card.el.find("jt-edited").length, 0);
+  assert.match(card.el.textContent, /describe.*done/);
+  assert.match(card.el.find("jt-decisions")[0].textContent, /approved by policy/);
+  assert.match(card.el.find("jt-tool-result")[0].textContent, /DataFrame 8,760×4/);
+});
+
+test("the parts a call needs are made in their places, and show what they hold", () => {
+  const card = new ToolCard("c1");
+  const output = new ProgressLog();
+  output.mergeLive({ status: "running", progress: ["step 1"] });
+  const inquiry = {
+    request: { id: "q1", kind: "inquiry_request", inquiry_id: "i1", question: "Which year?" },
+    response: null,
+  };
+  card.update(state({ response: null, output, inquiries: [inquiry] }));
+  const slot = card.promptSlot;
+  assert.deepEqual(parts(card), [
+    "jt-tool-head",
+    "jt-tool-args",
+    "jt-progress",
+    "jt-inquiries",
+    "jt-prompt-slot",
+    "jt-decisions",
+    "jt-tool-result",
+  ]);
+  assert.equal(card.promptSlot, slot, "made once");
+  assert.equal(card.el.find("jt-progress")[0].textContent, "step 1\n");
+  assert.match(card.el.find("jt-inquiries")[0].textContent, /\? Which year\? → waiting/);
+  // a sub-agent's usage makes its fold, before the questions
+  card.update(state({ response: response({ subagent: { cycles: 2 } }) }));
+  assert.equal(card.el.childNodes[3].className, "jt-fold jt-nested");
+  assert.equal(card.el.childNodes[3].hidden, false);
+});
+
+test("an edited call's header says who edited its arguments, before the badge", () => {
+  const card = new ToolCard("c1");
+  const edit = { action: "edited", by: "user", detail: '{"name": "df1"}', who: null };
+  card.update(state({ response: response({ decisions: [edit] }) }));
+  const head = card.el.find("jt-tool-head")[0];
+  const edited = head.find("jt-edited")[0];
+  assert.equal(edited.textContent, "edited by you");
+  assert.equal(edited.hidden, false);
+  assert.equal(edited.nextSibling, card.badge);
+});
