@@ -42,11 +42,7 @@ SCRIPT = (
 def second(lab: Lab) -> Iterator[Lab]:
     """A second user: a browser context of their own on the same server and folder."""
     if not lab.server.collaborative:
-        pytest.skip(
-            "real-time collaboration needs jupyter-collaboration: pip install -e"
-            " '.[test,collaboration]' (not in the test extra while a second page can miss the"
-            " live widget: docs/shared.md)"
-        )
+        pytest.skip("real-time collaboration needs jupyter-collaboration (the test extra)")
     browser = lab.page.context.browser
     assert browser is not None
     with browser_context(browser) as page:
