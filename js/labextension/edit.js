@@ -13,6 +13,8 @@
  *   {request: "replace_record", cell_id, bundle}          -> {}  the chat record the cell shows
  *   {request: "show_live", cell_id, model_id}             -> {}  the running turn's widget
  *   {request: "show_record", cell_id, bundle}             -> {}  a finished turn's record
+ *   {request: "trust_live", cell_id, model_id}            -> {}  the kernel vouches for the
+ *                                                           widget it is about to show there
  *
  * The last two reach a page opened during or after a turn (reloaded, a second tab, reconnected:
  * `jupyter_turns/kernel/front.py` page_opened), whose file never held what the kernel did since:
@@ -348,7 +350,8 @@ function replaceRecord(cell, bundle) {
  * the widget view renders only in a trusted output, and the kernel running this cell vouches
  * for it, as for a run's outputs. Only while the cell holds no output: trusting outputs
  * rewrites them, which in a shared document is a second write racing the page that runs the
- * cell (a widget view rewritten so loses its display id, and the turn's record with it).
+ * cell (a widget view rewritten so loses its display id, and the turn's record with it); a
+ * page that gets the view first draws it itself (vouch.js).
  * @param {NotebookLike | null} model
  * @param {Record<string, any>} data
  */

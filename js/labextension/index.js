@@ -45,6 +45,7 @@ import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
 import { actsHere, alone, announceKernelClient } from "./shared.js";
 import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
+import { vouches } from "./vouch.js";
 
 /**
  * The notebook's path on the server: `localPath` is `path` without a drive prefix (a
@@ -70,14 +71,17 @@ function sharedAwareness(context) {
 
 /**
  * The answer to one comm message: a request (cells.js) or a metadata write (metadata.js); null
- * when another page of the shared document acts on it (shared.js).
+ * when another page of the shared document acts on it (shared.js). Every page keeps the
+ * kernel's vouch for a running turn's widget (vouch.js).
  * @param {any} context the notebook's DocumentRegistry.IContext
  * @param {unknown} data
  * @param {unknown} session the message's `parent_header.session`
+ * @param {(data: unknown) => void} vouch
  * @returns {object | null}
  */
-function reply(context, data, session) {
+function reply(context, data, session, vouch) {
   const model = context.isDisposed ? null : context.model;
+  vouch(data);
   const reads = isRequest(data) && /** @type {any} */ (data).request === "cells";
   if (!reads && !actsHere(sharedAwareness(context), session)) {
     if (isRequest(data)) trustLive(model, /** @type {Record<string, any>} */ (data));
@@ -101,15 +105,16 @@ function reply(context, data, session) {
  * because the document model outlives neither a closed notebook nor a reload.
  * @param {any} kernel an IKernelConnection
  * @param {any} context the notebook's DocumentRegistry.IContext
+ * @param {(data: unknown) => void} vouch this document's vouches (vouch.js)
  */
-function registerOn(kernel, context) {
+function registerOn(kernel, context, vouch) {
   if (!kernel || kernel.isDisposed) {
     return;
   }
   kernel.registerCommTarget(COMM_TARGET, (/** @type {any} */ comm, /** @type {any} */ openMsg) => {
     /** @param {any} msg */
     const handle = (msg) => {
-      const answer = reply(context, msg?.content?.data, msg?.parent_header?.session);
+      const answer = reply(context, msg?.content?.data, msg?.parent_header?.session, vouch);
       if (answer && !comm.isDisposed) {
         comm.send(answer);
       }
@@ -158,6 +163,23 @@ function shownByLiveViews(tracker, context) {
 }
 
 /**
+ * The cell widgets of one cell in this page's views of the document.
+ * @param {any} tracker an INotebookTracker
+ * @param {any} context
+ * @param {string} cellId
+ * @returns {any[]}
+ */
+function cellsOf(tracker, context, cellId) {
+  /** @type {any[]} */
+  const cells = [];
+  tracker.forEach((/** @type {any} */ panel) => {
+    if (panel.context !== context) return;
+    for (const cell of panel.content.widgets) if (cell.model?.id === cellId) cells.push(cell);
+  });
+  return cells;
+}
+
+/**
  * Watch one notebook document (shared by all its views) for kernel changes.
  * @param {any} context a DocumentRegistry.IContext<INotebookModel>
  * @param {WeakSet<object>} watched
@@ -173,11 +195,12 @@ function watchContext(context, watched, tracker) {
   // Comm targets live on the kernel connection object, which survives restarts; a new
   // connection (kernel switched, session re-created) arrives through kernelChanged.
   const kernel = () => sessionContext.session?.kernel;
+  const vouch = vouches((cellId) => cellsOf(tracker, context, cellId));
   sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
-    registerOn(change.newValue, context);
+    registerOn(change.newValue, context, vouch);
     if (context.isReady) announcePage(change.newValue, context);
   });
-  registerOn(kernel(), context);
+  registerOn(kernel(), context, vouch);
   // back from a network drop: what the kernel sent meanwhile never arrived
   sessionContext.connectionStatusChanged.connect(
     (/** @type {any} */ _, /** @type {string} */ s) => {

@@ -133,7 +133,7 @@ class CellFront:
         turn has started, and replaces the widget when it ends."""
         if has_frontend(self.session.namespace):
             if self.cell_id:  # every page draws the widget, also where another page ran it
-                metadata_writer().trust_live(self.cell_id)
+                metadata_writer().trust_live(self.cell_id, self.widget.model_id)
             self.recorder.show(self.widget)
             if self.cell_id:  # a page opened during the turn is sent it (page_opened)
                 _running[self.cell_id] = self.widget

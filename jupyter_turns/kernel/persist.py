@@ -144,12 +144,20 @@ class MetadataWriter:
                 comm.close()
             self._on_close()
 
-    def trust_live(self, cell_id: str) -> None:
-        """Every page trusts the cell about to show a running turn's widget, which renders only
-        in a trusted output (in a shared notebook, pages that did not run the cell draw the
-        view another page writes). Sent before the widget: trusting a cell that holds outputs
-        would rewrite them."""
-        self._send({"request": "trust_live", "request_id": new_id(), "cell_id": cell_id})
+    def trust_live(self, cell_id: str, model_id: str) -> None:
+        """The kernel vouches for the running turn's widget (model ``model_id``) about to show
+        in the cell: its view renders only in a trusted output, and in a shared notebook the
+        pages that did not run the cell get it untrusted from the one that did. Each page
+        trusts the cell while it is empty, and otherwise draws that one view itself (trusting
+        a cell that holds outputs would rewrite them)."""
+        self._send(
+            {
+                "request": "trust_live",
+                "request_id": new_id(),
+                "cell_id": cell_id,
+                "model_id": model_id,
+            }
+        )
 
     def show_live(self, cell_id: str, model_id: str) -> None:
         """Every page shows the running turn's widget (model ``model_id``) as the cell's

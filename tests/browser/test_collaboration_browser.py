@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from nbformat import NotebookNode
+from nbformat.v4 import new_code_cell, new_output
 from playwright.sync_api import Locator, expect
 
 from .chat import LOAD, RECORD_MIME, SETUP, chat_cell, print_cell, run_setup, start_chat
@@ -41,11 +42,7 @@ SCRIPT = (
 def second(lab: Lab) -> Iterator[Lab]:
     """A second user: a browser context of their own on the same server and folder."""
     if not lab.server.collaborative:
-        pytest.skip(
-            "real-time collaboration needs jupyter-collaboration: pip install -e"
-            " '.[test,collaboration]' (not in the test extra while a second page can miss the"
-            " live widget: docs/shared.md)"
-        )
+        pytest.skip("real-time collaboration needs jupyter-collaboration (the test extra)")
     browser = lab.page.context.browser
     assert browser is not None
     with browser_context(browser) as page:
@@ -278,3 +275,54 @@ def test_after_a_restart_by_the_other_user_the_thread_is_restored(lab: Lab, seco
     assert [r["conversation_id"] for r in records] == [records[0]["conversation_id"]] * 2
     for record in records:
         _once(record)
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def _saved_view(cell_id: str, model_id: str, text: str) -> NotebookNode:
+    """A code cell whose saved output is a widget view of `model_id` (untrusted: the file is
+    not signed), as a crafted notebook or another page's write holds it."""
+    view = {"version_major": 2, "version_minor": 1, "model_id": model_id}
+    output = new_output("display_data", data={WIDGET_VIEW: view, "text/plain": text})
+    return new_code_cell("# a saved widget view", id=cell_id, outputs=[output])
+
+
+# Two widgets live in the kernel under known model ids; the kernel vouches for one of them in
+# the cell that shows it, and for the other in other cells only (trust_live, as before a turn).
+VOUCH = (
+    "import ipywidgets\n"
+    "from jupyter_turns.kernel.front import metadata_writer\n"
+    "shown = ipywidgets.Label('Drawn: the kernel vouched for it', model_id='jt-vouched')\n"
+    "forged = ipywidgets.Label('Drawn without a vouch', model_id='jt-forged')\n"
+    "writer = metadata_writer()\n"
+    "writer.trust_live('vouch-cell', 'jt-forged')\n"
+    "writer.trust_live('forged-view', 'jt-another')\n"
+    "writer.trust_live('vouched-view', 'jt-vouched')"
+)
+
+
+@pytest.mark.both_collaboration_modes
+def test_only_the_widget_view_the_kernel_vouches_for_is_drawn(lab: Lab) -> None:
+    lab.write_notebook(
+        "vouch.ipynb",
+        [
+            new_code_cell(VOUCH, id="vouch-cell"),
+            _saved_view("vouched-view", "jt-vouched", "Label (vouched, as text)"),
+            _saved_view("forged-view", "jt-forged", "Label (forged, as text)"),
+        ],
+    )
+    lab.open("vouch.ipynb")
+    for index, text in ((1, "vouched"), (2, "forged")):  # untrusted outputs: text only
+        expect(lab.cell_output(index)).to_contain_text(f"Label ({text}, as text)")
+    lab.run_cell(0)
+    # drawn in the page, though the notebook still holds it untrusted
+    expect(lab.cell_output(1)).to_contain_text("Drawn: the kernel vouched for it")
+    expect(lab.cell_output(1)).not_to_contain_text("as text")
+    # the vouches for the other cell came before: the forged view is still text
+    expect(lab.cell_output(2)).to_contain_text("Label (forged, as text)")
+    expect(lab.cell_output(2)).not_to_contain_text("Drawn without a vouch")
+    lab.save()  # the page drew it without writing the notebook
+    saved = lab.read_notebook("vouch.ipynb").cells[1].outputs
+    assert [o["data"]["text/plain"] for o in saved] == ["Label (vouched, as text)"]
+    assert lab.unexpected_page_errors() == []
