@@ -175,10 +175,18 @@ async ({ step }) => {
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) long.push(entry.duration);
   });
-  // the notebook laid out to its full height first (a page may still be sizing it)
-  const settled = performance.now() + 20000;
-  while (scroller.scrollHeight < 20 * scroller.clientHeight && performance.now() < settled)
+  // the notebook laid out to its full height first (a page may still be sizing it): its
+  // height unchanged for a second (20 s at most; a small notebook is short from the start)
+  const deadline = performance.now() + 20000;
+  let height = -1;
+  let since = performance.now();
+  while (performance.now() - since < 1000 && performance.now() < deadline) {
+    if (scroller.scrollHeight !== height) {
+      height = scroller.scrollHeight;
+      since = performance.now();
+    }
     await new Promise((r) => setTimeout(r, 100));
+  }
   observer.observe({ type: "longtask", buffered: false });
   scroller.scrollTop = 0;
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)));
