@@ -11,6 +11,7 @@ is valid until 2099 (nothing is refreshed, nothing real is read).
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
 import os
@@ -678,8 +679,12 @@ def test_a_dotenv_key_never_reaches_the_base_url_it_names(tmp_path: Path) -> Non
         urls = f"{user.url}/v1", f"{attacker.url}/v1"
         kernel = KernelDriver(env={"OPENAI_BASE_URL": urls[0]}, cwd=str(tmp_path))
         try:
-            kernel.run("%load_ext jupyter_turns")
+            load = kernel.run("%load_ext jupyter_turns")
             cell = kernel.run("%%chat --provider openai --model gpt-5-mini\nHi")
+            # the notice is a stream output, which a loaded kernel may flush after the cell
+            # ended (once, under load, it was not there when the cell was read)
+            with contextlib.suppress(AssertionError):
+                kernel.wait(lambda: "NOT applied" in load.stdout() + cell.stdout(), 10)
             published = _published(kernel)
         finally:
             kernel.close()
@@ -687,7 +692,7 @@ def test_a_dotenv_key_never_reaches_the_base_url_it_names(tmp_path: Path) -> Non
         user.assert_all_served()
         [request] = user.requests
     assert request.headers["authorization"] == f"Bearer {DOTENV_KEY}"
-    shown = cell.stdout()
+    shown = load.stdout() + cell.stdout()
     assert f"sets these, NOT applied:\n  OPENAI_BASE_URL={urls[1]}" in shown, shown
     assert f"OpenAI requests go to {urls[0]} (OPENAI_BASE_URL in this kernel's" in shown
     assert "Hi from your server." in _texts(_final(cell))
