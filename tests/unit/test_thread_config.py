@@ -8,12 +8,14 @@ import dataclasses
 from typing import get_args, get_type_hints
 
 import pytest
+from pydantic import ValidationError
 
 from jupyter_turns import Chat, PolicyPrompter, RecordingSink, tool
 from jupyter_turns.engine.config import ThreadConfig, ThreadOptions
 from jupyter_turns.errors import ToolDefinitionError
 from jupyter_turns.model.events import ToolCallResponse
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message, tool_call
+from jupyter_turns.record.thread_settings import ThreadSettings
 from jupyter_turns.tools.registry import RUN_MODES, RunMode
 
 
@@ -67,3 +69,22 @@ async def test_send_takes_this_turns_sink_prompter_and_provider() -> None:
     later = ScriptedProvider([cycle(message("next"))])
     await chat.send("again", provider=later)
     assert later.requests[0].system is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("base_url", "https://api.example.com/v1\n"),
+        ("script", "SCRIPT\n"),
+        ("reasoning", "full\n"),
+        ("region", "eu-west-1\n"),
+        ("base_url", "https://api.example.com/v1 x"),
+    ],
+)
+def test_a_saved_setting_with_a_trailing_line_is_refused(field: str, value: str) -> None:
+    """A notebook's saved settings are checked whole: a value with a newline after it (which a
+    `$` in Python's re lets through) is refused, the clean value is kept."""
+    with pytest.raises(ValidationError):
+        ThreadSettings.model_validate({field: value})
+    clean = value.split()[0]
+    assert getattr(ThreadSettings.model_validate({field: clean}), field) == clean
