@@ -9,6 +9,7 @@
  * an attribute value), never as HTML. The badge is page furniture, not an output: the saved
  * file holds the stamp only, so `jupyter nbconvert` and other readers show nothing of it.
  */
+import { watchPanel } from "./watch.js";
 import { badgeText, badgeTitle, notHere, readStamp, savedStamp, turnCell } from "./provenance.js";
 
 const BADGE = "jt-provenance";
@@ -22,32 +23,11 @@ const CARD_WAIT_MS = 5000; // a saved record draws once the widget bundle has lo
  * @param {() => string | null} getPath the notebook's path
  */
 export function watchBadges(panel, getPath) {
-  const watched = new WeakSet();
-  let pending = false;
-  const refresh = () => {
-    if (pending) return;
-    pending = true;
-    // after the notebook has made (or dropped) the widgets of the cells that changed
-    requestAnimationFrame(() => {
-      pending = false;
-      if (panel.isDisposed) return;
-      for (const cell of panel.content.widgets) {
-        if (!watched.has(cell)) {
-          watched.add(cell);
-          cell.model.metadataChanged?.connect(refresh);
-          cell.inViewportChanged?.connect(refresh); // a windowed cell drawn only now
-        }
-      }
-      drawBadges(panel, getPath());
-    });
-  };
-  panel.context.ready.then(() => {
-    panel.content.model?.cells.changed.connect(refresh);
-    panel.content.modelChanged?.connect(refresh);
-    panel.context.pathChanged?.connect(refresh);
-    refresh();
+  return watchPanel(panel, {
+    cellSignals: (cell) => [cell.model.metadataChanged],
+    draw: () => drawBadges(panel, getPath()),
+    panelSignals: [panel.context.pathChanged],
   });
-  return refresh;
 }
 
 /**

@@ -12,6 +12,8 @@
  * kernel sent it. Its words are ours, set as textContent.
  */
 
+import { watchPanel } from "./watch.js";
+
 const BUTTON = "jt-ask-chat";
 const CHAT_CELL = /^\s*%%?chat\b/; // a chat cell's own failure is no error in the user's code
 
@@ -31,32 +33,15 @@ export function askSource(index) {
  * @param {(panel: any) => Promise<unknown>} run runs the panel's active cell
  */
 export function watchErrors(panel, run) {
-  const watched = new WeakSet();
-  let pending = false;
-  const refresh = () => {
-    if (pending) return;
-    pending = true;
-    // after the output area has made (or dropped) the widgets of the outputs that changed
-    requestAnimationFrame(() => {
-      pending = false;
-      if (panel.isDisposed) return;
+  const code = (/** @type {any} */ cell) => cell.model?.type === "code" && cell.outputArea;
+  return watchPanel(panel, {
+    cellSignals: (cell) => (code(cell) ? [cell.outputArea.model.changed] : []),
+    draw: () => {
       for (const cell of panel.content.widgets) {
-        if (cell.model?.type !== "code" || !cell.outputArea) continue;
-        if (!watched.has(cell)) {
-          watched.add(cell);
-          cell.outputArea.model.changed.connect(refresh);
-          cell.inViewportChanged?.connect(refresh);
-        }
-        drawButtons(cell, () => ask(panel, cell, run));
+        if (code(cell)) drawButtons(cell, () => ask(panel, cell, run));
       }
-    });
-  };
-  panel.context.ready.then(() => {
-    panel.content.model?.cells.changed.connect(refresh);
-    panel.content.modelChanged?.connect(refresh);
-    refresh();
+    },
   });
-  return refresh;
 }
 
 /**
