@@ -89,6 +89,8 @@ def test_the_pages_hold_what_the_readme_held_and_link_the_architecture(site: Pat
         "security.html": "A notebook cannot grant itself permissions",
         "benchmarks.html": "What B7 shows.",
         "getting-started.html": "./dev.sh demo",
+        "index.html": "Headless runners (nbclient, nbval, papermill, jupyter execute )",
+        "troubleshooting.html": "is Ollama running?",
     }.items():
         assert words in _text(site / page), f"{page} lost {words!r}"
     # a link into a section of the architecture page lands on that section
@@ -108,6 +110,7 @@ def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
         (docs / "index.md").read_text(encoding="utf-8").replace("![The chat", "![x](a.png)\n![")
         + "\nSee [the missing page](no-such-page.md).\n"
     )
+    shutil.copy(REPO / "README.md", tmp_path)  # index.md shows its where-it-runs table
     (tmp_path / "jupyter_turns").mkdir()
     shutil.copy(REPO / "jupyter_turns" / "__init__.py", tmp_path / "jupyter_turns")
     run = subprocess.run(
@@ -128,4 +131,15 @@ def test_the_readme_links_only_to_files_that_exist() -> None:
     assert local, "the README links to no docs page"
     missing = [t for t in local if not (REPO / t).exists()]
     assert missing == [], f"README links to missing files: {missing}"
+    for page, anchor in re.findall(r"\]\((docs/[\w-]+\.md)#([\w-]+)\)", readme):
+        headings = re.findall(r"^#+ (.+)$", (REPO / page).read_text(encoding="utf-8"), re.M)
+        slugs = {re.sub(r"[^\w -]", "", h.lower()).replace(" ", "-") for h in headings}
+        assert anchor in slugs, f"README links to {page}#{anchor}, which has no such heading"
     assert len(readme.splitlines()) <= 200, "the README is a landing page: 200 lines at most"
+
+
+def test_every_screenshot_is_one_the_script_takes() -> None:
+    """docs/*.png stay true only if scripts/screenshots.py can take them again."""
+    script = (REPO / "scripts" / "screenshots.py").read_text(encoding="utf-8")
+    taken = set(re.findall(r'DOCS / "([\w-]+\.png)"', script))
+    assert taken == {p.name for p in (REPO / "docs").glob("*.png")}
