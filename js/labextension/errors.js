@@ -10,12 +10,18 @@
  * the request (jupyter_turns/reading/failing.py). The button is page furniture drawn into the
  * rendered output, never part of the output's model: the saved file holds the error as the
  * kernel sent it. Its words are ours, set as textContent.
+ *
+ * The extension is installed for every notebook of the server: the button shows in Python
+ * notebooks only (an R kernel has no %%chat), and the click first loads jupyter_turns in the
+ * kernel (`%load_ext`, silently; again is a no-op), so a kernel that never loaded it answers
+ * too instead of failing with "Cell magic `%%chat` not found".
  */
 
 import { watchPanel } from "./watch.js";
 
 const BUTTON = "jt-ask-chat";
 const CHAT_CELL = /^\s*%%?chat\b/; // a chat cell's own failure is no error in the user's code
+const LOAD = "%load_ext jupyter_turns";
 
 /**
  * The source of the chat cell that asks about cell `index`'s error. The question is
@@ -24,6 +30,18 @@ const CHAT_CELL = /^\s*%%?chat\b/; // a chat cell's own failure is no error in t
  */
 export function askSource(index) {
   return `%%chat --fix ${index}\nWhy does cell [${index}] fail, and how do I fix it?`;
+}
+
+/**
+ * Whether a notebook's kernel can run `%%chat`: its language, as the notebook's metadata
+ * says (the kernel's own `language_info`, else the kernelspec's); unknown counts as Python.
+ * @param {{getMetadata?: (key: string) => any} | null | undefined} model a NotebookModel
+ */
+export function speaksPython(model) {
+  const info = model?.getMetadata?.("language_info");
+  const spec = model?.getMetadata?.("kernelspec");
+  const language = info?.name ?? spec?.language;
+  return typeof language !== "string" || language.toLowerCase() === "python";
 }
 
 /**
@@ -37,26 +55,29 @@ export function watchErrors(panel, run) {
   return watchPanel(panel, {
     cellSignals: (cell) => (code(cell) ? [cell.outputArea.model.changed] : []),
     draw: () => {
+      const python = speaksPython(panel.content.model);
       for (const cell of panel.content.widgets) {
-        if (code(cell)) drawButtons(cell, () => ask(panel, cell, run));
+        if (code(cell)) drawButtons(cell, python, () => ask(panel, cell, run));
       }
     },
   });
 }
 
 /**
- * Give each error output of `cell` its button (once), unless the cell is a chat cell.
+ * Give each error output of `cell` its button (once), unless the cell is a chat cell or the
+ * notebook is not Python.
  * @param {any} cell a CodeCell
+ * @param {boolean} python the notebook's kernel speaks Python
  * @param {() => void} onClick
  */
-function drawButtons(cell, onClick) {
+function drawButtons(cell, python, onClick) {
   const area = cell.outputArea;
-  const chat = CHAT_CELL.test(cell.model.sharedModel.getSource());
+  const skip = !python || CHAT_CELL.test(cell.model.sharedModel.getSource());
   for (let i = 0; i < area.model.length; i++) {
     const node = area.widgets[i]?.node.querySelector(".jp-OutputArea-output");
     if (!node) continue;
     const held = node.querySelector(`:scope > .${BUTTON}`);
-    const wanted = !chat && area.model.get(i)?.type === "error";
+    const wanted = !skip && area.model.get(i)?.type === "error";
     if (wanted && !held) node.append(makeButton(onClick));
     if (!wanted && held) held.remove();
   }
@@ -108,5 +129,11 @@ async function ask(panel, cell, run) {
   });
   notebook.deselectAll();
   notebook.activeCellIndex = index + 1;
+  // ahead of the chat cell on the kernel's shell channel: %%chat exists when it runs
+  panel.sessionContext?.session?.kernel?.requestExecute({
+    code: LOAD,
+    silent: true,
+    store_history: false,
+  });
   await run(panel);
 }

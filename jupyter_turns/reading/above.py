@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ..engine.window import to_send
 from ..model.content import MAX_IMAGES, Attachment, ImageData
 from ..model.events import ConversationEvent
+from ..text import plural
 from .cells import CellView, NotebookView, cell_text, error_text, outline_entry
 
 __all__ = ["ABOVE_CHARS", "SentCells", "cells_above", "parse_context"]
@@ -135,9 +136,11 @@ def _pick(cells: list[CellView], view: NotebookView, sent: SentCells, live: set[
 
 def _head(view: NotebookView, cells: list[CellView], picked: _Picked) -> list[str]:
     """What the attachment says before the cells: where they come from, and what is not in it."""
-    name = "entries of this kernel's history" if view.origin == "history" else "cells"
+    history = view.origin == "history"
+    many = plural(len(cells), "entry", "entries") if history else plural(len(cells), "cell")
+    where = " of this kernel's history" if history else ""
     lines = [
-        f"The {len(cells)} {name} above this chat cell, from {view.label}; oldest first, "
+        f"The {many}{where} above this chat cell, from {view.label}; oldest first, "
         "the nearest last."
     ]
     lines += [f"Note: {note}" for note in view.notes]

@@ -92,3 +92,30 @@ def test_ask_chat_on_a_traceback_asks_with_the_source_and_the_traceback(
     assert [o["output_type"] for o in error] == ["error"]
     assert set(error[0]) == {"output_type", "ename", "evalue", "traceback"}, json.dumps(error)
     assert lab.unexpected_page_errors() == []
+
+
+def test_ask_chat_answers_in_a_kernel_that_never_loaded_jupyter_turns(lab: Lab) -> None:
+    """No ``%load_ext`` in the notebook: the button still asks (the click loads jupyter_turns
+    first), instead of failing with "Cell magic `%%chat` not found"."""
+    with AnthropicTestServer() as server:
+        server.enqueue(Reply.sse(sse_text_response(["Divide by ", "something else."])))
+        env = _env(server).rsplit("\n", 1)[0]  # no %config ChatMagics: nothing is loaded
+        lab.write_notebook("plain.ipynb", [env, "ratio = 1 / 0"])
+        lab.open("plain.ipynb")
+        run_setup(lab, 1)
+        lab.run_cell(1, timeout=60)
+        expect(lab.cell_output(1)).to_contain_text("ZeroDivisionError")
+
+        lab.cell(1).get_by_role("button", name="Ask chat").click()
+        expect(lab.cells()).to_have_count(3)
+        expect(lab.cell(2).locator(".jp-InputArea")).to_contain_text("%%chat --fix 1")
+        lab.wait_cell_idle(2, timeout=60)
+        expect(lab.cell_output(2)).not_to_contain_text("not found")
+        saved = lab.cell_output(2).locator(".jt-root.jt-saved")
+        expect(saved.locator(".jt-message").last).to_have_text("Divide by something else.")
+        server.assert_all_served()
+        sent = _request_text(server.requests[0].body)
+
+    assert sent.startswith("Why does cell [1] fail, and how do I fix it?")
+    assert '<notebook_data source="cell [1] traceback">\nZeroDivisionError' in sent
+    assert lab.unexpected_page_errors() == []

@@ -3,7 +3,8 @@
 ``--context above`` attaches the cells above the chat cell to the request as labeled notebook
 data (sources, output summaries, an error's traceback, figures as images), the nearest last;
 the next turn of the thread sends only the cells that are new or changed and names the others;
-budgets cut with notes; ``above:N`` sends the N nearest.
+budgets cut with notes; ``above:N`` sends the N nearest; ``%config ChatMagics.context`` sends
+them for a thread whose cell does not say, ``--context none`` keeps them back.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def test_the_cells_above_go_with_the_request_and_later_turns_send_what_is_new(
     tmp_path: Path,
 ) -> None:
     with AnthropicTestServer() as server:
-        server.enqueue(*(Reply.sse(sse_text_response([f"Answer {n}."])) for n in range(3)))
+        server.enqueue(*(Reply.sse(sse_text_response([f"Answer {n}."])) for n in range(5)))
         kernel = _kernel(server, tmp_path)
         try:
             kernel.run("MARK = 'first-4711'\nprint(MARK)")
@@ -62,9 +63,12 @@ def test_the_cells_above_go_with_the_request_and_later_turns_send_what_is_new(
             kernel.run("%%chat --context above\nWhat did I just do?")
             kernel.run("print('second-0815')")
             kernel.run("%%chat\nAnd now?")  # --context sticks to the thread
+            kernel.run('%config ChatMagics.context = "above"')  # the user's own default
+            kernel.run("%%chat --new\nFrom the setting?")
+            kernel.run("%%chat --new --context none\nNot this time.")  # a cell says otherwise
         finally:
             kernel.close()
-        default, first, second = _bodies(server)
+        default, first, second, configured, off = _bodies(server)
 
     assert "cells above" not in json.dumps(default["messages"])
 
@@ -83,6 +87,13 @@ def test_the_cells_above_go_with_the_request_and_later_turns_send_what_is_new(
     assert "first-4711" not in text and "plt.subplots" not in text and not images  # seen
     unchanged = re.search(r"Unchanged since you last saw them, not repeated: ([^.]*)\.", text)
     assert unchanged is not None and len(unchanged.group(1).split(", ")) == 5, text
+
+    # ChatMagics.context sends them with a new thread's first request, all of them again;
+    # --context none in the cell keeps them back
+    text, images = _above(configured)
+    assert "first-4711" in text and "second-0815" in text and "And now?" in text
+    assert "Unchanged since" not in text and len(images) == 1
+    assert "cells above" not in json.dumps(off["messages"])
 
 
 def _notebook(path: Path, cells: list[tuple[str, str]]) -> None:
@@ -156,5 +167,5 @@ def test_budgets_cut_with_notes_and_above_n_sends_the_nearest(tmp_path: Path) ->
     assert len(text) < 26_000
 
     text, _ = _above(nearest)
-    assert "The 1 entries of this kernel's history above this chat cell" in text
+    assert "The 1 entry of this kernel's history above this chat cell" in text
     assert "%%chat --context above" in text and "long-cell" not in text

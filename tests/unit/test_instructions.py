@@ -61,3 +61,24 @@ def test_an_unchanged_file_is_not_read_again(
     monkeypatch.undo()
     (tmp_path / "AGENTS.md").write_text("two, longer\n")
     assert "two, longer" in (finder.find(tmp_path).system_text() or "")
+
+
+def test_all_the_files_share_one_budget_the_nearest_keep_it(tmp_path: Path) -> None:
+    """Each file is sent up to FILE_CHARS, all of them up to TOTAL_CHARS: the farthest are cut
+    first, each with a note, and the card says which were cut."""
+    near = tmp_path / "team" / "project"
+    near.mkdir(parents=True)
+    for folder in (tmp_path, tmp_path / "team", near):
+        (folder / "AGENTS.md").write_text(f"{folder.name}-start\n" + "x" * 12_000 + "\n")
+    found = InstructionFinder(user=tmp_path / "none", home=tmp_path).find(near)
+    farthest, middle, nearest = found.files  # sent in this order: the nearest last
+    assert nearest.text.startswith("project-start") and "team-start" in middle.text
+    assert len(nearest.text) < instructions.FILE_CHARS + 200 and nearest.cut > 0
+    sent = sum(len(f.text) for f in found.files)
+    assert instructions.TOTAL_CHARS - 200 < sent < instructions.TOTAL_CHARS + 200
+    assert farthest.cut > middle.cut  # what is left of the budget, after the nearer two
+    assert "all of them up to 30,000]" in farthest.text
+    assert found.summary() == (
+        "Instructions: AGENTS.md (this folder, 2 lines, cut), ../AGENTS.md (the folder above, "
+        "2 lines, cut), ../../AGENTS.md (2 folders up, 2 lines, cut)"
+    )
