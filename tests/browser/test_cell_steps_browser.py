@@ -10,7 +10,17 @@ import time
 import pytest
 from playwright.sync_api import expect
 
-from .chat import LOAD, SETUP, cell_source, chat_cell, run_setup, start_chat, tool_card
+from .chat import (
+    LOAD,
+    PAGES,
+    SETUP,
+    cell_source,
+    chat_cell,
+    open_page,
+    run_setup,
+    start_chat,
+    tool_card,
+)
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -32,13 +42,16 @@ def _sources(lab: Lab, *texts: str) -> None:
             expect(cell_source(lab, index)).to_have_text(text)
 
 
-def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(lab: Lab) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(
+    lab: Lab, page: str
+) -> None:
     lab.write_notebook(
         "steps.ipynb",
         [LOAD, SETUP + "\n" + STEPS, chat_cell("Tidy my notebook."), "print('old')", "y = 2",
          "z = 3"],
     )  # fmt: skip
-    lab.open("steps.ipynb")
+    open_page(lab, page, "steps.ipynb")
     run_setup(lab, 2)
     expect(lab.run_cell(3)).to_have_text("old")
     root = start_chat(lab, 2)
@@ -130,7 +143,7 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text("slept")
 
 
-NB7 = (
+REFUSED = (
     "script = [cycle(tool_call('notebook_cells', {})),"
     " cycle(tool_call('run_cell', {'index': 3})),"
     " cycle(tool_call('run_cell', {'index': 3})),"
@@ -138,12 +151,13 @@ NB7 = (
 )
 
 
-def test_notebook_7_refuses_a_cell_the_user_edited_then_runs_it_as_it_is_now(lab: Lab) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_a_cell_the_user_edited_is_refused_then_run_as_it_is_now(lab: Lab, page: str) -> None:
     lab.write_notebook(
-        "nb7steps.ipynb",
-        [LOAD, SETUP + "\n" + NB7, chat_cell("Run cell 3."), "print('first')"],
+        "refused.ipynb",
+        [LOAD, SETUP + "\n" + REFUSED, chat_cell("Run cell 3."), "print('first')"],
     )
-    lab.open_in_notebook7("nb7steps.ipynb")
+    open_page(lab, page, "refused.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
     first = tool_card(root, "run_cell").first

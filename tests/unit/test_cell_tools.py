@@ -199,6 +199,28 @@ async def test_run_cell_runs_the_cell_read_and_undo_puts_the_earlier_outputs_bac
     assert page.cells[1]["outputs"][0]["text"] == "old\n"
 
 
+async def test_run_cell_gives_an_error_as_data_and_a_figure_as_an_image() -> None:
+    figure = ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+              "fig = plt.figure(figsize=(1, 1), dpi=20)\n_ = plt.plot([1, 2])")  # fmt: skip
+    page = FakePage("%%chat\ngo", "1 / 0", figure, chat=0)
+    reader, user = _setup(page), User()
+    events = await _turn(
+        reader,
+        tool_call("notebook_cells", {}),
+        tool_call("run_cell", {"index": 1}),
+        tool_call("run_cell", {"index": 2}),
+        user=user,
+    )
+    _, failed, drawn = _responses(events)
+    # the cell's error is what it printed, not a failure of the tool: the model reads it
+    assert failed.status == "done" and not failed.is_error
+    assert failed.content.startswith("Ran cell [1]. The page reports cell [1] code")
+    assert "ZeroDivisionError: division by zero" in failed.content
+    assert page.cells[1]["outputs"][0]["output_type"] == "error"  # and the notebook shows it
+    assert [(i.label, i.media_type) for i in drawn.images] == [("figure 1", "image/png")]
+    assert "→ image/png" in drawn.content
+
+
 async def test_delete_shows_the_cell_and_outputs_and_undo_puts_it_back_where_it_was() -> None:
     page = FakePage("a = 1", "%%chat\ngo", "plot()", "b = 2", chat=1)
     out = {"output_type": "display_data", "data": {"text/plain": "<Figure>"}}
