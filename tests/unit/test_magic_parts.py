@@ -59,6 +59,20 @@ def test_every_chat_command_in_the_help_has_a_handler_and_no_handler_is_undocume
     assert named == set(COMMANDS) - {"help", "?"}
 
 
+def test_the_options_page_lists_every_chat_command() -> None:
+    """docs/options.md's one-line summary of ``%chat`` names each command the table has."""
+    import re
+    from pathlib import Path
+
+    from jupyter_turns.kernel.commands import COMMANDS
+
+    page = (Path(__file__).parents[2] / "docs" / "options.md").read_text()
+    summary = page.split("`%chat fix", 1)[1].split("`", 1)[0]
+    named = set(re.findall(r"(?:^|\| )([a-z]+)", "fix" + summary.replace("\n", " ")))
+    missing = set(COMMANDS) - {"help", "?"} - named
+    assert not missing, f"docs/options.md does not name %chat {sorted(missing)}"
+
+
 def test_an_unknown_chat_command_says_where_to_look() -> None:
     from IPython.core.error import UsageError
 
