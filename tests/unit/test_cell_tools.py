@@ -216,6 +216,11 @@ async def test_run_cell_gives_an_error_as_data_and_a_figure_as_an_image() -> Non
     assert failed.status == "done" and not failed.is_error
     assert failed.content.startswith("Ran cell [1]. The page reports cell [1] code")
     assert "ZeroDivisionError: division by zero" in failed.content
+    assert "jupyter_turns" not in failed.content  # the cell's own frames, not the tool's
+    traceback = page.cells[1]["outputs"][0]["traceback"]
+    assert traceback[-2:] == ['  File "<python tool>", line 1, in <module>',
+                              "ZeroDivisionError: division by zero"]  # fmt: skip
+    assert not any("jupyter_turns" in line for line in traceback)
     assert page.cells[1]["outputs"][0]["output_type"] == "error"  # and the notebook shows it
     assert [(i.label, i.media_type) for i in drawn.images] == [("figure 1", "image/png")]
     assert "→ image/png" in drawn.content
