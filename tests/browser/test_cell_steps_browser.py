@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
 from .chat import (
     LOAD,
@@ -33,6 +33,11 @@ STEPS = (
     " cycle(tool_call('delete_cell', {'index': 4})),"
     " cycle(message('Done.'))]"
 )
+
+
+def _badge(lab: Lab, index: int) -> Locator:
+    """The provenance badge of cell ``index`` (none on a cell the model never touched)."""
+    return lab.cell(index).locator(".jt-provenance-badge")
 
 
 def _sources(lab: Lab, *texts: str) -> None:
@@ -66,11 +71,13 @@ def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(
     edit.get_by_role("button", name="Apply edit").click()
     expect(cell_source(lab, 3)).to_have_text("print('new')")
     expect(lab.cell_output(3)).to_have_text("new")  # its outputs match its text now
+    expect(_badge(lab, 3)).to_have_text("edited from chat · turn 1")
 
     insert = tool_card(root, "insert_cell")
     expect(insert.locator(".jt-prompt-title")).to_have_text("Insert a code cell below cell [4]?")
     insert.get_by_role("button", name="Insert", exact=True).click()
     _sources(lab, "", "", "", "print('new')", "y = 2", "w = 4", "z = 3")
+    expect(_badge(lab, 5)).to_have_text("from chat · turn 1")
 
     move = tool_card(root, "move_cell")
     expect(move.locator(".jt-prompt-title")).to_have_text("Move cell [5] to [3]?")
@@ -93,6 +100,7 @@ def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(
     tool_card(saved, "delete_cell").get_by_role("button", name="Undo").click()
     _sources(lab, "", "", "", "w = 4", "print('new')", "y = 2", "z = 3")
     expect(lab.cell_output(4)).to_have_text("new")  # back where it was, outputs included
+    expect(_badge(lab, 4)).to_have_text("edited from chat · turn 1")  # and its stamp
     expect(tool_card(saved, "delete_cell").locator(".jt-undo")).to_contain_text(
         "put the deleted cell back at [4]"
     )
