@@ -314,6 +314,41 @@ async def test_a_page_that_stops_answering_gives_an_error_result_not_a_change() 
     assert page.sources() == ["%%chat\ngo", "a = 1"]
 
 
+class Unchanging(FakePage):
+    """A page that answers "ok" to a change it did not make (a stale extension, a collaborator's
+    document that won): its report is the cell as it still is."""
+
+    def _apply(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request["request"] in ("set_source", "move_cell"):
+            return self._report(request["cell_id"])
+        if request["request"] == "insert_cell":
+            request = {**request, "source": request["source"].upper()}
+        return super()._apply(request)
+
+
+async def test_a_page_that_says_ok_but_did_not_change_the_cell_gives_an_error_not_done() -> None:
+    page = Unchanging("%%chat\ngo", "a = 1", "b = 2", chat=0)
+    reader, user = _setup(page), User()
+    events = await _turn(
+        reader,
+        tool_call("notebook_cells", {}),
+        tool_call("edit_cell", {"index": 1, "source": "a = 10"}),
+        tool_call("move_cell", {"index": 2, "to": 1}),
+        tool_call("insert_cell", {"source": "c = 3", "after": 2}),
+        user=user,
+    )
+    _, edited, moved, inserted = _responses(events)
+    assert edited.content == (
+        "Not edited: the page reports cell [1] code, 1 lines\n  (no outputs), not the new text."
+    )
+    assert (
+        moved.content == "Not moved to [1]: the page reports cell [2] code, 1 lines\n  (no outputs)"
+    )
+    assert inserted.content.startswith("Not inserted as proposed: the page reports cell [3] code")
+    assert [r.status for r in (edited, moved, inserted)] == ["error"] * 3
+    assert all(r.is_error for r in (edited, moved, inserted))
+
+
 async def test_without_a_page_each_cell_tool_says_there_is_no_page_to_change() -> None:
     reader = _setup(None)
     events = await _turn(
