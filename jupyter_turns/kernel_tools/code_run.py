@@ -154,7 +154,10 @@ def run_code(code: str, namespace: dict[str, Any]) -> CodeRun:
         run.error = ("KeyboardInterrupt", "interrupted by the user", [])
         err.write("KeyboardInterrupt: interrupted by the user\n")
     except Exception as exc:
-        lines = traceback.format_exception(type(exc), exc, exc.__traceback__, limit=-3)
+        # from the code's own frames on (this function's frame is no part of what ran), as a
+        # cell's traceback reads; the last three of a deep one
+        frames = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+        lines = traceback.format_exception(type(exc), exc, frames, limit=-3)
         run.error = (type(exc).__name__, str(exc), lines)
     run.stdout, run.stderr = out.getvalue(), err.getvalue()
     return run

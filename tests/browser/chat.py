@@ -29,13 +29,16 @@ from .server import LabError
 
 __all__ = [
     "LOAD",
+    "PAGES",
     "RECORD_MIME",
     "SETUP",
     "WIDGET_FAILED",
     "chat_cell",
     "final_record",
     "message_text",
+    "open_page",
     "print_cell",
+    "reopen_page",
     "run_setup",
     "start_chat",
     "wait_turn_end",
@@ -49,6 +52,27 @@ RECORD_MIME = "application/vnd.jupyter-turns+json"
 WIDGET_FAILED = "jupyter_turns: the chat view needs"
 
 LOAD = "%load_ext jupyter_turns"
+
+# The two pages a notebook opens in, for tests parametrized over them ("page").
+PAGES = ("lab", "notebook7")
+
+
+def open_page(lab: Lab, page: str, name: str) -> None:
+    """Open notebook ``name`` in JupyterLab (``"lab"``) or Notebook 7's own page
+    (``"notebook7"``), with its kernel idle; the cell locators work the same in both."""
+    if page == "lab":
+        lab.open(name)
+    else:
+        lab.open_in_notebook7(name)
+
+
+def reopen_page(lab: Lab, page: str, name: str) -> None:
+    """Leave the page, shut the folder's kernels down and open the saved ``name`` again in the
+    same kind of page, as a person coming back to it later does (save first)."""
+    if page == "lab":
+        lab.close_and_reopen(name)
+    else:
+        lab.open_in_notebook7(name)
 
 
 def chat_cell(body: str, *, script: str = "script", options: str = "") -> str:

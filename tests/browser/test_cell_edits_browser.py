@@ -58,6 +58,8 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
     expect(edit.locator(".jt-diff-add")).to_have_text("+x = 2")
     edit.get_by_role("button", name="Apply edit").click()
     expect(cell_source(lab, 2)).to_have_text("x = 2")
+    badge = lab.cell(2).locator(".jt-provenance-badge")
+    expect(badge).to_have_text("edited from chat · turn 1")
 
     saved = lab.cell_output(3).locator(".jt-root.jt-saved")  # the turn ended: the record
     expect(saved.locator(".jt-message")).to_have_text("Done.")
@@ -69,6 +71,7 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
     )
     tool_card(saved, "edit_cell").get_by_role("button", name="Undo").click()
     expect(cell_source(lab, 2)).to_have_text("x = 1")
+    expect(badge).to_have_count(0)  # Undo took the stamp with the change
     expect(tool_card(saved, "edit_cell").locator(".jt-undo")).to_have_text(
         re.compile(r"^Undone by [^:]+: restored the edited cell's earlier text$")
     )

@@ -8,9 +8,19 @@ from __future__ import annotations
 import time
 
 import pytest
-from playwright.sync_api import expect
+from playwright.sync_api import Locator, expect
 
-from .chat import LOAD, SETUP, cell_source, chat_cell, run_setup, start_chat, tool_card
+from .chat import (
+    LOAD,
+    PAGES,
+    SETUP,
+    cell_source,
+    chat_cell,
+    open_page,
+    run_setup,
+    start_chat,
+    tool_card,
+)
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -25,6 +35,11 @@ STEPS = (
 )
 
 
+def _badge(lab: Lab, index: int) -> Locator:
+    """The provenance badge of cell ``index`` (none on a cell the model never touched)."""
+    return lab.cell(index).locator(".jt-provenance-badge")
+
+
 def _sources(lab: Lab, *texts: str) -> None:
     expect(lab.cells()).to_have_count(len(texts))
     for index, text in enumerate(texts):
@@ -32,13 +47,16 @@ def _sources(lab: Lab, *texts: str) -> None:
             expect(cell_source(lab, index)).to_have_text(text)
 
 
-def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(lab: Lab) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(
+    lab: Lab, page: str
+) -> None:
     lab.write_notebook(
         "steps.ipynb",
         [LOAD, SETUP + "\n" + STEPS, chat_cell("Tidy my notebook."), "print('old')", "y = 2",
          "z = 3"],
     )  # fmt: skip
-    lab.open("steps.ipynb")
+    open_page(lab, page, "steps.ipynb")
     run_setup(lab, 2)
     expect(lab.run_cell(3)).to_have_text("old")
     root = start_chat(lab, 2)
@@ -53,11 +71,13 @@ def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(lab:
     edit.get_by_role("button", name="Apply edit").click()
     expect(cell_source(lab, 3)).to_have_text("print('new')")
     expect(lab.cell_output(3)).to_have_text("new")  # its outputs match its text now
+    expect(_badge(lab, 3)).to_have_text("edited from chat · turn 1")
 
     insert = tool_card(root, "insert_cell")
     expect(insert.locator(".jt-prompt-title")).to_have_text("Insert a code cell below cell [4]?")
     insert.get_by_role("button", name="Insert", exact=True).click()
     _sources(lab, "", "", "", "print('new')", "y = 2", "w = 4", "z = 3")
+    expect(_badge(lab, 5)).to_have_text("from chat · turn 1")
 
     move = tool_card(root, "move_cell")
     expect(move.locator(".jt-prompt-title")).to_have_text("Move cell [5] to [3]?")
@@ -80,6 +100,7 @@ def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(lab:
     tool_card(saved, "delete_cell").get_by_role("button", name="Undo").click()
     _sources(lab, "", "", "", "w = 4", "print('new')", "y = 2", "z = 3")
     expect(lab.cell_output(4)).to_have_text("new")  # back where it was, outputs included
+    expect(_badge(lab, 4)).to_have_text("edited from chat · turn 1")  # and its stamp
     expect(tool_card(saved, "delete_cell").locator(".jt-undo")).to_contain_text(
         "put the deleted cell back at [4]"
     )
@@ -130,7 +151,7 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text("slept")
 
 
-NB7 = (
+REFUSED = (
     "script = [cycle(tool_call('notebook_cells', {})),"
     " cycle(tool_call('run_cell', {'index': 3})),"
     " cycle(tool_call('run_cell', {'index': 3})),"
@@ -138,12 +159,13 @@ NB7 = (
 )
 
 
-def test_notebook_7_refuses_a_cell_the_user_edited_then_runs_it_as_it_is_now(lab: Lab) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_a_cell_the_user_edited_is_refused_then_run_as_it_is_now(lab: Lab, page: str) -> None:
     lab.write_notebook(
-        "nb7steps.ipynb",
-        [LOAD, SETUP + "\n" + NB7, chat_cell("Run cell 3."), "print('first')"],
+        "refused.ipynb",
+        [LOAD, SETUP + "\n" + REFUSED, chat_cell("Run cell 3."), "print('first')"],
     )
-    lab.open_in_notebook7("nb7steps.ipynb")
+    open_page(lab, page, "refused.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
     first = tool_card(root, "run_cell").first

@@ -1,13 +1,14 @@
-"""``--edits review`` in JupyterLab, clicked as a person would: the model's two cell changes are
-made without a prompt, the turn ends with a review panel listing them, Keep on one and Undo on
-the other (the deleted cell comes back), and the panel says how each ended, after a reload too."""
+"""``--edits review`` in JupyterLab and Notebook 7, clicked as a person would: the model's two
+cell changes are made without a prompt, the turn ends with a review panel listing them, Keep on
+one and Undo on the other (the deleted cell comes back), and the panel says how each ended,
+reopened too."""
 
 from __future__ import annotations
 
 import pytest
 from playwright.sync_api import Locator, expect
 
-from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat
+from .chat import LOAD, PAGES, SETUP, chat_cell, open_page, reopen_page, run_setup, start_chat
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -33,13 +34,14 @@ def _item(panel: Locator, line: str) -> Locator:
     return panel.locator(".jt-review-item").filter(has_text=line)
 
 
-def test_review_keeps_one_change_and_undoes_the_other(lab: Lab) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_review_keeps_one_change_and_undoes_the_other(lab: Lab, page: str) -> None:
     lab.write_notebook(
         "review.ipynb",
         [LOAD, SETUP + "\n" + REVIEW, chat_cell("Tidy up.", options="--edits review"),
          "x = 1", "y = 2"],
     )  # fmt: skip
-    lab.open("review.ipynb")
+    open_page(lab, page, "review.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
     # no prompt: both changes are made as they come
@@ -75,7 +77,7 @@ def test_review_keeps_one_change_and_undoes_the_other(lab: Lab) -> None:
 
     # saved in the notebook: reopened, the panel still says how each change ended
     lab.save()
-    lab.reload("review.ipynb")
+    reopen_page(lab, page, "review.ipynb")
     reopened = lab.cell_output(2).locator(".jt-root.jt-saved .jt-review")
     expect(_item(reopened, "Inserted").locator(".jt-review-state")).to_have_text(
         f"Kept by {user}", timeout=WAIT

@@ -13,7 +13,18 @@ import pytest
 from nbconvert import HTMLExporter
 from playwright.sync_api import Locator, expect
 
-from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat, tool_card, wait_turn_end
+from .chat import (
+    LOAD,
+    PAGES,
+    SETUP,
+    chat_cell,
+    open_page,
+    reopen_page,
+    run_setup,
+    start_chat,
+    tool_card,
+    wait_turn_end,
+)
 from .lab import Lab
 
 pytestmark = pytest.mark.browser
@@ -30,15 +41,16 @@ def _badge(lab: Lab, index: int) -> Locator:
     return lab.cell(index).locator(".jt-provenance-badge")
 
 
+@pytest.mark.parametrize("page", PAGES)
 def test_an_inserted_cell_and_its_card_lead_to_each_other_after_a_reload_and_a_copy(
-    lab: Lab,
+    lab: Lab, page: str
 ) -> None:
     lab.write_notebook(
         "analysis.ipynb",
         [LOAD, SETUP + "\n" + SCRIPT, chat_cell("Add a total at the end."),
          *[FILLER] * FILLERS],
     )  # fmt: skip
-    lab.open("analysis.ipynb")
+    open_page(lab, page, "analysis.ipynb")
     run_setup(lab, 2)
     root = start_chat(lab, 2)
     tool_card(root, "insert_cell").get_by_role("button", name="Insert", exact=True).click()
@@ -59,7 +71,7 @@ def test_an_inserted_cell_and_its_card_lead_to_each_other_after_a_reload_and_a_c
 
     # reopened from the file: the badge scrolls to the turn's card
     lab.save()
-    lab.close_and_reopen("analysis.ipynb")
+    reopen_page(lab, page, "analysis.ipynb")
     badge = _badge(lab, inserted)
     expect(badge).to_have_text("from chat · turn 1")
     expect(badge).to_have_attribute(
@@ -81,7 +93,7 @@ def test_an_inserted_cell_and_its_card_lead_to_each_other_after_a_reload_and_a_c
     stamp = stamped.metadata["jupyter_turns"]["provenance"]
     assert stamp["notebook"] == f"{lab.folder}/analysis.ipynb" and stamp["turn"] == 1
     _write_copies(lab, stamped)
-    lab.close_and_reopen("report.ipynb")
+    reopen_page(lab, page, "report.ipynb")
     copied = _badge(lab, 1)
     expect(copied).to_have_text(f"from chat in {lab.folder}/analysis.ipynb · turn 1")
     copied.click()

@@ -1,6 +1,8 @@
-"""Rewind a two-turn thread from a saved card in JupyterLab, clicked as a person would: the
-card asks first, showing what will be undone; then the edited cell has its text and outputs
-back, the variable the python runs set is back, and both turns' cards say "Rewound"."""
+"""Rewind a two-turn thread from a saved card, in JupyterLab and Notebook 7, clicked as a person
+would: the card asks first, showing what will be undone; then the edited cell has its text and
+outputs back, the variable the python runs set is back, both turns' cards say "Rewound", and
+the next turn's request carries neither of them. A fork goes on another way from before a turn
+while the original thread keeps its turns."""
 
 from __future__ import annotations
 
@@ -9,8 +11,10 @@ from playwright.sync_api import expect
 
 from .chat import (
     LOAD,
+    PAGES,
     SETUP,
     chat_cell,
+    open_page,
     print_cell,
     run_setup,
     start_chat,
@@ -26,18 +30,20 @@ SCRIPT = (
     "script = [cycle(tool_call('python', {'code': 'v = 1'})), cycle(message('One.')),"
     " cycle(tool_call('notebook_cells', {})),"
     " cycle(tool_call('edit_cell', {'index': 4, 'source': \"print('new')\", 'run': True})),"
-    " cycle(tool_call('python', {'code': 'v = 2'})), cycle(message('Two.'))]"
+    " cycle(tool_call('python', {'code': 'v = 2'})), cycle(message('Two.'))]\n"
+    "echo = ScriptedProvider()"  # no script: it answers with a tally of what it was sent
 )
 WAIT = 60_000  # ms: both cores may be busy
 
 
-def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab, page: str) -> None:
     lab.write_notebook(
         "rewind.ipynb",
         [LOAD, SETUP + "\n" + SCRIPT, chat_cell("First.", options="--builtins python"),
-         chat_cell("Second."), "print('old')", "print(v)"],
+         chat_cell("Second."), "print('old')", "print(v)", chat_cell("Third.", script="echo")],
     )  # fmt: skip
-    lab.open("rewind.ipynb")
+    open_page(lab, page, "rewind.ipynb")
     run_setup(lab, 2)
     expect(lab.run_cell(4)).to_have_text("old")
 
@@ -77,20 +83,28 @@ def test_rewind_a_two_turn_thread_from_the_first_turns_card(lab: Lab) -> None:
         lab.cell_output(2).get_by_role("button", name="Rewind to before this turn")
     ).to_have_count(0)
     assert print_cell(lab, 5) == "0"  # the variable is back to before turn 1
+
+    # the next turn's request carries none of the rewound turns: only its own
+    third = start_chat(lab, 6)
+    wait_turn_end(third)
+    expect(third.locator(".jt-message")).to_contain_text(
+        "Sent with this request: 1 turn, 0 answers.", timeout=WAIT
+    )
     assert lab.unexpected_page_errors() == []
 
 
 FORK = "script = [cycle(message('One.')), cycle(message('Two.')), cycle(message('Three.'))]"
 
 
-def test_fork_a_thread_before_its_second_turn_and_go_on_another_way(lab: Lab) -> None:
+@pytest.mark.parametrize("page", PAGES)
+def test_fork_a_thread_before_its_second_turn_and_go_on_another_way(lab: Lab, page: str) -> None:
     lab.write_notebook(
         "fork.ipynb",
         [LOAD, SETUP + "\n" + FORK, chat_cell("First."), chat_cell("Second."),
          "%chat fork alt --at 2", chat_cell("Another way."), "%chat history alt",
          "%chat history main"],
     )  # fmt: skip
-    lab.open("fork.ipynb")
+    open_page(lab, page, "fork.ipynb")
     run_setup(lab, 2)
     for index, answer in ((2, "One."), (3, "Two.")):
         root = start_chat(lab, index)

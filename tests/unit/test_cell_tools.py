@@ -199,6 +199,33 @@ async def test_run_cell_runs_the_cell_read_and_undo_puts_the_earlier_outputs_bac
     assert page.cells[1]["outputs"][0]["text"] == "old\n"
 
 
+async def test_run_cell_gives_an_error_as_data_and_a_figure_as_an_image() -> None:
+    figure = ("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+              "fig = plt.figure(figsize=(1, 1), dpi=20)\n_ = plt.plot([1, 2])")  # fmt: skip
+    page = FakePage("%%chat\ngo", "1 / 0", figure, chat=0)
+    reader, user = _setup(page), User()
+    events = await _turn(
+        reader,
+        tool_call("notebook_cells", {}),
+        tool_call("run_cell", {"index": 1}),
+        tool_call("run_cell", {"index": 2}),
+        user=user,
+    )
+    _, failed, drawn = _responses(events)
+    # the cell's error is what it printed, not a failure of the tool: the model reads it
+    assert failed.status == "done" and not failed.is_error
+    assert failed.content.startswith("Ran cell [1]. The page reports cell [1] code")
+    assert "ZeroDivisionError: division by zero" in failed.content
+    assert "jupyter_turns" not in failed.content  # the cell's own frames, not the tool's
+    traceback = page.cells[1]["outputs"][0]["traceback"]
+    assert traceback[-2:] == ['  File "<python tool>", line 1, in <module>',
+                              "ZeroDivisionError: division by zero"]  # fmt: skip
+    assert not any("jupyter_turns" in line for line in traceback)
+    assert page.cells[1]["outputs"][0]["output_type"] == "error"  # and the notebook shows it
+    assert [(i.label, i.media_type) for i in drawn.images] == [("figure 1", "image/png")]
+    assert "→ image/png" in drawn.content
+
+
 async def test_delete_shows_the_cell_and_outputs_and_undo_puts_it_back_where_it_was() -> None:
     page = FakePage("a = 1", "%%chat\ngo", "plot()", "b = 2", chat=1)
     out = {"output_type": "display_data", "data": {"text/plain": "<Figure>"}}
@@ -285,6 +312,41 @@ async def test_a_page_that_stops_answering_gives_an_error_result_not_a_change() 
     assert response.status == "error" and response.is_error
     assert response.content.startswith("Not deleted: no notebook page answered within 10 s")
     assert page.sources() == ["%%chat\ngo", "a = 1"]
+
+
+class Unchanging(FakePage):
+    """A page that answers "ok" to a change it did not make (a stale extension, a collaborator's
+    document that won): its report is the cell as it still is."""
+
+    def _apply(self, request: dict[str, Any]) -> dict[str, Any]:
+        if request["request"] in ("set_source", "move_cell"):
+            return self._report(request["cell_id"])
+        if request["request"] == "insert_cell":
+            request = {**request, "source": request["source"].upper()}
+        return super()._apply(request)
+
+
+async def test_a_page_that_says_ok_but_did_not_change_the_cell_gives_an_error_not_done() -> None:
+    page = Unchanging("%%chat\ngo", "a = 1", "b = 2", chat=0)
+    reader, user = _setup(page), User()
+    events = await _turn(
+        reader,
+        tool_call("notebook_cells", {}),
+        tool_call("edit_cell", {"index": 1, "source": "a = 10"}),
+        tool_call("move_cell", {"index": 2, "to": 1}),
+        tool_call("insert_cell", {"source": "c = 3", "after": 2}),
+        user=user,
+    )
+    _, edited, moved, inserted = _responses(events)
+    assert edited.content == (
+        "Not edited: the page reports cell [1] code, 1 lines\n  (no outputs), not the new text."
+    )
+    assert (
+        moved.content == "Not moved to [1]: the page reports cell [2] code, 1 lines\n  (no outputs)"
+    )
+    assert inserted.content.startswith("Not inserted as proposed: the page reports cell [3] code")
+    assert [r.status for r in (edited, moved, inserted)] == ["error"] * 3
+    assert all(r.is_error for r in (edited, moved, inserted))
 
 
 async def test_without_a_page_each_cell_tool_says_there_is_no_page_to_change() -> None:
