@@ -63,10 +63,12 @@ def _applying_updates(get: Callable[..., dict[str, Any]]) -> Callable[..., dict[
     """Wrap nbval's message reader: a chat output's ``data`` is kept as the very node nbval
     stores, and an update of that display rewrites it in place (and is not passed on). A long
     turn's live parts (:meth:`jupyter_turns.kernel.persist.Recorder.finish` clears them, with
-    ``clear_output``, which nbval ignores) are not passed on either, nor that clear; the final
-    record then shown again under the first output's display id updates that output."""
+    ``clear_output``, which nbval ignores) are not passed on either, nor that clear, nor what
+    the turn printed again after it (nbval kept the first print); the final record then shown
+    again under the first output's display id updates that output."""
     shown: dict[str, Any] = {}
     parted: set[str] = set()  # the cells (request ids) whose turn added live parts
+    cleared: set[str] = set()  # those whose clear was not passed on: their prints come again
 
     def get_kernel_message(*args: Any, **kwargs: Any) -> Any:
         while True:
@@ -76,6 +78,9 @@ def _applying_updates(get: Callable[..., dict[str, Any]]) -> Callable[..., dict[
             cell = str((message.get("parent_header") or {}).get("msg_id"))
             display_id = str((content.get("transient") or {}).get("display_id") or "")
             if kind == "clear_output" and cell in parted:
+                cleared.add(cell)
+                continue
+            if kind == "stream" and cell in cleared:
                 continue
             if not display_id.startswith(_OURS):
                 return message

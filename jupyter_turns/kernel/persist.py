@@ -37,16 +37,21 @@ import itertools
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ..model.events import new_id
 from ..record.format import META_KEY, RECORD_MIME, live_part, record_bundle, summary
+from ..tools.capture import noting
 
 __all__ = ["COMM_TARGET", "MetadataWriter", "Recorder"]
 
 COMM_TARGET = "jupyter_turns.metadata"
+PRINTED_CHARS = (
+    20_000  # most of what printed to a headless cell during its turn kept to print again
+)
 
 log = logging.getLogger(__name__)
 _display_ids = itertools.count(1)
@@ -202,8 +207,9 @@ class Recorder:
     the text streamed since), so nothing saved is sent again; a kernel that dies mid-turn leaves
     the record and its parts, which the readers join. At the end the first output (one display
     id) becomes the final record bundle; the parts, if any, are cleared first
-    (``clear_output(wait=True)``: the cell then holds the one output it held before; an output
-    something else printed in the cell during the turn goes with them).
+    (``clear_output(wait=True)``: the cell then holds the one output it held before), and what
+    printed to the cell meanwhile (a notice, a warning: :func:`~jupyter_turns.tools.capture.noting`,
+    up to ``PRINTED_CHARS``) is printed again above it, so the clear loses nothing.
 
     :meth:`save` writes at once unless the last write was less than ``min_interval`` seconds
     ago: then one deferred write, with the newest record, follows when the interval is up. So
@@ -254,9 +260,27 @@ class Recorder:
         self.parts = 0  # outputs added after the live record, each with what was new
         self._held: dict[str, str | None] = {}  # what the live outputs hold (live_part)
         self._pages_opened = metadata.pages_opened
+        self._printed: list[tuple[str, str]] = []  # (stream, text) printed to the cell
+        self._printed_chars = 0
+        self._stop_noting = noting(self._note)
+
+    def _note(self, stream: str, text: str) -> None:
+        if self._printed_chars < PRINTED_CHARS:
+            self._printed.append((stream, text[: PRINTED_CHARS - self._printed_chars]))
+            self._printed_chars += len(text)
+
+    def _print_again(self) -> None:
+        """Print what printed to the cell during the turn again (a clear took it away)."""
+        self._stop_noting()
+        for stream, text in self._printed:
+            getattr(sys, stream).write(text)
+        if self._printed_chars > PRINTED_CHARS:
+            sys.stderr.write(f"\n[{self._printed_chars - PRINTED_CHARS:,} more characters]\n")
+        self._printed.clear()
 
     def show(self, widget: Any) -> None:
         """Make ``widget`` the cell's output until the turn ends."""
+        self._stop_noting()  # a page keeps the cell's other outputs: no clear
         self._display(widget, display_id=self.display_id)
         self._shown = self._widget = True
         self._pages_opened = self.metadata.pages_opened
@@ -318,9 +342,11 @@ class Recorder:
         bundle = record_bundle(record)
         if self.parts:  # the cell's one output again: the parts go, the record replaces them
             self._clear(wait=True)
+            self._print_again()
             self._display(bundle, raw=True, display_id=self.display_id)
             self.parts = 0
         else:
+            self._stop_noting()
             self._output(bundle)
         if self._widget:  # the page has it in the output: the metadata points there
             self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
@@ -335,6 +361,7 @@ class Recorder:
 
     def abandon(self) -> None:
         """No turn ran (the request was refused before it began): the output goes empty."""
+        self._stop_noting()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -96,3 +96,34 @@ def test_a_long_headless_turn_leaves_the_one_final_record_output(tmp_path: Path)
     nbformat.write(notebook, path)
     answers = [e for e in load(path)["main"].events if e.kind == "message"]
     assert [a.content.strip() for a in answers] == ["".join(PARAGRAPHS).strip()]  # type: ignore[union-attr]
+
+
+def test_what_prints_to_the_cell_during_a_long_headless_turn_stays_in_it() -> None:
+    """The parts' clear at the end takes the cell's other outputs too: a notice printed while
+    the turn ran (here by the script, as a provider's or a library's would) is printed again."""
+    say = (
+        "from jupyter_turns.providers.scripted import Gate\n"
+        "class Say(Gate):\n"
+        "    def __init__(self, text):\n"
+        "        super().__init__()\n"
+        "        self.text = text\n"
+        "        self.open()\n"
+        "    async def wait(self):\n"
+        "        print(self.text, flush=True)\n"
+        "        await super().wait()\n"
+    )
+    script = _script("[]").replace("script = [[", "script = [[Say('a notice mid-turn')] + [", 1)
+    assert "Say(" in script
+    cells = [
+        "%load_ext jupyter_turns",
+        say + script,
+        "%%chat --provider scripted --script script\nWrite it out",
+    ]
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": "."}}
+    ).execute()
+    outputs = notebook.cells[2].outputs
+    assert [o.output_type for o in outputs] == ["stream", "display_data"], outputs
+    assert outputs[0].text == "a notice mid-turn\n"
+    assert RECORD_MIME in outputs[1].data and "live" not in outputs[1].data[RECORD_MIME]
