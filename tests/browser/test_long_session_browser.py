@@ -38,9 +38,11 @@ def test_thirty_turns_in_one_page_leave_their_records_and_nothing_else(lab: Lab)
     # page's last selection, which a click may leave in the last turn's view)
     assert late.live_views == 0
     assert late.detached_views <= 1, late
-    # the page's elements grow inside the chat cells (their records) only
+    # the page's elements grow inside the chat cells (their records) only: outside them, less
+    # than one per turn (a leak of one per turn is 25 here; under load JupyterLab's status bar
+    # or a notification may hold an element or two more at one moment than at another)
     outside = (late.elements - late.cell_elements) - (early.elements - early.cell_elements)
-    assert outside <= 0, (early, late)
+    assert outside < late.turn - early.turn, (early, late)
     # per turn: what JupyterLab keeps for any cell run, plus the turn's record
     last = plain[-1]
     for field, drawn, plain_output, slack in (
