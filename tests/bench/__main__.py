@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from .browsers import close_shared
 from .common import ARTIFACTS, Figure, Settings, machine
 
 BENCHES = {
@@ -152,6 +153,7 @@ def main(argv: list[str] | None = None) -> int:
         entry["seconds"] = round(time.monotonic() - t0, 1)
         entry["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
         results["benchmarks"][bench] = entry
+    close_shared()  # the smoke run's one Lab server and browser (browsers.py)
     results["seconds"] = round((datetime.now(UTC) - started).total_seconds(), 1)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=1, ensure_ascii=False, default=str) + "\n")

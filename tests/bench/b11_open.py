@@ -271,14 +271,14 @@ def _scroll(page: Page) -> dict[str, Any]:
 # painted: content-visibility), judged; and none (every cell laid out: the browser tests'), shown
 MODES = {"contentVisibility": "JupyterLab's default windowing", "none": "windowing none"}
 TRACKER = "@jupyterlab/notebook-extension:tracker"
+SETTINGS_PATH = "/lab/api/settings/" + urllib.parse.quote(TRACKER)
 
 
 def _windowing(server: Any, mode: str) -> None:
     """The server's user setting; a page reads it when it loads."""
-    path = "/lab/api/settings/" + urllib.parse.quote(TRACKER)
-    current = server.api("GET", path)
+    current = server.api("GET", SETTINGS_PATH)
     merged = {**(current.get("settings") or {}), "windowingMode": mode}
-    server.api("PUT", path, {"raw": json.dumps(merged)})
+    server.api("PUT", SETTINGS_PATH, {"raw": json.dumps(merged)})
 
 
 def run(settings: Settings) -> list[Figure]:
@@ -286,7 +286,8 @@ def run(settings: Settings) -> list[Figure]:
     made = notebooks(cells, cycles)
     marker = f"answer-{cells - 1}-end"
     figures = []
-    with lab_and_browser("b11-") as (server, browser):
+    with lab_and_browser("b11-", shared=settings.quick) as (server, browser):
+        before = server.api("GET", SETTINGS_PATH).get("settings") or {}
         sizes = {
             name: _write(server.root / "b11" / f"{name}.ipynb", nb_cells)
             for name, nb_cells in made.items()
@@ -300,6 +301,7 @@ def run(settings: Settings) -> list[Figure]:
                     opened[name].append(_open(server, browser, name, marker))
             what = f"{cells} chat cells of {cycles}-cycle tool turns, no kernel, {label}"
             figures += _figures(what, opened, sizes, judged=mode == "contentVisibility")
+        server.api("PUT", SETTINGS_PATH, {"raw": json.dumps(before)})  # as it found it
     return figures
 
 

@@ -26,11 +26,16 @@ SETTLED = 5  # the first turn compared: the widget's code and styles load in the
 SPAN = 5  # turns per end for the latency medians (one turn's figure is noisy)
 
 
-def _session(turns: int) -> tuple[list[TurnFigures], list[TurnFigures], list[str]]:
-    with lab_and_browser("jt-bench-b12-") as (server, browser), browser_context(browser) as page:
+def _session(
+    turns: int, lead: float, shared: bool
+) -> tuple[list[TurnFigures], list[TurnFigures], list[str]]:
+    with (
+        lab_and_browser("jt-bench-b12-", shared=shared) as (server, browser),
+        browser_context(browser) as page,
+    ):
         lab = Lab(server, page, "b12")
         try:
-            figures, plain = run_long_session(lab, "b12.ipynb", turns, pause=0.02, lead=1.0)
+            figures, plain = run_long_session(lab, "b12.ipynb", turns, pause=0.02, lead=lead)
             return figures, plain, lab.unexpected_page_errors()
         finally:
             lab.close()
@@ -124,8 +129,9 @@ def _latency(figures: list[TurnFigures]) -> list[Figure]:
 
 
 def run(settings: Settings) -> list[Figure]:
-    turns = settings.pick(30, 8)
-    figures, plain, errors = _session(turns)
+    # the smoke run: the fewest turns every figure needs, the first words after 0.2 s
+    turns = settings.pick(30, SETTLED + 1)
+    figures, plain, errors = _session(turns, settings.pick(1.0, 0.2), settings.quick)
     rows = [*_growth(figures, plain), _leaks(figures), *_latency(figures)]
     if errors:
         rows[0].details["page_errors"] = errors[:3]

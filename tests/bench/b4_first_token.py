@@ -229,8 +229,8 @@ def run(settings: Settings) -> list[Figure]:
     n = settings.pick(20, 2)
     results: dict[float, dict[str, list[float]] | str] = {}
     errors: list[str] = []
-    with lab_and_browser("jt-bench-b4-") as (server, browser):
-        for lead in settings.pick((1.0, 0.0), (1.0,)):
+    with lab_and_browser("jt-bench-b4-", shared=settings.quick) as (server, browser):
+        for lead in settings.pick((1.0, 0.0), (0.2,)):
             with browser_context(browser) as page:
                 lab = Lab(server, page, f"b4-lead-{lead:g}")
                 try:

@@ -18,16 +18,24 @@ console, page errors and the server log's tail in <test>.log next to it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
 from . import server
 from .lab import Lab, browser_context
-from .server import ARTIFACTS, LabServer, launch_chromium, safe_name, start_lab_server
+from .server import (
+    ARTIFACTS,
+    LabServer,
+    launch_chromium,
+    launch_profile,
+    safe_name,
+    start_lab_server,
+)
 
 _HERE = Path(__file__).parent
 
@@ -93,34 +101,61 @@ def solo_lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSer
 
 
 @pytest.fixture(scope="package")
-def browser() -> Iterator[Browser]:
-    """Debian's headless Chromium, shared by the browser tests."""
+def playwright() -> Iterator[Playwright]:
+    """Playwright's driver (one per thread: `browser` and `profile` share it)."""
     if not server.CHROMIUM.exists():
         pytest.skip(
             f"browser tests need Debian's Chromium at {server.CHROMIUM}: "
             "run `apt-get install chromium` "
             "(./dev.sh test installs it when run as root)"
         )
-    with sync_playwright() as playwright:
-        browser = launch_chromium(playwright)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="package")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    """Debian's headless Chromium, for pages that need a context of their own: a second user
+    (`browser_context(browser)`), or a test marked `own_context`."""
+    browser = launch_chromium(playwright)
+    try:
+        yield browser
+    finally:
+        browser.close()
+
+
+@pytest.fixture(scope="package")
+def profile(
+    playwright: Playwright, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[BrowserContext]:
+    """One Chromium profile on disk whose pages the tests' `lab` opens, one per test: its code
+    cache makes each JupyterLab load after the first a third cheaper (server.launch_profile);
+    page loads were most of the suite's CPU."""
+    context = launch_profile(playwright, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 @pytest.fixture
-def lab(browser: Browser, collaboration: bool, request: pytest.FixtureRequest) -> Iterator[Lab]:
-    """A fresh browser context on the shared server; notebooks go in the test's own folder.
+def lab(
+    profile: BrowserContext, collaboration: bool, request: pytest.FixtureRequest
+) -> Iterator[Lab]:
+    """A new page of the shared profile on the shared server; notebooks go in the test's own
+    folder. A test marked `own_context` (it changes its context: init scripts, exposed
+    functions, offline) gets a fresh browser context instead.
 
-    `browser` comes first so that a missing Chromium skips before the server starts. A `[solo]`
+    `profile` comes first so that a missing Chromium skips before the server starts. A `[solo]`
     run gets the server without real-time collaboration.
     """
     server = "lab_server" if collaboration else "solo_lab_server"
     lab_server: LabServer = request.getfixturevalue(server)
     name = safe_name(request.node.nodeid.split("::", 1)[-1])
     folder = safe_name(request.node.nodeid.replace("tests/browser/", ""))
-    with browser_context(browser) as page:
+    own = request.node.get_closest_marker("own_context") is not None
+    pages = browser_context(request.getfixturevalue("browser")) if own else _page_of(profile)
+    with pages as page:
         lab = Lab(lab_server, page, folder)
         try:
             yield lab
@@ -129,6 +164,15 @@ def lab(browser: Browser, collaboration: bool, request: pytest.FixtureRequest) -
             if any(report.failed for report in reports.values()):
                 _save_failure_evidence(lab, name)
             lab.close()
+
+
+@contextlib.contextmanager
+def _page_of(context: BrowserContext) -> Iterator[Page]:
+    page = context.new_page()
+    try:
+        yield page
+    finally:
+        page.close()
 
 
 def _save_failure_evidence(lab: Lab, name: str) -> None:

@@ -50,11 +50,9 @@ from playwright.sync_api import Browser, Locator, Page, expect
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from .server import ARTIFACTS, LabError, LabServer, safe_name
+from .server import ARTIFACTS, VIEWPORT, LabError, LabServer, safe_name
 
 __all__ = ["KNOWN_PAGE_ERRORS", "VIEWPORT", "Lab", "browser_context"]
-
-VIEWPORT = {"width": 1280, "height": 960}
 
 # Installed on every page before JupyterLab's own scripts: a registry of pending JS calls, so
 # that Python can start a long-running command and wait for it with a timeout (page.evaluate

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from nbformat import NotebookNode
 from nbformat.v4 import new_code_cell, new_output
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import Browser, Locator, expect
 
 from .chat import LOAD, RECORD_MIME, SETUP, chat_cell, print_cell, run_setup, start_chat
 from .chat import wait_widget as widget_of
@@ -39,12 +39,10 @@ SCRIPT = (
 
 
 @pytest.fixture
-def second(lab: Lab) -> Iterator[Lab]:
+def second(lab: Lab, browser: Browser) -> Iterator[Lab]:
     """A second user: a browser context of their own on the same server and folder."""
     if not lab.server.collaborative:
         pytest.skip("real-time collaboration needs jupyter-collaboration (the test extra)")
-    browser = lab.page.context.browser
-    assert browser is not None
     with browser_context(browser) as page:
         other = Lab(lab.server, page, lab.folder)
         try:

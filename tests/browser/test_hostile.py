@@ -30,7 +30,7 @@ from .chat import LOAD, SETUP, chat_cell, run_setup, start_chat, wait_turn_end, 
 from .lab import Lab
 from .server import ARTIFACTS
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.own_context]  # it changes its context
 
 _B64 = base64.b64encode(b"<script>pwn(ID)</script>").decode()
 

@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 from .chat import LOAD, SETUP, chat_cell, final_record, run_setup, start_chat
 from .lab import Lab
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.own_context]  # it changes its context
 
 # about 40 s of streaming unless stopped
 STREAMING = (

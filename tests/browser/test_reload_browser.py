@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from playwright.sync_api import Locator, expect
+from playwright.sync_api import Browser, Locator, expect
 
 from .chat import LOAD, RECORD_MIME, SETUP, chat_cell, final_record, run_setup, start_chat
 from .lab import Lab, browser_context
@@ -85,15 +85,15 @@ def test_a_turn_that_ends_while_no_page_is_open_reaches_the_notebook(lab: Lab) -
     assert lab.unexpected_page_errors() == []
 
 
-def test_a_second_tab_opened_mid_turn_follows_it_and_gets_the_record(lab: Lab) -> None:
+def test_a_second_tab_opened_mid_turn_follows_it_and_gets_the_record(
+    lab: Lab, browser: Browser
+) -> None:
     lab.write_notebook("tabs.ipynb", [LOAD, SETUP, STREAMING, chat_cell("Explain z.")])
     lab.open("tabs.ipynb")
     run_setup(lab, 3)
     first = start_chat(lab, 3)
     expect(first.locator(".jt-draft .jt-message")).to_contain_text("The first half of an answer")
 
-    browser = lab.page.context.browser
-    assert browser is not None
     with browser_context(browser) as page:  # a window of its own: both pages draw
         second = Lab(lab.server, page, lab.folder)
         _follow_in_a_second_page(lab, first, second)

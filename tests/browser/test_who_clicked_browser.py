@@ -71,3 +71,4 @@ def test_an_approval_in_one_page_closes_the_prompt_in_the_other_and_says_who(lab
     decisions = [e["decisions"] for e in record["events"] if e["kind"] == "tool_call_response"]
     assert [[d.get("who", {}).get("name") for d in ds] for ds in decisions] == [[name], [name]]
     other.close()
+    other.page.close()
