@@ -138,13 +138,25 @@ def profile(
         context.close()
 
 
+@pytest.fixture(scope="package")
+def resident_pages() -> dict[str, Page]:
+    """Each server's page in the profile, which its tests take in turn: `Lab.close` leaves it
+    a loaded JupyterLab with no document open, and the next test's first `Lab.open` opens its
+    notebook there instead of loading JupyterLab again."""
+    return {}
+
+
 @pytest.fixture
 def lab(
-    profile: BrowserContext, collaboration: bool, request: pytest.FixtureRequest
+    profile: BrowserContext,
+    collaboration: bool,
+    resident_pages: dict[str, Page],
+    request: pytest.FixtureRequest,
 ) -> Iterator[Lab]:
-    """A new page of the shared profile on the shared server; notebooks go in the test's own
+    """The server's resident page in the shared profile; notebooks go in the test's own
     folder. A test marked `own_context` (it changes its context: init scripts, exposed
-    functions, offline) gets a fresh browser context instead.
+    functions, offline) gets a fresh browser context instead. After a failed test the page is
+    not left loaded: the next one loads JupyterLab anew.
 
     `profile` comes first so that a missing Chromium skips before the server starts. A `[solo]`
     run gets the server without real-time collaboration.
@@ -154,25 +166,24 @@ def lab(
     name = safe_name(request.node.nodeid.split("::", 1)[-1])
     folder = safe_name(request.node.nodeid.replace("tests/browser/", ""))
     own = request.node.get_closest_marker("own_context") is not None
-    pages = browser_context(request.getfixturevalue("browser")) if own else _page_of(profile)
-    with pages as page:
+    with contextlib.ExitStack() as stack:
+        if own:
+            page = stack.enter_context(browser_context(request.getfixturevalue("browser")))
+        else:
+            page = resident_pages.get(lab_server.url) or profile.new_page()
+            if page.is_closed():
+                page = profile.new_page()
+            resident_pages[lab_server.url] = page
+            page.bring_to_front()  # a page in the background draws nothing
         lab = Lab(lab_server, page, folder)
         try:
             yield lab
         finally:
             reports = request.node.stash.get(_REPORTS, {})
-            if any(report.failed for report in reports.values()):
+            failed = any(report.failed for report in reports.values())
+            if failed:
                 _save_failure_evidence(lab, name)
-            lab.close()
-
-
-@contextlib.contextmanager
-def _page_of(context: BrowserContext) -> Iterator[Page]:
-    page = context.new_page()
-    try:
-        yield page
-    finally:
-        page.close()
+            lab.close(keep_loaded=not failed and not own)
 
 
 def _save_failure_evidence(lab: Lab, name: str) -> None:

@@ -39,6 +39,7 @@ import time
 import urllib.error
 import urllib.parse
 import uuid
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -93,6 +94,8 @@ _ERRORS = """
 
 _APP_READY = "() => !!(window.jupyterapp && window.__jtTrack)"
 
+_SCRIPTED: weakref.WeakSet[Page] = weakref.WeakSet()  # pages that run _INIT_SCRIPT
+
 # The notebook opened by Lab.open(); cells run by Lab.run_cell()/run_all() get a record here.
 _OPEN = """
 ({ token, path, kernel }) => window.__jtTrack(token, (async () => {
@@ -109,6 +112,24 @@ _OPEN = """
   app.shell.activateById(panel.id);
   return panel.id;
 })())
+"""
+
+# A test's page left for the next one: the documents it opened go without saving (a dirty one
+# would ask); the page stays a loaded JupyterLab. False when it cannot be left so (a dialog is
+# open, or this is no JupyterLab page).
+_CLOSE_ALL = """
+() => {
+  const app = window.jupyterapp;
+  if (!app || !app.shell || !app.shell.widgets || document.querySelector(".jp-Dialog")) {
+    return false;
+  }
+  for (const widget of Array.from(app.shell.widgets("main"))) {
+    if (widget.context && widget.context.model) widget.context.model.dirty = false;
+    widget.dispose();
+  }
+  window.__jt = undefined;
+  return Array.from(app.shell.widgets("main")).length === 0;
+}
 """
 
 # Notebook 7's page holds one notebook panel: the Lab helpers drive it like JupyterLab's.
@@ -257,15 +278,20 @@ class Lab:
         self.page_errors: list[str] = []
         self.failed_requests: list[str] = []
         self._saved_settings: dict[str, str] = {}
-        page.add_init_script(_INIT_SCRIPT)
-        page.on("console", lambda msg: self.console.append(f"[{msg.type}] {msg.text}"))
-        page.on("pageerror", lambda err: self.page_errors.append(err.stack or str(err)))
-        # Includes any request off 127.0.0.1: no host name resolves in the test browser.
-        page.on(
-            "requestfailed", lambda req: self.failed_requests.append(f"{req.url} {req.failure}")
-        )
-        # Leaving a page with unsaved changes raises a beforeunload dialog: leave anyway.
-        page.on("dialog", lambda dialog: dialog.accept())
+        self._opened = False
+        if page not in _SCRIPTED:  # a page a test left for the next one has it already
+            page.add_init_script(_INIT_SCRIPT)
+            _SCRIPTED.add(page)
+        self._listeners: list[tuple[str, Any]] = [
+            ("console", lambda msg: self.console.append(f"[{msg.type}] {msg.text}")),
+            ("pageerror", lambda err: self.page_errors.append(err.stack or str(err))),
+            # Includes any request off 127.0.0.1: no host name resolves in the test browser.
+            ("requestfailed", lambda req: self.failed_requests.append(f"{req.url} {req.failure}")),
+            # Leaving a page with unsaved changes raises a beforeunload dialog: leave anyway.
+            ("dialog", lambda dialog: dialog.accept()),
+        ]
+        for event, listener in self._listeners:
+            page.on(event, listener)
 
     # --- files -----------------------------------------------------------------------------
 
@@ -322,8 +348,10 @@ class Lab:
         its own `workspace` (JupyterLab moves a tab whose workspace is in use elsewhere to a
         new one, a navigation that would cut the opening short).
         """
-        where = f"/lab/workspaces/{workspace}" if workspace else "/lab"
-        self.page.goto(f"{self.server.url}{where}?reset", wait_until="domcontentloaded")
+        first, self._opened = not self._opened, True
+        if not (first and not workspace and self._left_loaded()):
+            where = f"/lab/workspaces/{workspace}" if workspace else "/lab"
+            self.page.goto(f"{self.server.url}{where}?reset", wait_until="domcontentloaded")
         self.page.wait_for_function(_APP_READY, timeout=timeout * 1000, polling=50)
         path = f"{self.folder}/{name}"
         self._call(_OPEN, {"path": path, "kernel": kernel}, timeout, f"open {path}")
@@ -514,11 +542,21 @@ class Lab:
         self.page.screenshot(path=str(target))
         return target
 
-    def close(self) -> None:
-        """Leave the page (an open notebook would start its kernel again), shut down this
-        test's kernels and restore the settings it changed."""
-        with contextlib.suppress(PlaywrightError):
-            self.page.goto("about:blank")
+    def close(self, *, keep_loaded: bool = False) -> None:
+        """Close the test's documents (an open notebook would start its kernel again), shut
+        down its kernels and restore the settings it changed. With `keep_loaded`, a JupyterLab
+        page of the default workspace whose settings the test left alone stays loaded for the
+        next test's first `open` (loading JupyterLab is most of a short test's time); any other
+        page goes blank."""
+        for event, listener in self._listeners:
+            self.page.remove_listener(event, listener)
+        reusable = False
+        if keep_loaded and not self._saved_settings and self._in_lab():
+            with contextlib.suppress(PlaywrightError):
+                reusable = bool(self.page.evaluate(_CLOSE_ALL))
+        if not reusable:
+            with contextlib.suppress(PlaywrightError):
+                self.page.goto("about:blank")
         with contextlib.suppress(OSError, urllib.error.URLError):
             self.server.shutdown_sessions(under=self.folder + "/")
             for plugin, raw in self._saved_settings.items():
@@ -530,6 +568,20 @@ class Lab:
         return [e for e in self.page_errors if not any(k in e for k in KNOWN_PAGE_ERRORS)]
 
     # --- internals -------------------------------------------------------------------------
+
+    def _in_lab(self) -> bool:
+        """The page shows JupyterLab's default workspace of this server."""
+        url = self.page.url.split("?", 1)[0]
+        return url == f"{self.server.url}/lab" or url.startswith(f"{self.server.url}/lab/tree/")
+
+    def _left_loaded(self) -> bool:
+        """A test before this one left the page a loaded JupyterLab of this server (close())."""
+        if self._saved_settings or not self._in_lab():
+            return False
+        try:
+            return bool(self.page.evaluate("() => !!window.jupyterapp && !window.__jt"))
+        except PlaywrightError:
+            return False
 
     def _open_path(self) -> Path:
         path: str = self.page.evaluate("() => window.__jt.panel.context.path")

@@ -237,6 +237,12 @@ def _write_server_config(env: Mapping[str, str], root: Path, collaborative: bool
         }
         config["SQLiteYStore"] = {"db_path": str(runtime / "ystore.db")}
     Path(env["JUPYTER_CONFIG_DIR"], "jupyter_server_config.json").write_text(json.dumps(config))
+    # "Save and Export Notebook As…" asks /api/nbconvert on every JupyterLab load, which costs
+    # the server 0.2-0.4 s of CPU (nbconvert instantiates every exporter); no test exports
+    labconfig = Path(env["JUPYTER_CONFIG_DIR"], "labconfig")
+    labconfig.mkdir(parents=True, exist_ok=True)
+    disabled = {"@jupyterlab/notebook-extension:export": True}
+    (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}))
     for plugin, values in LAB_SETTINGS.items():
         package, name = plugin.split(":")
         target = Path(env["JUPYTERLAB_SETTINGS_DIR"], package, f"{name}.jupyterlab-settings")
