@@ -158,6 +158,28 @@ static_checks() {
     echo "$FAILED" >"$1.failed"
 }
 
+# nbval_stage OUT DATA_DIR: the example notebooks under nbval, as a background stage (see
+# static_checks for OUT). examples/replay.ipynb and providers.ipynb were recorded against the
+# APIs: with no key they replay offline. The kernels get a Jupyter data directory of their own
+# (the settings secret is made there), so the suite never writes the real one.
+nbval_stage() {
+    SUMMARY=() FAILED=0 # this subshell's own
+    stage nbval nbval_count env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY JUPYTER_TURNS_REPLAY=auto \
+        JUPYTER_DATA_DIR="$2" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+    printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
+    echo "$FAILED" >"$1.failed"
+}
+
+# collect OUT AT: a background stage's summary lines into SUMMARY at index AT (0: first;
+# 1: after pytest's), its failure into FAILED; then its files go
+collect() {
+    local -a lines=()
+    mapfile -t lines <"$1.summary" || true
+    SUMMARY=("${SUMMARY[@]:0:$2}" "${lines[@]}" "${SUMMARY[@]:$2}")
+    [ "$(cat "$1.failed" 2>/dev/null)" = 0 ] || FAILED=1
+    rm -f "$1" "$1.log" "$1.summary" "$1.failed"
+}
+
 # How many pytest workers (pytest-xdist; each test file stays in one worker, with its server
 # and browser): most of a browser or kernel test waits on a page, a kernel or a server, so two
 # share two cores well (about 1.6x faster than one process); PYTEST_WORKERS=0 runs in one.
@@ -174,24 +196,26 @@ run_tests() {
     local -a workers=()
     if [ "$PYTEST_WORKERS" != 0 ]; then workers=(-n "$PYTEST_WORKERS" --dist loadfile); fi
     stage pytest pytest_count "$VENV/bin/python" -m pytest tests "${workers[@]}" "$@"
-    # examples/replay.ipynb and providers.ipynb were recorded against the APIs: with no key they
-    # replay offline. The kernels get a Jupyter data directory of their own (the settings secret
-    # is made there), so the suite never writes the real one.
-    local nbval_data
+    # each stage's kernels get a Jupyter data directory of their own (the settings secret is
+    # made there), so the suite never writes the real one
+    local nbval_data bench_data nbval
     nbval_data=$(mktemp -d)
-    stage nbval nbval_count env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY JUPYTER_TURNS_REPLAY=auto \
-        JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+    bench_data=$(mktemp -d)
+    nbval=$(mktemp)
+    # nbval runs beside the benchmarks' smoke run (each mostly one process; neither judges a
+    # time); its output is shown after the benchmarks', its summary line before theirs
+    nbval_stage "$nbval" "$nbval_data" >"$nbval.log" 2>&1 &
+    local nbval_pid=$!
     # every benchmark end to end with tiny inputs (no figure judged): they cannot rot unseen
-    stage bench bench_count env JUPYTER_DATA_DIR="$nbval_data" "$VENV/bin/python" -m tests.bench \
+    stage bench bench_count env JUPYTER_DATA_DIR="$bench_data" "$VENV/bin/python" -m tests.bench \
         --quick --out test-artifacts/bench/quick.json
-    rm -rf "$nbval_data"
+    wait "$nbval_pid" || true
+    cat "$nbval.log"
+    collect "$nbval" 1
+    rm -rf "$nbval_data" "$bench_data"
     wait "$static_pid" || true
     cat "$static.log"
-    local -a static_summary=()
-    mapfile -t static_summary <"$static.summary" || true
-    SUMMARY=("${static_summary[@]}" "${SUMMARY[@]}")
-    [ "$(cat "$static.failed" 2>/dev/null)" = 0 ] || FAILED=1
-    rm -f "$static" "$static.log" "$static.summary" "$static.failed"
+    collect "$static" 0
     echo
     echo "=== summary"
     printf '%s\n' "${SUMMARY[@]}"
