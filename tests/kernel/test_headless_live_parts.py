@@ -33,6 +33,20 @@ def _script(then: str) -> str:
     )
 
 
+def _run_headless(script: str) -> nbformat.NotebookNode:
+    """Execute the extension, ``script`` and a chat cell playing it in nbclient; the notebook."""
+    cells = [
+        "%load_ext jupyter_turns",
+        script,
+        "%%chat --provider scripted --script script\nWrite it out",
+    ]
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    NotebookClient(
+        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": "."}}
+    ).execute()
+    return notebook
+
+
 def _record_bytes(kernel: KernelDriver, msg_id: str) -> list[int]:
     """The size of every record the cell's messages carried, in order (display and update)."""
     return [
@@ -76,15 +90,7 @@ def test_a_killed_headless_turn_keeps_its_streamed_paragraphs_sent_once(tmp_path
 
 
 def test_a_long_headless_turn_leaves_the_one_final_record_output(tmp_path: Path) -> None:
-    cells = [
-        "%load_ext jupyter_turns",
-        _script("[]"),
-        "%%chat --provider scripted --script script\nWrite it out",
-    ]
-    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    NotebookClient(
-        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": "."}}
-    ).execute()
+    notebook = _run_headless(_script("[]"))
     outputs = notebook.cells[2].outputs
     assert [o.output_type for o in outputs] == ["display_data"]
     data = outputs[0].data
@@ -114,16 +120,7 @@ def test_what_prints_to_the_cell_during_a_long_headless_turn_stays_in_it() -> No
     )
     script = _script("[]").replace("script = [[", "script = [[Say('a notice mid-turn')] + [", 1)
     assert "Say(" in script
-    cells = [
-        "%load_ext jupyter_turns",
-        say + script,
-        "%%chat --provider scripted --script script\nWrite it out",
-    ]
-    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    NotebookClient(
-        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": "."}}
-    ).execute()
-    outputs = notebook.cells[2].outputs
+    outputs = _run_headless(say + script).cells[2].outputs
     assert [o.output_type for o in outputs] == ["stream", "display_data"], outputs
     assert outputs[0].text == "a notice mid-turn\n"
     assert RECORD_MIME in outputs[1].data and "live" not in outputs[1].data[RECORD_MIME]
