@@ -49,9 +49,8 @@ from ..tools.capture import noting
 __all__ = ["COMM_TARGET", "MetadataWriter", "Recorder"]
 
 COMM_TARGET = "jupyter_turns.metadata"
-PRINTED_CHARS = (
-    20_000  # most of what printed to a headless cell during its turn kept to print again
-)
+# most of what printed to a headless cell during its turn that is kept to print again
+PRINTED_CHARS = 20_000
 
 log = logging.getLogger(__name__)
 _display_ids = itertools.count(1)

@@ -41,8 +41,9 @@ class _Proxy:
     def write(self, text: str) -> int:
         sink = _sink.get()
         if sink is None:
-            for note in tuple(_notes):
-                note(self._name, text)
+            if _notes:  # rare: a headless turn's Recorder
+                for note in tuple(_notes):
+                    note(self._name, text)
             return self._stream.write(text)
         sink(self._name, text)
         return len(text)

@@ -170,10 +170,9 @@ def lab(
         if own:
             page = stack.enter_context(browser_context(request.getfixturevalue("browser")))
         else:
-            page = resident_pages.get(lab_server.url) or profile.new_page()
-            if page.is_closed():
-                page = profile.new_page()
-            resident_pages[lab_server.url] = page
+            page = resident_pages.get(lab_server.url)
+            if page is None or page.is_closed():
+                page = resident_pages[lab_server.url] = profile.new_page()
             page.bring_to_front()  # a page in the background draws nothing
         lab = Lab(lab_server, page, folder)
         try:

@@ -318,13 +318,18 @@ def start_lab_server(
 NO_NETWORK_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",)
 
 
+def _launch_options() -> dict[str, Any]:
+    """How every Chromium of the tests starts: Debian's, headless, with the project's flags."""
+    return {
+        "executable_path": str(CHROMIUM),
+        "args": [*CHROMIUM_ARGS, *NO_NETWORK_ARGS],
+        "headless": True,
+    }
+
+
 def launch_chromium(playwright: Any) -> Browser:
     """Debian's chromium, headless, with the project's flags (never a downloaded browser)."""
-    browser: Browser = playwright.chromium.launch(
-        executable_path=str(CHROMIUM),
-        args=[*CHROMIUM_ARGS, *NO_NETWORK_ARGS],
-        headless=True,
-    )
+    browser: Browser = playwright.chromium.launch(**_launch_options())
     return browser
 
 
@@ -333,11 +338,7 @@ def launch_profile(playwright: Any, user_data_dir: Path) -> BrowserContext:
     share cookies and storage, and Chromium's code cache, which a fresh context lacks, makes
     loading JupyterLab again about a third cheaper (1.5 s of the page's CPU instead of 2.4)."""
     context: BrowserContext = playwright.chromium.launch_persistent_context(
-        str(user_data_dir),
-        executable_path=str(CHROMIUM),
-        args=[*CHROMIUM_ARGS, *NO_NETWORK_ARGS],
-        headless=True,
-        viewport=VIEWPORT,
+        str(user_data_dir), viewport=VIEWPORT, **_launch_options()
     )
     context.set_default_timeout(30_000)
     return context
