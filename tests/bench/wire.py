@@ -45,7 +45,9 @@ class IOPubTap:
         self._socket = self._context.socket(zmq.SUB)
         self._socket.setsockopt(zmq.RCVHWM, 0)
         self._socket.setsockopt(zmq.SUBSCRIBE, b"")
-        url = f"{connection['transport']}://{connection['ip']}:{connection['iopub_port']}"
+        # tcp://IP:PORT, or ipc://BASE-PORT (a socket file; tests/support/kernels.py)
+        sep = "-" if connection["transport"] == "ipc" else ":"
+        url = f"{connection['transport']}://{connection['ip']}{sep}{connection['iopub_port']}"
         self._socket.connect(url)
         self._stop = threading.Event()
         self._lock = threading.Lock()

@@ -32,10 +32,12 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -47,6 +49,7 @@ from typing import Any
 from playwright.sync_api import Browser, BrowserContext
 
 from tests.support.chromium import CHROMIUM, CHROMIUM_ARGS
+from tests.support.kernels import server_kernel_config
 
 __all__ = [
     "ARTIFACTS",
@@ -179,13 +182,16 @@ class LabServer:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait(timeout=15)
+        shutil.rmtree(self.env["JUPYTER_RUNTIME_DIR"], ignore_errors=True)
 
 
 def _server_environment(workdir: Path, python: Path, path: str | None) -> dict[str, str]:
     dirs = {
         "JUPYTER_CONFIG_DIR": workdir / "config",
         "JUPYTER_DATA_DIR": workdir / "data",
-        "JUPYTER_RUNTIME_DIR": workdir / "runtime",
+        # short: the kernels' sockets are named after their connection files there (IPC,
+        # tests/support/kernels.py), and a Unix socket's path holds at most 107 bytes
+        "JUPYTER_RUNTIME_DIR": Path(tempfile.mkdtemp(prefix="jt-run-")),
         "JUPYTERLAB_SETTINGS_DIR": workdir / "settings",
         "JUPYTERLAB_WORKSPACES_DIR": workdir / "workspaces",
         "IPYTHONDIR": workdir / "ipython",
@@ -227,6 +233,7 @@ def _write_server_config(env: Mapping[str, str], root: Path, collaborative: bool
         # Notebook 7's page exposes its app too, so the tests drive it like JupyterLab's
         "JupyterNotebookApp": {"expose_app_in_browser": True},
         "MappingKernelManager": {"default_kernel_name": "python3"},
+        **server_kernel_config(),
     }
     if collaboration_installed():
         runtime = Path(env["JUPYTER_RUNTIME_DIR"])

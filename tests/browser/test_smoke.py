@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import stat
 import sys
+import time
+from pathlib import Path
 
 import pytest
 from nbformat import NotebookNode
@@ -11,13 +14,15 @@ from nbformat.v4 import new_code_cell, new_output
 from playwright.sync_api import expect
 
 from .lab import Lab
-from .server import ARTIFACTS
+from .server import ARTIFACTS, LabServer
 
 pytestmark = pytest.mark.browser
 
 STDOUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stdout"]'
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+CHANNELS = ("shell", "iopub", "stdin", "control", "hb")  # a kernel's five sockets
 
 # A trivial anywidget: the page sends each click as a custom message (docs/architecture.md, "Facts
 # the design depends on": never model.set + save_changes from the page); the kernel counts it in a
@@ -180,3 +185,22 @@ def test_widget_state_is_saved_when_the_setting_is_on(lab: Lab) -> None:
     state = lab.read_notebook("state.ipynb").metadata["widgets"]
     models = state["application/vnd.jupyter.widget-state+json"]["state"]
     assert [m["state"]["clicks"] for m in models.values() if "clicks" in m["state"]] == [1]
+
+
+def test_the_servers_kernels_listen_on_socket_files_not_tcp_ports(lab_server: LabServer) -> None:
+    """tests/support/kernels.py: a TCP port the server picks can be taken by another process
+    before its kernel binds it; a socket file in the server's own runtime directory cannot."""
+    kernel = lab_server.api("POST", "/api/kernels", {"name": "python3"})
+    try:
+        runtime = Path(lab_server.env["JUPYTER_RUNTIME_DIR"])
+        connection = json.loads((runtime / f"kernel-{kernel['id']}.json").read_text())
+        assert connection["transport"] == "ipc"
+        sockets = [f"{connection['ip']}-{connection[f'{c}_port']}" for c in CHANNELS]
+        deadline = time.monotonic() + 60
+        while not all(Path(s).exists() for s in sockets) and time.monotonic() < deadline:
+            time.sleep(0.1)  # the kernel binds them as it starts
+        for path in sockets:
+            assert len(path.encode()) <= 107, path  # a Unix socket's path limit on Linux
+            assert stat.S_ISSOCK(Path(path).stat().st_mode), path
+    finally:
+        lab_server.api("DELETE", f"/api/kernels/{kernel['id']}", timeout=30)

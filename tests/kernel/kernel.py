@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import nbformat
-from jupyter_client.manager import KernelManager
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from jupyter_turns.record.format import joined_records
+from tests.support.kernels import IpcKernelManager
 
 RECORD_MIME = "application/vnd.jupyter-turns+json"
 
@@ -58,7 +58,7 @@ class KernelDriver:
     def __init__(self, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
         """``env`` is added to this process's environment; ``cwd``: the kernel's working
         directory (default: this process's)."""
-        self.km = KernelManager(kernel_name="python3")
+        self.km = IpcKernelManager(kernel_name="python3")
         kernel_env = {**os.environ, **(env or {})}
         kernel_env.pop("JPY_SESSION_NAME", None)
         kernel_env.update(env or {})

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
+from tests.support.kernels import execute_notebook
 from tests.support.notebook_code import SETUP
 
 from .kernel import RECORD_MIME
@@ -26,10 +26,7 @@ def test_a_headless_run_never_inserts_and_keeps_the_proposal(tmp_path: Path) -> 
     chat = "%%chat --provider scripted --script script\nAdd a cell."
     cells = ["%load_ext jupyter_turns", SETUP, SCRIPT, chat, "print('total' in dir())"]
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    client = NotebookClient(
-        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.execute()
+    execute_notebook(notebook, cwd=tmp_path)
     assert len(notebook.cells) == len(cells)  # nothing was inserted
     assert notebook.cells[-1].outputs[0]["text"] == "False\n"  # nor run
     record = notebook.cells[3].outputs[0]["data"][RECORD_MIME]

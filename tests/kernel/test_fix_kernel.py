@@ -16,11 +16,11 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import sse_text_response
+from tests.support.kernels import execute_notebook
 
 from .kernel import RECORD_MIME
 
@@ -44,15 +44,9 @@ def _run(tmp_path: Path, server: AnthropicTestServer) -> nbformat.NotebookNode:
     notebook = new_notebook(cells=[new_code_cell(source) for source in CELLS])
     for index in FAILS:
         notebook.cells[index].metadata["tags"] = ["raises-exception"]
-    client = NotebookClient(
-        notebook, timeout=90, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.km = client.create_kernel_manager()
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
     env.pop("JPY_SESSION_NAME", None)
-    client.start_new_kernel(env=env)  # type: ignore[no-untyped-call]
-    client.execute()
-    return notebook
+    return execute_notebook(notebook, cwd=tmp_path, env=env, timeout=90)
 
 
 def _said(cell: nbformat.NotebookNode) -> str:

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.record.notebook import load
+from tests.support.kernels import execute_notebook
 
 from .kernel import RECORD_MIME, KernelDriver, notebook_from
 
@@ -41,10 +41,7 @@ def _run_headless(script: str) -> nbformat.NotebookNode:
         "%%chat --provider scripted --script script\nWrite it out",
     ]
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    NotebookClient(
-        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": "."}}
-    ).execute()
-    return notebook
+    return execute_notebook(notebook)
 
 
 def _record_bytes(kernel: KernelDriver, msg_id: str) -> list[int]:

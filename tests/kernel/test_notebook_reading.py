@@ -17,12 +17,12 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.model.content import DATA_RULE
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
+from tests.support.kernels import execute_notebook
 
 from .kernel import RECORD_MIME
 
@@ -45,14 +45,8 @@ CELLS = [
 def _run(tmp_path: Path, server: AnthropicTestServer) -> nbformat.NotebookNode:
     notebook = new_notebook(cells=[new_code_cell(source) for source in CELLS])
     notebook.cells[2].metadata["tags"] = ["raises-exception"]
-    client = NotebookClient(
-        notebook, timeout=90, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
-    )
-    client.km = client.create_kernel_manager()
     env = {**os.environ, "ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
-    client.start_new_kernel(env=env)  # type: ignore[no-untyped-call]
-    client.execute()
-    return notebook
+    return execute_notebook(notebook, cwd=tmp_path, env=env, timeout=90)
 
 
 def _results(request_body: dict[str, Any]) -> dict[str, Any]:

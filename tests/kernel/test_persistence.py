@@ -10,12 +10,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.record.notebook import export_markdown, load, load_threads
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
+from tests.support.kernels import execute_notebook
 from tests.support.notebook_code import SETUP, SLOW_TOOL
 
 from .kernel import RECORD_MIME, KernelDriver, notebook_from
@@ -135,16 +135,7 @@ NOTEBOOK_CELLS = [
 
 def _execute(tmp_path: Path, cells: list[str], env: dict[str, str] | None = None) -> Path:
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    client = NotebookClient(
-        notebook,
-        timeout=60,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
-    )
-    if env:
-        client.km = client.create_kernel_manager()
-        client.start_new_kernel(env={**os.environ, **env})  # type: ignore[no-untyped-call]
-    client.execute()
+    execute_notebook(notebook, cwd=tmp_path, env={**os.environ, **env} if env else None)
     path = tmp_path / "executed.ipynb"
     nbformat.write(notebook, path)
     return path

@@ -23,7 +23,6 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.redaction import masked
@@ -31,6 +30,7 @@ from tests.support.anthropic_replies import Exchange, Reply, load_recording, rec
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
 from tests.support.cloud_replies import bedrock_frames, bedrock_stream, sse_data, vertex_path
+from tests.support.kernels import execute_notebook
 from tests.support.openai_chat_replies import chat_reply, chunk_body, chunk_data, recording
 from tests.support.openai_sse import (
     Reasoning,
@@ -562,13 +562,7 @@ REPLAY_CELLS = ["%load_ext jupyter_turns", TOOL, OPENAI_TURN, "print(ran)"]
 
 
 def _nbclient(notebook: Any, cwd: Path, env: dict[str, str]) -> Any:
-    client = NotebookClient(
-        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
-    )
-    client.km = client.create_kernel_manager()
-    client.start_new_kernel(env={**os.environ, **env})
-    client.execute()
-    return notebook
+    return execute_notebook(notebook, cwd=cwd, env={**os.environ, **env})
 
 
 def _messages(notebook: Any) -> list[str]:

@@ -19,12 +19,12 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
 from tests.support.fake_secrets import ALNUM, fake_key_in_use, fake_tokens, random_chars
+from tests.support.kernels import execute_notebook
 
 from .kernel import RECORD_MIME
 
@@ -70,13 +70,6 @@ CALLS = [
 
 def _run(tmp_path: Path, server: AnthropicTestServer) -> nbformat.NotebookNode:
     notebook = new_notebook(cells=[new_code_cell(source) for source in CELLS])
-    client = NotebookClient(
-        notebook,
-        timeout=120,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(tmp_path)}},
-    )
-    client.km = client.create_kernel_manager()
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
     env.update(
         ANTHROPIC_API_KEY=KEY,
@@ -84,9 +77,7 @@ def _run(tmp_path: Path, server: AnthropicTestServer) -> nbformat.NotebookNode:
         MY_SERVICE_TOKEN=ENV_TOKEN,
         JUPYTER_DATA_DIR=str(tmp_path / "jupyter-data"),
     )
-    client.start_new_kernel(env=env)  # type: ignore[no-untyped-call]
-    client.execute()
-    return notebook
+    return execute_notebook(notebook, cwd=tmp_path, env=env, timeout=120)
 
 
 def _leaked(text: str) -> list[str]:

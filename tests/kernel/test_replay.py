@@ -20,13 +20,13 @@ from typing import Any
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.testing import REPLAY_PATTERNS
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
+from tests.support.kernels import execute_notebook
 
 from .kernel import RECORD_MIME
 
@@ -50,14 +50,8 @@ CELLS = ["%load_ext jupyter_turns", TOOL, CHAT, "print(len(table), sum(table))"]
 
 
 def _run(notebook: nbformat.NotebookNode, cwd: Path, env: dict[str, str]) -> nbformat.NotebookNode:
-    client = NotebookClient(
-        notebook, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(cwd)}}
-    )
-    client.km = client.create_kernel_manager()
     base = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")}
-    client.start_new_kernel(env={**base, **env})  # type: ignore[no-untyped-call]
-    client.execute()
-    return notebook
+    return execute_notebook(notebook, cwd=cwd, env={**base, **env})
 
 
 def _run_saved(

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.record.notebook import load
+from tests.support.kernels import execute_notebook
 from tests.support.notebook_code import SETUP
 
 from .kernel import RECORD_MIME, KernelDriver, ready_chat
@@ -147,7 +147,7 @@ def test_nested_events_are_saved_and_restored_but_never_sent(tmp_path: Path) -> 
         "%%chat --script script\nWhat is 2 + 3?",
     ]
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
-    NotebookClient(notebook, timeout=60, kernel_name="python3").execute()
+    execute_notebook(notebook)
     path = tmp_path / "agents.ipynb"
     nbformat.write(notebook, path)
     saved = notebook.cells[-1].outputs[0]["data"][RECORD_MIME]["events"]
