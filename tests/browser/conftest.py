@@ -81,7 +81,7 @@ def pytest_runtest_makereport(
 @pytest.fixture(scope="package")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
     """A JupyterLab server for the browser tests, isolated from the user's Jupyter setup."""
-    started = start_lab_server(tmp_path_factory.mktemp("jupyterlab"))
+    started = start_lab_server(tmp_path_factory.mktemp("jupyterlab"), lean=True)
     try:
         yield started
     finally:
@@ -93,7 +93,9 @@ def solo_lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabSer
     """A server like `lab_server` with real-time collaboration off (where it is installed):
     notebooks are each page's own document, saved by the page, as without jupyter-collaboration.
     Started only for the `[solo]` runs of tests marked `both_collaboration_modes`."""
-    started = start_lab_server(tmp_path_factory.mktemp("jupyterlab-solo"), collaboration=False)
+    started = start_lab_server(
+        tmp_path_factory.mktemp("jupyterlab-solo"), collaboration=False, lean=True
+    )
     try:
         yield started
     finally:

@@ -22,6 +22,10 @@ the package has it: the `[solo]` runs of tests marked `both_collaboration_modes`
 environment (tests/packaging: a fresh venv where the wheel is installed): its kernels, its
 installed lab extension (the checkout's build is not linked) and the PATH given, without
 PYTHONPATH, so nothing of the checkout is imported (nor is collaboration turned on there).
+
+`start_lab_server(..., lean=True)` (the browser tests' servers) also leaves out the JupyterLab
+extensions in `UNUSED_EXTENSIONS`: a third of a page load's CPU goes to them. The benchmarks and
+the screenshots keep every extension a user has.
 """
 
 from __future__ import annotations
@@ -212,7 +216,29 @@ def _server_environment(workdir: Path, python: Path, path: str | None) -> dict[s
     return env
 
 
-def _write_server_config(env: Mapping[str, str], root: Path, collaborative: bool) -> None:
+# JupyterLab extensions that no test uses and that jupyter_turns never touches (it adds no table
+# of contents entry, cell tag, metadata form, inspector or log console entry, and draws no CSV,
+# PDF or Vega file). Left out of the tests' servers, they save about 1 of the 3 CPU-seconds a
+# JupyterLab page load costs on the 2-core machine (docs/development.md), and the table of
+# contents' and cell tags' work on every change of a notebook.
+UNUSED_EXTENSIONS = (
+    "@jupyterlab/toc-extension",
+    "@jupyterlab/celltags-extension",
+    "@jupyterlab/metadataform-extension",
+    "@jupyterlab/inspector-extension",
+    "@jupyterlab/logconsole-extension",
+    "@jupyterlab/csvviewer-extension",
+    "@jupyterlab/pdf-extension",
+    "@jupyterlab/vega5-extension",
+    # the notebook's plugins that need the table of contents or a metadata form
+    "@jupyterlab/notebook-extension:toc",
+    "@jupyterlab/notebook-extension:update-raw-mimetype",
+)
+
+
+def _write_server_config(
+    env: Mapping[str, str], root: Path, collaborative: bool, lean: bool
+) -> None:
     config: dict[str, Any] = {
         "ServerApp": {
             "ip": "127.0.0.1",
@@ -249,6 +275,8 @@ def _write_server_config(env: Mapping[str, str], root: Path, collaborative: bool
     labconfig = Path(env["JUPYTER_CONFIG_DIR"], "labconfig")
     labconfig.mkdir(parents=True, exist_ok=True)
     disabled = {"@jupyterlab/notebook-extension:export": True}
+    if lean:
+        disabled.update(dict.fromkeys(UNUSED_EXTENSIONS, True))
     (labconfig / "page_config.json").write_text(json.dumps({"disabledExtensions": disabled}))
     for plugin, values in LAB_SETTINGS.items():
         package, name = plugin.split(":")
@@ -270,11 +298,13 @@ def start_lab_server(
     python: Path | None = None,
     path: str | None = None,
     collaboration: bool = True,
+    lean: bool = False,
 ) -> LabServer:
     """Start `jupyter lab` on a free 127.0.0.1 port; return once it answers. It runs from this
     Python, or from `python` (another environment, with its installed extension) with PATH
     `path` when given. With `collaboration` (this Python, jupyter-collaboration installed)
-    notebooks are shared documents; `collaboration=False` turns it off where it is installed."""
+    notebooks are shared documents; `collaboration=False` turns it off where it is installed.
+    `lean` leaves `UNUSED_EXTENSIONS` out of the page."""
     workdir.mkdir(parents=True, exist_ok=True)
     root = workdir / "root"
     root.mkdir(exist_ok=True)
@@ -282,7 +312,7 @@ def start_lab_server(
     env = _server_environment(workdir, python, path)
     own = python == Path(sys.executable)
     collaborative = collaboration and own and collaboration_installed()
-    _write_server_config(env, root, collaborative)
+    _write_server_config(env, root, collaborative, lean)
     labextension = _labextension_source() if own else None
     if labextension is not None:
         link = Path(env["JUPYTER_DATA_DIR"], "labextensions", "jupyter_turns")

@@ -1,16 +1,18 @@
 """The package as a user installs it: the built wheel, in a fresh virtual environment with no
 Node.js on PATH, enables its lab extension, streams a turn and renders a reopened record.
 
-Slow (marked `slow`; about a minute with a warm wheelhouse): it builds the sdist and the wheel
-from it (`python -m build --no-isolation`, with this environment's hatchling; the front end is
-the checkout's build, which the sdist carries), makes a venv, installs the wheel with its `lab`
-extra, and starts JupyterLab from that venv. Dependencies come from a wheelhouse kept in
-test-artifacts/wheelhouse: the first run fills it from the package index (`pip download`),
-later runs install from it without the index.
+Slow (marked `slow`; about 30 s): it builds the sdist and the wheel from it (`python -m build
+--no-isolation`, with this environment's hatchling; the front end is the checkout's build, which
+the sdist carries), makes a venv, installs the wheel with its `lab` extra, and starts JupyterLab
+from that venv. uv installs it where ./dev.sh set the suite up with uv (its cache already holds
+the dependencies); otherwise pip does, from a wheelhouse kept in test-artifacts/wheelhouse: the
+first run fills it from the package index (`pip download`), later runs install from it without
+the index.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import shutil
@@ -89,10 +91,16 @@ def _environment(path: str, home: Path) -> dict[str, str]:
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with the wheel and its `lab` extra installed; returns its python."""
     root = tmp_path_factory.mktemp("fresh")
-    _run([sys.executable, "-m", "venv", str(root / "venv")])
     python = root / "venv" / "bin" / "python"
-    env = _environment(_no_node_path(root / "venv"), root)
     wanted = f"{wheel}[lab]"
+    if importlib.util.find_spec("uv") is not None:  # ./dev.sh sets the suite up with uv
+        uv = [sys.executable, "-m", "uv"]
+        _run([*uv, "venv", "-q", "--python", sys.executable, str(root / "venv")])
+        env = _environment(_no_node_path(root / "venv"), root)
+        _run([*uv, "pip", "install", "-q", "--python", str(python), wanted], env)
+        return python
+    _run([sys.executable, "-m", "venv", str(root / "venv")])
+    env = _environment(_no_node_path(root / "venv"), root)
     offline = [str(python), "-m", "pip", "install", "-q", "--no-compile", "--no-index"]
     offline += ["--find-links", str(WHEELHOUSE), wanted]
     if subprocess.run(offline, env=env, capture_output=True, timeout=600).returncode != 0:
