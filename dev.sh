@@ -197,6 +197,11 @@ collect() {
 # How many pytest workers (pytest-xdist; each test file stays in one worker, with its server
 # and browser): most of a browser or kernel test waits on a page, a kernel or a server, so two
 # share two cores well (about 1.6x faster than one process); PYTEST_WORKERS=0 runs in one.
+# The files are handed out in the order collected (--no-loadscope-reorder), so each worker
+# runs the browser tests (tests/browser comes first) one after another and starts their Lab
+# servers and Chromium once; xdist's default order, most tests first, put unit files between
+# them, and each worker started JupyterLab 7 times. The long tests come first and the short
+# unit tests last, which also ends both workers near the same time.
 PYTEST_WORKERS=${PYTEST_WORKERS:-2}
 
 run_tests() {
@@ -208,7 +213,7 @@ run_tests() {
     static_checks "$static" >"$static.log" 2>&1 &
     local static_pid=$!
     local -a workers=()
-    if [ "$PYTEST_WORKERS" != 0 ]; then workers=(-n "$PYTEST_WORKERS" --dist loadfile); fi
+    if [ "$PYTEST_WORKERS" != 0 ]; then workers=(-n "$PYTEST_WORKERS" --dist loadfile --no-loadscope-reorder); fi
     # --durations: the slowest tests of this run, for the README's table
     stage pytest pytest_count "$VENV/bin/python" -m pytest tests "${workers[@]}" --durations=12 "$@"
     # each stage's kernels get a Jupyter data directory of their own (the settings secret is
