@@ -172,14 +172,21 @@ static_checks() {
     echo "$FAILED" >"$1.failed"
 }
 
-# nbval_stage OUT DATA_DIR: the example notebooks under nbval, as a background stage (see
-# static_checks for OUT). examples/replay.ipynb and providers.ipynb were recorded against the
-# APIs: with no key they replay offline. The kernels get a Jupyter data directory of their own
-# (the settings secret is made there), so the suite never writes the real one.
-nbval_stage() {
+# BENCH_QUICK: every benchmark end to end with tiny inputs, no figure judged (they cannot rot
+# unseen); the stages add --browser none or only and --out
+BENCH_QUICK=("$VENV/bin/python" -m tests.bench --quick)
+
+# kernel_stages OUT NBVAL_DATA BENCH_DATA: as a background stage (see static_checks for OUT),
+# the example notebooks under nbval, then the benchmarks that need no browser. The notebooks
+# examples/replay.ipynb and providers.ipynb were recorded against the APIs: with no key they
+# replay offline. Each stage's kernels get a Jupyter data directory of their own (the settings
+# secret is made there), so the suite never writes the real one.
+kernel_stages() {
     SUMMARY=() FAILED=0 # this subshell's own
     stage nbval nbval_count env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY JUPYTER_TURNS_REPLAY=auto \
         JUPYTER_DATA_DIR="$2" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+    stage bench bench_count env JUPYTER_DATA_DIR="$3" "${BENCH_QUICK[@]}" --browser none \
+        --out test-artifacts/bench/quick.json
     printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
     echo "$FAILED" >"$1.failed"
 }
@@ -218,21 +225,22 @@ run_tests() {
     stage pytest pytest_count "$VENV/bin/python" -m pytest tests "${workers[@]}" --durations=12 "$@"
     # each stage's kernels get a Jupyter data directory of their own (the settings secret is
     # made there), so the suite never writes the real one
-    local nbval_data bench_data nbval
+    local nbval_data bench_data pages_data kernels
     nbval_data=$(mktemp -d)
     bench_data=$(mktemp -d)
-    nbval=$(mktemp)
-    # nbval runs beside the benchmarks' smoke run (each mostly one process; neither judges a
-    # time); its output is shown after the benchmarks', its summary line before theirs
-    nbval_stage "$nbval" "$nbval_data" >"$nbval.log" 2>&1 &
-    local nbval_pid=$!
-    # every benchmark end to end with tiny inputs (no figure judged): they cannot rot unseen
-    stage bench bench_count env JUPYTER_DATA_DIR="$bench_data" "$VENV/bin/python" -m tests.bench \
-        --quick --out test-artifacts/bench/quick.json
-    wait "$nbval_pid" || true
-    cat "$nbval.log"
-    collect "$nbval" 1
-    rm -rf "$nbval_data" "$bench_data"
+    pages_data=$(mktemp -d)
+    kernels=$(mktemp)
+    # nbval and the kernel benchmarks run beside the browser benchmarks (each mostly one
+    # process, much of it waiting on a page; none judges a time); their output is shown
+    # after the browser benchmarks', their summary lines before theirs
+    kernel_stages "$kernels" "$nbval_data" "$bench_data" >"$kernels.log" 2>&1 &
+    local kernels_pid=$!
+    stage "bench page" bench_count env JUPYTER_DATA_DIR="$pages_data" "${BENCH_QUICK[@]}" \
+        --browser only --out test-artifacts/bench/quick-pages.json
+    wait "$kernels_pid" || true
+    cat "$kernels.log"
+    collect "$kernels" 1
+    rm -rf "$nbval_data" "$bench_data" "$pages_data"
     wait "$static_pid" || true
     cat "$static.log"
     collect "$static" 0

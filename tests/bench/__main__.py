@@ -30,6 +30,8 @@ BENCHES = {
     "B11": "b11_open",
     "B12": "b12_long_session",
 }
+# the benchmarks that drive Chromium (./dev.sh test runs them beside the others: --browser)
+IN_BROWSER = {"B3", "B4", "B11", "B12"}
 
 
 def _fmt(value: float) -> str:
@@ -112,9 +114,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="smoke mode: smaller, fewer repeats")
     parser.add_argument("--only", help="comma-separated benchmark ids, e.g. B1,B5")
+    parser.add_argument(
+        "--browser",
+        choices=("only", "none"),
+        help="only the benchmarks that drive Chromium (B3, B4, B11, B12), or none of them",
+    )
     parser.add_argument("--out", type=Path, default=ARTIFACTS / "results.json")
     args = parser.parse_args(argv)
     wanted = [b.strip().upper() for b in args.only.split(",")] if args.only else list(BENCHES)
+    if args.browser:
+        wanted = [b for b in wanted if (b in IN_BROWSER) == (args.browser == "only")]
     unknown = [b for b in wanted if b not in BENCHES]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)} (known: {', '.join(BENCHES)})")
