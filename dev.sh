@@ -158,8 +158,8 @@ docs_count() {
 }
 js_tests() { (cd js && npm test --silent); }
 
-# static_checks OUT: the stages that need no kernel (about 45 s on one core); their output goes
-# to OUT.log, their summary lines to OUT.summary and 1 to OUT.failed if one failed.
+# static_checks OUT: the stages that need no kernel (about a minute on one core), as a
+# background stage (in_background; its summary lines go to OUT.summary, see written).
 static_checks() {
     stage ruff ruff_count "$VENV/bin/ruff" check jupyter_turns tests scripts hatch_build.py docs/conf.py
     stage mypy mypy_count "$VENV/bin/mypy"
@@ -168,8 +168,7 @@ static_checks() {
     stage "js lint" no_count js_lint
     stage "js tests" node_count js_tests
     stage docs docs_count build_docs
-    printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
-    echo "$FAILED" >"$1.failed"
+    written "$1"
 }
 
 # BENCH_QUICK: every benchmark end to end with tiny inputs, no figure judged (they cannot rot
@@ -187,12 +186,36 @@ kernel_stages() {
         JUPYTER_DATA_DIR="$2" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
     stage bench bench_count env JUPYTER_DATA_DIR="$3" "${BENCH_QUICK[@]}" --browser none \
         --out test-artifacts/bench/quick.json
+    written "$1"
+}
+
+# page_stage OUT DATA_DIR: the benchmarks that drive Chromium, as a background stage
+page_stage() {
+    SUMMARY=() FAILED=0 # this subshell's own
+    stage "bench page" bench_count env JUPYTER_DATA_DIR="$2" "${BENCH_QUICK[@]}" --browser only \
+        --out test-artifacts/bench/quick-pages.json
+    written "$1"
+}
+
+# in_background OUT FUNCTION ARGS...: FUNCTION OUT ARGS... in a subshell in the background at
+# nice 10 (its children too), its output to OUT.log
+in_background() {
+    local out=$1 function=$2
+    shift 2
+    (
+        renice -n 10 -p "$BASHPID" >/dev/null
+        "$function" "$out" "$@"
+    ) >"$out.log" 2>&1 &
+}
+
+# written OUT: a background stage's summary lines to OUT.summary, 1 to OUT.failed if one failed
+written() {
     printf '%s\n' "${SUMMARY[@]}" >"$1.summary"
     echo "$FAILED" >"$1.failed"
 }
 
-# collect OUT AT: a background stage's summary lines into SUMMARY at index AT (0: first;
-# 1: after pytest's), its failure into FAILED; then its files go
+# collect OUT AT: a background stage's summary lines into SUMMARY at index AT, its failure
+# into FAILED; then its files go
 collect() {
     local -a lines=()
     mapfile -t lines <"$1.summary" || true
@@ -213,37 +236,34 @@ PYTEST_WORKERS=${PYTEST_WORKERS:-2}
 
 run_tests() {
     if [ -t 1 ]; then export FORCE_COLOR=1 PY_COLORS=1; fi
-    # The static checks run beside pytest (whose browser tests pass with both cores busy);
-    # their output is shown after it, and their summary lines come first, as before.
-    local static
-    static=$(mktemp)
-    static_checks "$static" >"$static.log" 2>&1 &
-    local static_pid=$!
+    # Every other stage runs beside pytest, at a lower priority (nice 10): the static checks,
+    # nbval then the kernel benchmarks, and the browser benchmarks. pytest leaves the two cores
+    # about a sixth idle (much of a test waits on a page, a kernel or a server) and they take
+    # it up; none judges a time, and the browser tests pass with both cores busy. Their output
+    # follows pytest's; the summary lists the static checks, pytest, then the others. Each
+    # stage's kernels get a Jupyter data directory of their own (the settings secret is made
+    # there), so the suite never writes the real one.
+    local static kernels pages nbval_data bench_data pages_data
+    static=$(mktemp) kernels=$(mktemp) pages=$(mktemp)
+    nbval_data=$(mktemp -d) bench_data=$(mktemp -d) pages_data=$(mktemp -d)
+    local -a beside=()
+    in_background "$static" static_checks
+    beside+=($!)
+    in_background "$kernels" kernel_stages "$nbval_data" "$bench_data"
+    beside+=($!)
+    in_background "$pages" page_stage "$pages_data"
+    beside+=($!)
     local -a workers=()
     if [ "$PYTEST_WORKERS" != 0 ]; then workers=(-n "$PYTEST_WORKERS" --dist loadfile --no-loadscope-reorder); fi
     # --durations: the slowest tests of this run, for the README's table
     stage pytest pytest_count "$VENV/bin/python" -m pytest tests "${workers[@]}" --durations=12 "$@"
-    # each stage's kernels get a Jupyter data directory of their own (the settings secret is
-    # made there), so the suite never writes the real one
-    local nbval_data bench_data pages_data kernels
-    nbval_data=$(mktemp -d)
-    bench_data=$(mktemp -d)
-    pages_data=$(mktemp -d)
-    kernels=$(mktemp)
-    # nbval and the kernel benchmarks run beside the browser benchmarks (each mostly one
-    # process, much of it waiting on a page; none judges a time); their output is shown
-    # after the browser benchmarks', their summary lines before theirs
-    kernel_stages "$kernels" "$nbval_data" "$bench_data" >"$kernels.log" 2>&1 &
-    local kernels_pid=$!
-    stage "bench page" bench_count env JUPYTER_DATA_DIR="$pages_data" "${BENCH_QUICK[@]}" \
-        --browser only --out test-artifacts/bench/quick-pages.json
-    wait "$kernels_pid" || true
-    cat "$kernels.log"
-    collect "$kernels" 1
-    rm -rf "$nbval_data" "$bench_data" "$pages_data"
-    wait "$static_pid" || true
-    cat "$static.log"
+    wait "${beside[@]}" || true
+    local out
+    for out in "$static" "$kernels" "$pages"; do cat "$out.log"; done
     collect "$static" 0
+    collect "$kernels" "${#SUMMARY[@]}"
+    collect "$pages" "${#SUMMARY[@]}"
+    rm -rf "$nbval_data" "$bench_data" "$pages_data"
     echo
     echo "=== summary"
     printf '%s\n' "${SUMMARY[@]}"

@@ -9,6 +9,7 @@ Run everything from the repo root with the venv active:
                                         # no figure judged (about a minute; a stage of
                                         # ./dev.sh test, so none can rot unseen)
     python -m tests.bench --only B1,B5  # a subset
+    python -m tests.bench --browser only  # only B3, B4, B11, B12, which drive Chromium (or none)
 
 Not collected by pytest (``norecursedirs`` has ``bench``; no file here starts with ``test_``).
 Each module measures one benchmark, with the package as installed and its default settings,
