@@ -197,15 +197,12 @@ page_stage() {
     written "$1"
 }
 
-# in_background OUT FUNCTION ARGS...: FUNCTION OUT ARGS... in a subshell in the background at
-# nice 10 (its children too), its output to OUT.log
+# in_background OUT FUNCTION ARGS...: FUNCTION OUT ARGS... in the background, its output to
+# OUT.log
 in_background() {
     local out=$1 function=$2
     shift 2
-    (
-        renice -n 10 -p "$BASHPID" >/dev/null
-        "$function" "$out" "$@"
-    ) >"$out.log" 2>&1 &
+    "$function" "$out" "$@" >"$out.log" 2>&1 &
 }
 
 # written OUT: a background stage's summary lines to OUT.summary, 1 to OUT.failed if one failed
@@ -236,28 +233,26 @@ PYTEST_WORKERS=${PYTEST_WORKERS:-2}
 
 run_tests() {
     if [ -t 1 ]; then export FORCE_COLOR=1 PY_COLORS=1; fi
-    # Every other stage runs beside pytest, at a lower priority (nice 10): the static checks,
-    # nbval then the kernel benchmarks, and the browser benchmarks. pytest leaves the two cores
-    # about a sixth idle (much of a test waits on a page, a kernel or a server) and they take
-    # it up; none judges a time, and the browser tests pass with both cores busy. Their output
-    # follows pytest's; the summary lists the static checks, pytest, then the others. Each
-    # stage's kernels get a Jupyter data directory of their own (the settings secret is made
-    # there), so the suite never writes the real one.
+    # The static checks run beside pytest; after it, nbval then the kernel benchmarks run beside
+    # the browser benchmarks (each mostly one process, much of it waiting on a page or a
+    # kernel; none judges a time). pytest's tests keep both cores busy: run beside it at a
+    # lower priority, these slowed it by as much as they saved (626 s in all against 592).
+    # Their output follows pytest's; the summary lists the static checks, pytest, then the
+    # others. Each stage's kernels get a Jupyter data directory of their own (the settings
+    # secret is made there), so the suite never writes the real one.
     local static kernels pages nbval_data bench_data pages_data
     static=$(mktemp) kernels=$(mktemp) pages=$(mktemp)
     nbval_data=$(mktemp -d) bench_data=$(mktemp -d) pages_data=$(mktemp -d)
-    local -a beside=()
     in_background "$static" static_checks
-    beside+=($!)
-    in_background "$kernels" kernel_stages "$nbval_data" "$bench_data"
-    beside+=($!)
-    in_background "$pages" page_stage "$pages_data"
-    beside+=($!)
+    local static_pid=$!
     local -a workers=()
     if [ "$PYTEST_WORKERS" != 0 ]; then workers=(-n "$PYTEST_WORKERS" --dist loadfile --no-loadscope-reorder); fi
     # --durations: the slowest tests of this run, for the README's table
     stage pytest pytest_count "$VENV/bin/python" -m pytest tests "${workers[@]}" --durations=12 "$@"
-    wait "${beside[@]}" || true
+    in_background "$kernels" kernel_stages "$nbval_data" "$bench_data"
+    local kernels_pid=$!
+    in_background "$pages" page_stage "$pages_data"
+    wait "$static_pid" "$kernels_pid" "$!" || true
     local out
     for out in "$static" "$kernels" "$pages"; do cat "$out.log"; done
     collect "$static" 0
