@@ -20,6 +20,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 
+from jupyter_client.connect import ConnectionFileMixin
 from jupyter_client.manager import AsyncKernelManager, KernelManager
 from nbclient import NotebookClient
 from nbformat import NotebookNode
@@ -42,8 +43,8 @@ def _socket_base() -> str:
     return str(SOCKET_DIR / uuid.uuid4().hex[:16])
 
 
-class IpcKernelManager(KernelManager):
-    """jupyter_client's kernel manager on the IPC transport (tests/kernel/kernel.py)."""
+class _OnSocketFiles(ConnectionFileMixin):
+    """The IPC transport, each kernel's sockets named after it in SOCKET_DIR."""
 
     @default("transport")
     def _ipc_transport(self) -> str:
@@ -54,16 +55,12 @@ class IpcKernelManager(KernelManager):
         return _socket_base()
 
 
-class AsyncIpcKernelManager(AsyncKernelManager):
+class IpcKernelManager(_OnSocketFiles, KernelManager):
+    """jupyter_client's kernel manager on socket files (tests/kernel/kernel.py)."""
+
+
+class AsyncIpcKernelManager(_OnSocketFiles, AsyncKernelManager):
     """The same, asynchronous, for nbclient (``execute_notebook``)."""
-
-    @default("transport")
-    def _ipc_transport(self) -> str:
-        return "ipc"
-
-    @default("ip")
-    def _ipc_socket_base(self) -> str:
-        return _socket_base()
 
 
 def server_kernel_config() -> dict[str, dict[str, str]]:
