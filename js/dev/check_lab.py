@@ -118,10 +118,10 @@ print("streamed", len(text), "in", len(range(0, len(text), 40)), "deltas")
 """
 
 
-
 def _has(message: dict, fields: dict) -> bool:
     """The message carries these fields (it may carry more: who clicked, since issue 32)."""
     return all(message.get(k) == v for k, v in fields.items())
+
 
 def check(ok: bool, what: str, detail: object = "") -> None:
     print(("PASS " if ok else "FAIL ") + what + (f"  [{detail}]" if detail != "" else ""))
