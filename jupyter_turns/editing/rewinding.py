@@ -50,10 +50,13 @@ class RewindPlan:
     def lines(self) -> list[str]:
         """For the user, before (the card's confirmation) and after."""
         last = self.turn + len(self.requests) - 1
-        turns = f"turn {self.turn}" if last == self.turn else f"turns {self.turn}–{last}"
+        if last == self.turn:
+            turns = f"turn {self.turn} stays in the notebook, marked rewound, and is"
+        else:
+            turns = f"turns {self.turn}–{last} stay in the notebook, marked rewound, and are"
         lines = [
-            f"Rewind thread {self.thread!r} to before turn {self.turn}: {turns} stay in the "
-            "notebook, marked rewound, and are no longer sent to the model."
+            f"Rewind thread {self.thread!r} to before turn {self.turn}: {turns} no longer "
+            "sent to the model."
         ]
         if self.steps:
             named = ", ".join(f"{s.tool} call {s.call_id}" for s in self.steps)

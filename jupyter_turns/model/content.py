@@ -57,8 +57,8 @@ class Attachment(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="allow")
 
-    label: str  # "@df", "kernel"
-    source: str = "variable"  # what the data is: "variable", "kernel"
+    label: str  # what it is: "@df", "note about the kernel"
+    source: str = "variable"  # where it came from: "variable", "cell 3", "jupyter_turns"
     text: str = ""
     images: list[ImageData] = Field(default_factory=list, max_length=MAX_IMAGES)
 

@@ -3,11 +3,12 @@
 A thread restored from the notebook after a kernel restart remembers tool results about
 variables that the new kernel does not have. The first request after the restore says so
 (the kernel restarted at …), and any request says which names that earlier tool calls created
-or read are gone now (``inspect(name)``, names a ``python`` call assigned). Each name is
-reported once. It also says what the user undid since the model's last answer, and that the
-user rewound the conversation (the rewound turns are not sent: the model hears only that later
+or read are gone now (``inspect(name)``, names a ``python`` call assigned — only calls that
+ran and succeeded: a skipped, denied or failed call bound nothing). Each name is reported
+once. It also says what the user undid since the model's last answer, and that the user
+rewound the conversation (the rewound turns are not sent: the model hears only that later
 turns were taken back, and what of theirs could not be undone). The note goes with the request
-as a labeled ``kernel`` attachment.
+as a labeled attachment, "note about the kernel" from jupyter_turns.
 """
 
 from __future__ import annotations
@@ -21,16 +22,21 @@ from ..engine.window import rewound
 from ..model.content import Attachment
 from ..model.events import ConversationEvent
 
-__all__ = ["kernel_note", "names_from_tool_calls"]
+__all__ = ["NOTE_LABEL", "kernel_note", "names_from_tool_calls"]
 
 MAX_NAMES = 40
+NOTE_LABEL = "note about the kernel"
 
 
 def names_from_tool_calls(events: Iterable[ConversationEvent]) -> list[str]:
-    """Top-level names that earlier tool calls read (``inspect``) or bound (``python``)."""
+    """Top-level names that earlier tool calls read (``inspect``) or bound (``python``): calls
+    whose response says they ran and succeeded (a skipped, denied, cancelled or failed call
+    bound nothing, and a name it would have made was never in the kernel)."""
+    events = list(events)
+    ran = {e.call_id for e in events if e.kind == "tool_call_response" and e.status == "done"}
     names: dict[str, None] = {}
     for event in events:
-        if event.kind != "tool_call_request":
+        if event.kind != "tool_call_request" or event.call_id not in ran:
             continue
         arguments = event.arguments
         if event.name == "inspect" and isinstance(arguments.get("name"), str):
@@ -111,4 +117,6 @@ def kernel_note(
         reported.update(gone)
     if not lines:
         return None
-    return Attachment(label="kernel", source="kernel", text="\n".join(lines))
+    # the label names what it is, the source who wrote it: the card reads "note about the
+    # kernel · jupyter_turns" (a user's @name reads "@df · variable")
+    return Attachment(label=NOTE_LABEL, source="jupyter_turns", text="\n".join(lines))

@@ -188,7 +188,9 @@ def test_restore_rebuilds_the_thread_and_the_next_turn_sends_it(tmp_path: Path) 
         ).stdout()
     finally:
         kernel.close()
-    assert note.startswith("('kernel', 'The kernel restarted since the earlier turns")
+    assert note.startswith(
+        "('note about the kernel', 'The kernel restarted since the earlier turns"
+    )
     assert sent.strip() == str(
         [
             "chat_request",

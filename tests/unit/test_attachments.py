@@ -5,17 +5,18 @@ from __future__ import annotations
 import json
 
 import matplotlib
+import pytest
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import pandas as pd
 
 from jupyter_turns import Chat
-from jupyter_turns.model.events import ToolCallRequest
+from jupyter_turns.model.events import ToolCallRequest, ToolCallResponse
 from jupyter_turns.providers.anthropic_wire import anthropic_messages
 from jupyter_turns.providers.scripted import ScriptedProvider, cycle, message
 from jupyter_turns.reading.attach import attach, mentions
-from jupyter_turns.reading.kernel_note import kernel_note, names_from_tool_calls
+from jupyter_turns.reading.kernel_note import NOTE_LABEL, kernel_note, names_from_tool_calls
 
 
 def _failed() -> ZeroDivisionError:
@@ -87,14 +88,32 @@ def test_a_restart_and_vanished_names_are_said_once() -> None:
         ),
         ToolCallRequest(call_id="2", name="inspect", arguments={"name": "df.columns"}),
         ToolCallRequest(call_id="3", name="python", arguments={"code": "this is not python"}),
+        *(ToolCallResponse(call_id=str(n), content="ok") for n in (1, 2, 3)),
     ]
     assert names_from_tool_calls(calls) == ["model", "np", "df"]
     reported: set[str] = set()
     note = kernel_note(calls, {"df": 1}, restarted_at="2026-11-23 10:00:00 UTC", reported=reported)
-    assert note is not None and note.source == "kernel"
+    assert note is not None and (note.label, note.source) == (NOTE_LABEL, "jupyter_turns")
     assert "The kernel restarted" in note.text and "2026-11-23 10:00:00 UTC" in note.text
     assert "no longer exist in the kernel: model, np" in note.text
     assert kernel_note(calls, {"df": 1}, restarted_at=None, reported=reported) is None
     again = kernel_note(calls, {}, restarted_at=None, reported=reported)
     assert again is not None and again.text.endswith("no longer exist in the kernel: df")
-    assert json.loads(again.model_dump_json())["label"] == "kernel"
+    assert json.loads(again.model_dump_json())["label"] == "note about the kernel"
+
+
+@pytest.mark.parametrize("status", ["skipped", "error", "cancelled", "timeout"])
+def test_a_python_call_that_did_not_run_leaves_no_names_to_call_gone(status: str) -> None:
+    """A skipped (or denied, failed, cancelled) ``python`` call bound nothing: the next request
+    must not tell the model that its names "no longer exist in the kernel"."""
+    events = [
+        ToolCallRequest(call_id="a", name="python", arguments={"code": "ran = 1"}),
+        ToolCallResponse(call_id="a", content="ok"),
+        ToolCallRequest(call_id="b", name="python", arguments={"code": "never = 2"}),
+        ToolCallResponse(call_id="b", content="skipped by user", is_error=True, status=status),
+        ToolCallRequest(call_id="c", name="inspect", arguments={"name": "missing"}),
+        ToolCallResponse(call_id="c", content="no such name", is_error=True, status=status),
+    ]
+    assert names_from_tool_calls(events) == ["ran"]
+    note = kernel_note(events, {}, restarted_at=None, reported=set())
+    assert note is not None and note.text.endswith("no longer exist in the kernel: ran")

@@ -72,3 +72,21 @@ def test_a_fork_starts_with_what_was_sent_before_its_turn_without_rewinds() -> N
     assert _ids(fork_history(events, None)) == ["q1", "m1", "q3", "m3", "q4", "m4"]
     # before the first turn: nothing
     assert fork_history(events, "q1") == []
+
+
+def test_the_rewind_confirmation_agrees_in_number() -> None:
+    """ "turn 4 stays …", "turns 4–6 stay …": the card's confirmation reads as English."""
+    from jupyter_turns.editing.rewinding import RewindPlan
+    from jupyter_turns.model.conversation import Conversation
+
+    def first_line(requests: list[str]) -> str:
+        plan = RewindPlan("main", Conversation([]), 4, requests, [], [])
+        return plan.lines()[0]
+
+    assert first_line(["q4"]) == (
+        "Rewind thread 'main' to before turn 4: turn 4 stays in the notebook, marked rewound, "
+        "and is no longer sent to the model."
+    )
+    assert "turns 4–6 stay in the notebook, marked rewound, and are no longer sent" in (
+        first_line(["q4", "q5", "q6"])
+    )
