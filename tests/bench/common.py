@@ -9,6 +9,7 @@ import os
 import platform
 import statistics
 import sys
+import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -180,6 +181,7 @@ class CountingComm(BaseComm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self.log: list[tuple[str, str, int]] = []  # (msg_type, method[:detail], json bytes)
+        self.times: list[float] = []  # when each message of ``log`` left (perf_counter)
         self.serialize = True
         super().__init__(*args, **kwargs)
 
@@ -199,6 +201,7 @@ class CountingComm(BaseComm):
             method = f"update:{','.join(sorted(data.get('state', {})))}"
         size = len(json.dumps(data, ensure_ascii=False)) if self.serialize else 0
         self.log.append((msg_type, method, size))
+        self.times.append(time.perf_counter())
 
     def counts(self) -> Counter[str]:
         return Counter(f"{t}:{m}" if m else t for t, m, _ in self.log)
