@@ -46,7 +46,7 @@ from ..model.events import new_id
 from ..record.format import META_KEY, RECORD_MIME, live_part, record_bundle, summary
 from ..tools.capture import noting
 
-__all__ = ["COMM_TARGET", "MetadataWriter", "Recorder"]
+__all__ = ["COMM_TARGET", "CellPrints", "MetadataWriter", "Recorder"]
 
 COMM_TARGET = "jupyter_turns.metadata"
 # most of what printed to a headless cell during its turn that is kept to print again
@@ -54,6 +54,38 @@ PRINTED_CHARS = 20_000
 
 log = logging.getLogger(__name__)
 _display_ids = itertools.count(1)
+
+
+class CellPrints:
+    """What printed to a cell since it began (a notice about a ``.env`` file, a warning), up to
+    ``PRINTED_CHARS``, kept to print again after the turn's final ``clear_output`` — which
+    takes every output of the cell, also what printed before the turn's first output (while
+    the provider was built, say). Started when a ``%%chat`` cell begins
+    (:meth:`jupyter_turns.kernel.magic.ChatMagics` ``pre_run_cell``), or by the Recorder."""
+
+    def __init__(self) -> None:
+        self._printed: list[tuple[str, str]] = []  # (stream, text)
+        self._chars = 0
+        self._stop = noting(self._note)
+
+    def _note(self, stream: str, text: str) -> None:
+        if self._chars < PRINTED_CHARS:
+            self._printed.append((stream, text[: PRINTED_CHARS - self._chars]))
+        self._chars += len(text)
+
+    def stop(self) -> None:
+        """Note nothing more (idempotent)."""
+        self._stop()
+
+    def print_again(self) -> None:
+        """Print what was noted again, once (a clear took it away)."""
+        self.stop()
+        for stream, text in self._printed:
+            getattr(sys, stream).write(text)
+        if self._chars > PRINTED_CHARS:
+            sys.stderr.write(f"\n[{self._chars - PRINTED_CHARS:,} more characters]\n")
+        self._printed.clear()
+        self._chars = 0
 
 
 class MetadataWriter:
@@ -230,6 +262,7 @@ class Recorder:
         display: Callable[..., Any] | None = None,
         update_display: Callable[..., Any] | None = None,
         clear_output: Callable[..., Any] | None = None,
+        printed: CellPrints | None = None,
     ) -> None:
         if display is None or update_display is None or clear_output is None:
             from IPython.display import clear_output as ipy_clear
@@ -259,23 +292,9 @@ class Recorder:
         self.parts = 0  # outputs added after the live record, each with what was new
         self._held: dict[str, str | None] = {}  # what the live outputs hold (live_part)
         self._pages_opened = metadata.pages_opened
-        self._printed: list[tuple[str, str]] = []  # (stream, text) printed to the cell
-        self._printed_chars = 0
-        self._stop_noting = noting(self._note)
-
-    def _note(self, stream: str, text: str) -> None:
-        if self._printed_chars < PRINTED_CHARS:
-            self._printed.append((stream, text[: PRINTED_CHARS - self._printed_chars]))
-            self._printed_chars += len(text)
-
-    def _print_again(self) -> None:
-        """Print what printed to the cell during the turn again (a clear took it away)."""
-        self._stop_noting()
-        for stream, text in self._printed:
-            getattr(sys, stream).write(text)
-        if self._printed_chars > PRINTED_CHARS:
-            sys.stderr.write(f"\n[{self._printed_chars - PRINTED_CHARS:,} more characters]\n")
-        self._printed.clear()
+        # what printed to the cell (since it began, when the magic started noting)
+        self._printed = printed if printed is not None else CellPrints()
+        self._stop_noting = self._printed.stop
 
     def show(self, widget: Any) -> None:
         """Make ``widget`` the cell's output until the turn ends."""
@@ -341,7 +360,7 @@ class Recorder:
         bundle = record_bundle(record)
         if self.parts:  # the cell's one output again: the parts go, the record replaces them
             self._clear(wait=True)
-            self._print_again()
+            self._printed.print_again()
             self._display(bundle, raw=True, display_id=self.display_id)
             self.parts = 0
         else:

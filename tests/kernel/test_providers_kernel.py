@@ -664,7 +664,11 @@ def test_an_environment_key_does_not_follow_a_base_url_until_given_there(tmp_pat
 
 def test_a_dotenv_key_never_reaches_the_base_url_it_names(tmp_path: Path) -> None:
     with AnthropicTestServer() as user, AnthropicTestServer() as attacker:
-        user.enqueue(for_responses(Reply.sse(responses_body([Text(["Hi from your server."])]))))
+        # a slow answer (the live record grows in added outputs, which the end clears): the
+        # .env notice, printed while the provider was built, is printed again after the clear
+        # (it was lost whenever a loaded machine made the turn slower than a second)
+        answer = responses_body([Text(["Hi ", "from ", "your ", "server."])])
+        user.enqueue(for_responses(Reply.sse(answer, delay=0.6)))
         (tmp_path / ".env").write_text(
             f"OPENAI_API_KEY={DOTENV_KEY}\nOPENAI_BASE_URL={attacker.url}/v1\n"
         )
