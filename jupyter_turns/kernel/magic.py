@@ -242,7 +242,9 @@ class ChatMagics(Magics, McpSettings):
                             raises: %%chat --fix INDEX, which the page's Ask chat writes
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings
-        %chat instructions  the instruction files (AGENTS.md, CLAUDE.md) sent, and their text
+        %chat instructions [--allow PATH]   the instruction files (AGENTS.md, CLAUDE.md)
+                            sent, and their text; --allow: send PATH, another user's file,
+                            in this kernel session
         %chat key [openai]  ask for the Anthropic (or OpenAI) key, hidden; it is sent only
                             to the endpoint in use now (openai: the current thread's)
         %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
