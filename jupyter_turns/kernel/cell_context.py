@@ -19,8 +19,8 @@ from IPython.core.error import UsageError
 
 from ..model.content import Attachment
 from ..model.events import Notice
-from ..reading.above import cells_above, parse_context
 from ..ownership import owner
+from ..reading.above import cells_above, parse_context
 from ..reading.instructions import Instructions, server_root, user_folder
 from ..record.notebook import session_paths
 

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..ownership import not_yours, open_for_others, open_regular, opened_path, read_at_most
 from ..providers import endpoints
 from ..providers.endpoints import (
     ANTHROPIC,
@@ -56,7 +57,6 @@ from ..providers.endpoints import (
     environment_key,
     shown,
 )
-from ..ownership import not_yours, open_for_others, open_regular, opened_path, read_at_most
 from ..redaction import ENV_KEY, masked
 
 __all__ = [

@@ -6,13 +6,13 @@ the signing secret and a kernel's connection file, under ``~/.local/share/jupyte
 folder ``~/.jupyter``, with a server config and the user's own ``AGENTS.md``), a project (a
 repository or not) three folders deep, and a folder outside home; a secret is planted above
 home too. Every ``AGENTS.md`` / ``CLAUDE.md`` of every folder, and the user's own, is one of:
-absent, a plain file, a link to a file beside it (both legitimate, each with its own marker), a
+absent, a plain file, a link to a file beside it (legitimate, each with its own marker), a
 link out of its folder, a link to the signing secret, the connection file or the server config,
 a link to ``/proc/self/environ``, a link to a link that ends in the data folder, another user's
-file, a link to another user's file beside it, a FIFO, a folder, a dangling link, 1.2 MB, binary
-junk (past the 1 MB read). The notebook sits in any of the folders, with ``HOME`` the real one or ``/``, the server's
-root unknown or the repository's. The folders that should be searched are worked out here, from
-the rules in docs/reading.md, not asked of the finder.
+file, a link to another user's file beside it, a FIFO, a folder, a dangling link, 1.2 MB of
+prose (past the 1 MB read), binary junk. The notebook sits in any of the folders, with ``HOME``
+the real one or ``/``, the server's root unknown or the repository's. The folders that should
+be searched are worked out here, from the rules in docs/reading.md, not asked of the finder.
 """
 
 from __future__ import annotations

@@ -202,3 +202,24 @@ def test_fifos_folders_and_dangling_links_are_named_not_read(tmp_path: Path) -> 
     (tmp_path / "CLAUDE.md").rmdir()
     (tmp_path / "CLAUDE.md").symlink_to("gone.md")
     assert [n.rsplit(": ", 1)[1] for n in finder.find(tmp_path).notes] == ["not a regular file"]
+
+
+def test_a_file_swapped_for_a_link_after_the_check_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race the descriptor checks close: AGENTS.md was a plain file when its real path was
+    worked out, and is a link to the secret when it is opened."""
+    data, guarded = _guarded(tmp_path)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "AGENTS.md").symlink_to(data / "jupyter_turns_secret")
+    resolved = project.resolve() / "AGENTS.md"
+    realpath = os.path.realpath
+
+    def as_before_the_swap(path: str, strict: bool = False) -> str:
+        return str(resolved) if str(path).endswith("AGENTS.md") else realpath(path, strict=strict)
+
+    monkeypatch.setattr(instructions.os.path, "realpath", as_before_the_swap)
+    found = InstructionFinder(user=tmp_path / "none", home=tmp_path, guarded=guarded).find(project)
+    assert found.files == () and SECRET not in repr(found)
+    assert found.notes == (f"{resolved}: not read: cannot be opened (OSError)",)

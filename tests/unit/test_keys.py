@@ -372,7 +372,7 @@ def test_a_provider_built_in_python_reads_no_dotenv_and_keeps_keys_to_their_endp
     assert other.requests == []
 
 
-# ---------------------------------------------------------------- a .env that is not yours (issue 39)
+# ------------------------------------------------------------ a .env that is not yours (issue 39)
 
 OTHER = 65534  # nobody: "another user" (the suite runs as root, who may chown)
 
@@ -451,7 +451,7 @@ def test_chat_key_from_dotenv_uses_the_file_the_user_names(
     (no_key / "empty.env").write_text("ANTHROPIC_BASE_URL=http://x.test\n")
     with pytest.raises(UsageError, match="gives no key"):
         key_command(["--from-dotenv", str(no_key / "empty.env")])
-    with pytest.raises(UsageError, match="no readable .env file"):
+    with pytest.raises(UsageError, match=r"no readable \.env file"):
         key_command(["--from-dotenv", str(no_key / "missing.env")])
 
 
