@@ -240,7 +240,7 @@ def test_links_to_the_signing_secret_and_proc_environ_never_reach_the_model(
     (project / "CLAUDE.md").symlink_to("/proc/self/environ")
     database = f"postgresql://app:{DB_PASSWORD}@db.internal:5432/sales"
     with AnthropicTestServer() as server:
-        server.enqueue(Reply.sse(sse_text_response(["Ok."])))
+        server.enqueue(Reply.sse(sse_text_response(["Ok."])), Reply.sse(sse_text_response(["2"])))
         kernel = KernelDriver(
             env={
                 **env,
@@ -254,9 +254,10 @@ def test_links_to_the_signing_secret_and_proc_environ_never_reach_the_model(
             kernel.run("%load_ext jupyter_turns")
             cell = kernel.run("%%chat\nHi")
             shown = kernel.run("%chat instructions").stdout()
+            again = kernel.run("%%chat\nAgain")
         finally:
             kernel.close()
-        [body] = _bodies(server)
+        body, _ = _bodies(server)
         sent = _raw(server)
     assert secret not in sent and DB_PASSWORD not in sent
     assert secret not in json.dumps(cell.outputs) and DB_PASSWORD not in json.dumps(cell.outputs)
@@ -268,6 +269,7 @@ def test_links_to_the_signing_secret_and_proc_environ_never_reach_the_model(
         [note] = [n for n in notes if n.startswith(f"Instruction file {project / name}: ")]
         assert "not read: it is a link to " in note and "outside its folder" in note
     assert f"Not read: {project / 'AGENTS.md'}: not read: it is a link to {data}" in shown
+    assert not [n for n in _notices(again) if n.startswith("Instruction file ")]  # said once
 
 
 def test_with_home_at_the_top_only_the_notebooks_folder_is_searched(tmp_path: Path) -> None:
