@@ -253,7 +253,7 @@ def _report_refused(file: DotenvFile) -> None:
     print(
         f"jupyter_turns: {file.path} was NOT read: {file.refused}. It gives {names}: a key from "
         "a file that is not yours would send your requests, and the data in them, to its "
-        "owner's account. If it is yours to use: %chat key --from-dotenv "
+        "owner's account. If you trust it: %chat key --from-dotenv "
         f"{shlex.quote(str(file.path))}"
     )
 

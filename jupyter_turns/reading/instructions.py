@@ -234,7 +234,8 @@ class InstructionFinder:
         ]
         own = user / "AGENTS.md"
         found.append(_Candidate(own, user.resolve(), _home_label(own, home), "yours", own=True))
-        return self._read_all(found, self._guarded or guarded_folders())
+        guarded = self._guarded if self._guarded is not None else guarded_folders()
+        return self._read_all(found, guarded)
 
     def allow(self, path: Path) -> tuple[Path, int]:
         """Let the file at ``path`` be read although another user owns it, while they do, for
