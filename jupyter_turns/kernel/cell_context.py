@@ -5,12 +5,13 @@ Where the notebook is: the file the frontend names (``JPY_SESSION_NAME``, ``__se
 Code's ``__vsc_ipynb_file__``), else — nbclient, ``jupyter execute``, a console name none — the
 kernel's working directory, where those start it. Where the server's root is: the notebook's
 path on disk without the path the page reported (``{request: "page", path}``), when both are
-known and agree; else unknown (:func:`jupyter_turns.reading.instructions.folders` then stops
-at the home folder).
+known and agree; else unknown (:func:`jupyter_turns.reading.instructions.search` then stops
+at a repository's root or the home folder).
 """
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,7 @@ from IPython.core.error import UsageError
 
 from ..model.content import Attachment
 from ..model.events import Notice
+from ..ownership import owner
 from ..reading.above import cells_above, parse_context
 from ..reading.instructions import Instructions, server_root, user_folder
 from ..record.notebook import session_paths
@@ -26,7 +28,14 @@ if TYPE_CHECKING:
     from .session import CellSettings, Session
     from .threads import Thread
 
-__all__ = ["context_of", "instructions_for", "notebook_folder", "page_said", "show_instructions"]
+__all__ = [
+    "INSTRUCTIONS_USAGE",
+    "context_of",
+    "instructions_for",
+    "notebook_folder",
+    "page_said",
+    "show_instructions",
+]
 
 
 def notebook_folder(namespace: dict[str, Any]) -> Path:
@@ -70,7 +79,10 @@ def instructions_for(
     files that could not be read."""
     found = read_instructions(session, settings)
     summary = found.summary()
-    notes: list[Notice | str] = [f"Instruction file {note}" for note in found.notes]
+    notes: list[Notice | str] = []
+    if found.notes != thread.instruction_notes_shown:  # each refused file said once, not per turn
+        notes = [f"Instruction file {note}" for note in found.notes]
+        thread.instruction_notes_shown = found.notes
     if summary != thread.instructions_shown:
         files = [
             {"file": f.label, "lines": f.lines, **({"cut": f.cut} if f.cut else {})}
@@ -104,16 +116,25 @@ async def cells_above_for(
     return cells_above(view, count, thread.above, thread.chat.conversation.events)
 
 
-def show_instructions(session: Session, settings: CellSettings) -> None:
-    """``%chat instructions``: which files are sent and the text the system prompt gets."""
+INSTRUCTIONS_USAGE = (
+    "usage: %chat instructions (show the files sent) | %chat instructions --allow PATH (send "
+    "PATH, owned by another user, in this kernel session)"
+)
+
+
+def show_instructions(session: Session, settings: CellSettings, args: list[str]) -> None:
+    """``%chat instructions [--allow PATH]``: which files are sent and the text the system
+    prompt gets; ``--allow`` first lets a file of another user's be sent in this session."""
+    if args:
+        if len(args) != 2 or args[0] != "--allow":
+            raise UsageError(INSTRUCTIONS_USAGE)
+        _allow(session, Path(args[1]))
     if not settings.instructions:
         print("Instruction files are off (%config ChatMagics.instructions = False): none is sent.")
         return
     found = read_instructions(session, settings)
-    folder = notebook_folder(session.namespace)
-    root = _root(session)
-    where = f"up to the server's root {root}" if root else "up to your home folder"
-    print(f"Looked for AGENTS.md and CLAUDE.md in {folder} and its parents ({where}).")
+    searched = session.instructions.search(notebook_folder(session.namespace), _root(session))
+    print(f"Looked for AGENTS.md and CLAUDE.md {searched.describe()}.")
     for note in found.notes:
         print(f"Not read: {note}")
     text = found.system_text()
@@ -122,3 +143,19 @@ def show_instructions(session: Session, settings: CellSettings) -> None:
         return
     print(f"{found.summary()}. Sent in the system prompt of every turn, the nearest last:\n")
     print(text)
+
+
+def _allow(session: Session, path: Path) -> None:
+    """``--allow PATH``: the file is sent in this kernel session although another user owns it
+    (while they do); every other rule still holds."""
+    if not path.is_absolute():
+        path = notebook_folder(session.namespace) / path
+    try:
+        real, uid = session.instructions.allow(path)
+    except ValueError as exc:
+        raise UsageError(f"%chat instructions --allow: {exc}") from None
+    whose = owner(uid)
+    print(
+        f"Allowed for this kernel session: {shlex.quote(str(real))}, owned by {whose}. It is "
+        f"sent while it belongs to {whose}; the other rules for instruction files still hold."
+    )

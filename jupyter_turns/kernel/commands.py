@@ -276,7 +276,7 @@ COMMANDS: dict[str, Callable[[_Call], Any]] = {
     "use": _use,
     "history": _history,
     "settings": _settings,
-    "instructions": lambda call: show_instructions(call.session, call.settings),
+    "instructions": lambda call: show_instructions(call.session, call.settings, call.args),
     "allow": functools.partial(_permission, command="allow"),
     "revoke": functools.partial(_permission, command="revoke"),
     "undo": _undo_command,

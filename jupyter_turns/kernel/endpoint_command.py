@@ -72,6 +72,7 @@ def _from_dotenv() -> None:
         looked = ", ".join(str(d / ".env") for d in dirs)
         print(f"No .env file names an endpoint (looked at {looked}); nothing changed.")
         return
-    print(f"Applying from {file.path}: " + "; ".join(endpoint_lines(file.endpoint)))
+    whose = f" ({file.refused})" if file.refused else ""
+    print(f"Applying from {file.path}{whose}: " + "; ".join(endpoint_lines(file.endpoint)))
     endpoints.apply(file.endpoint, f"from {file.path}", source=str(file.path))
     _say_where()

@@ -11,6 +11,12 @@ the environment):
    (:data:`KEY_VARIABLES`) are read into the environment, never overriding one that is already
    set, and a line says which file they came from (the key itself masked).
 
+A ``.env`` that is not the user's is not read for a key: one owned by another user (the file, or
+a link to it), writable by every user, or in a folder every user can write without the sticky
+bit (:mod:`jupyter_turns.ownership`). Its key would send the user's requests, and the data in
+them, to its owner's account. A line says so, with the key masked and the command that uses it
+anyway once the user has read that: ``%chat key --from-dotenv PATH``.
+
 A ``.env`` file never chooses where requests go: an endpoint variable in it
 (:data:`jupyter_turns.providers.endpoints.ENDPOINT_VARIABLES`: base URL, auth token, custom headers)
 is not applied, only shown (a token masked), with the command that applies it: ``%chat endpoint
@@ -33,11 +39,14 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..ownership import not_yours, open_for_others, open_regular, opened_path, read_at_most
 from ..providers import endpoints
 from ..providers.endpoints import (
     ANTHROPIC,
@@ -118,37 +127,64 @@ def _ipython_namespace() -> dict[str, Any]:
 @dataclass(frozen=True)
 class DotenvFile:
     """What one ``.env`` file says to this package: keys it gives, endpoint values it names
-    (never applied by reading), and other ``ANTHROPIC_*`` / ``OPENAI_*`` names (never applied)."""
+    (never applied by reading), and other ``ANTHROPIC_*`` / ``OPENAI_*`` names (never applied);
+    ``refused``: why it is not the user's (its keys are then not read), None when it is."""
 
     path: Path
     keys: dict[str, str]
     endpoint: dict[str, str]
     ignored: tuple[str, ...]
+    refused: str | None = None
+
+
+_DOTENV_BYTES = 1_000_000  # more of a .env is never read
 
 
 def read_dotenvs(directories: Iterable[Path]) -> list[DotenvFile]:
     """The ``.env`` files in ``directories`` that name any ``ANTHROPIC_*`` or ``OPENAI_*``
-    variable, in order."""
+    variable, in order, the user's and the others (``refused`` says why)."""
     found: list[DotenvFile] = []
     for directory in directories:
-        path = directory / ".env"
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        read = _read_dotenv(directory / ".env")
+        if read is None:
             continue
+        text, refused = read
         named = {k: v for k, v in parse_dotenv(text).items() if k.startswith(_PREFIXES) and v}
         if named:
             found.append(
                 DotenvFile(
-                    path,
+                    directory / ".env",
                     keys={k: v for k, v in named.items() if k in KEY_VARIABLES},
                     endpoint={k: v for k, v in named.items() if k in ENDPOINT_VARIABLES},
                     ignored=tuple(
                         sorted(set(named) - set(KEY_VARIABLES) - set(ENDPOINT_VARIABLES))
                     ),
+                    refused=refused,
                 )
             )
     return found
+
+
+def _read_dotenv(path: Path) -> tuple[str, str | None] | None:
+    """The text of the ``.env`` at ``path`` and why it is not the user's (None: it is); None
+    when there is no readable text file there (a FIFO is never opened for reading)."""
+    try:
+        entry = os.lstat(path)  # the file, or a link to it: whoever made it
+    except OSError:
+        return None
+    opened = open_regular(path, follow=True)
+    if not isinstance(opened, tuple):
+        return None
+    fd, info = opened
+    real = opened_path(fd) or Path(os.path.realpath(path))
+    try:
+        text = read_at_most(fd, _DOTENV_BYTES).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    writable = "every user can write it" if info.st_mode & stat.S_IWOTH else None
+    folders = dict.fromkeys([path.parent, real.parent])  # where it is found, where it really is
+    refused = not_yours(entry) or not_yours(info) or writable
+    return text, refused or next(filter(None, map(open_for_others, folders)), None)
 
 
 def load_dotenv(directories: Iterable[Path], *, announce: bool = True) -> Path | None:
@@ -161,8 +197,9 @@ def load_dotenv(directories: Iterable[Path], *, announce: bool = True) -> Path |
     files = read_dotenvs(directories)
     if announce:
         for file in files:
+            _report_refused(file)
             _report_unapplied(file)
-    source = next((file for file in files if file.keys), None)
+    source = next((file for file in files if file.keys and file.refused is None), None)
     if source is None:
         return None
     taken = {k: v for k, v in source.keys.items() if not os.environ.get(k)}
@@ -203,6 +240,24 @@ _reported: set[tuple[str, str]] = set()  # (file, what it named): each said once
 _SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
 
 
+def _report_refused(file: DotenvFile) -> None:
+    """Print, once, that ``file`` gives a key and was not read for it because it is not the
+    user's, and how to use it anyway."""
+    if file.refused is None or not file.keys:
+        return
+    names = ", ".join(f"{name} ({masked(value)})" for name, value in sorted(file.keys.items()))
+    mark = (str(file.path), f"refused {names}: {file.refused}")
+    if mark in _reported:
+        return
+    _reported.add(mark)
+    print(
+        f"jupyter_turns: {file.path} was NOT read: {file.refused}. It gives {names}: a key from "
+        "a file that is not yours would send your requests, and the data in them, to its "
+        "owner's account. If you trust it: %chat key --from-dotenv "
+        f"{shlex.quote(str(file.path))}"
+    )
+
+
 def _report_unapplied(file: DotenvFile) -> None:
     """Print, once, the endpoint values ``file`` names that were not applied, and how to."""
     if not file.endpoint and not file.ignored:
@@ -211,7 +266,8 @@ def _report_unapplied(file: DotenvFile) -> None:
     if mark in _reported:
         return
     _reported.add(mark)
-    lines = [f"jupyter_turns: {file.path} sets these, NOT applied:"]
+    whose = f" ({file.refused})" if file.refused else ""
+    lines = [f"jupyter_turns: {file.path}{whose} sets these, NOT applied:"]
     lines += [f"  {line}" for line in endpoint_lines(file.endpoint)]
     if file.ignored:
         lines.append(f"  {', '.join(file.ignored)} (a .env file gives only {_key_names()})")
@@ -276,18 +332,25 @@ def _for_endpoint(service: Service = ANTHROPIC, endpoint: str | None = None) -> 
 
 # ---------------------------------------------------------------------------- %chat key
 
-KEY_USAGE = "usage: %chat key (Anthropic) | %chat key openai: asks with a hidden prompt"
+KEY_USAGE = (
+    "usage: %chat key (Anthropic) | %chat key openai: asks with a hidden prompt | "
+    "%chat key --from-dotenv PATH: the keys of that .env file, whoever owns it"
+)
 _KEY_PREFIX = {"anthropic": "sk-ant-", "openai": "sk-"}
 
 
 def key_command(args: list[str], endpoint_for: Callable[[Service], str] | None = None) -> None:
     """``%chat key [openai]``: ask for the service's key with a hidden prompt and set it for
     this kernel only, bound to the endpoint it will go to (``endpoint_for``: the current
-    thread's, e.g. its ``--base-url``; named when it is not the default)."""
+    thread's, e.g. its ``--base-url``; named when it is not the default). ``%chat key
+    --from-dotenv PATH``: the keys of that ``.env`` instead, bound the same way."""
     import getpass
 
     from IPython.core.error import StdinNotImplementedError, UsageError
 
+    if args[:1] == ["--from-dotenv"] and len(args) == 2:
+        _keys_from(Path(args[1]).expanduser(), endpoint_for)
+        return
     if len(args) > 1 or (args and args[0] not in SERVICES):
         # Whatever was typed is in the cell's source now, which the notebook saves.
         raise UsageError(
@@ -317,3 +380,28 @@ def key_command(args: list[str], endpoint_for: Callable[[Service], str] | None =
         f"{_for_endpoint(service, endpoint)}. It is not saved in the notebook; a restarted "
         "kernel asks again."
     )
+
+
+def _keys_from(path: Path, endpoint_for: Callable[[Service], str] | None) -> None:
+    """``%chat key --from-dotenv PATH``: set this kernel's keys from the ``.env`` at ``path``,
+    which the user named (so whoever owns it; the line says who does when it is not the user),
+    each bound to the endpoint it will go to, as ``%chat key`` does."""
+    from IPython.core.error import UsageError
+
+    read = _read_dotenv(path)
+    if read is None:
+        raise UsageError(f"%chat key --from-dotenv: no readable .env file at {path}")
+    text, refused = read
+    given = {k: v for k, v in parse_dotenv(text).items() if k in KEY_VARIABLES and v}
+    if not given:
+        raise UsageError(f"{path} gives no key ({_key_names()}); nothing changed.")
+    whose = f" ({refused})" if refused else ""
+    for name, key in sorted(given.items()):
+        service = next(s for s in SERVICES.values() if s.key_variable == name)
+        endpoint = endpoint_for(service) if endpoint_for is not None else service.current()
+        os.environ[name] = key
+        endpoints.bind_to(key, str(path), endpoint)
+        print(
+            f"{name} set for this kernel from {path}{whose}: {masked(key)}"
+            f"{_for_endpoint(service, endpoint)}. It is not saved in the notebook."
+        )

@@ -248,9 +248,10 @@ class ChatMagics(Magics, McpSettings):
                             raises: %%chat --fix INDEX, which the page's Ask chat writes
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings
-        %chat instructions  the instruction files (AGENTS.md, CLAUDE.md) sent, and their text
-        %chat key [openai]  ask for the Anthropic (or OpenAI) key, hidden; it is sent only
-                            to the endpoint in use now (openai: the current thread's)
+        %chat instructions [--allow PATH]   the instruction files sent (AGENTS.md, CLAUDE.md)
+                            and their text; --allow: send another user's PATH this session
+        %chat key [openai|--from-dotenv PATH]   ask for the key (hidden), or read that .env's;
+                            it goes only to the endpoint in use now (openai: the thread's)
         %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
                             .env file's endpoint is applied only by --from-dotenv
         %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]

@@ -72,6 +72,7 @@ class Thread:
     context: str | None = None
     above: SentCells = field(default_factory=SentCells)  # what its model saw of the cells above
     instructions_shown: str | None = None  # the instruction files its card last named
+    instruction_notes_shown: tuple[str, ...] = ()  # the refused ones its card last named
     configured: bool = False  # defaults from the magic's settings applied
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an unsigned copy
     restored: bool = False  # from a file, by this kernel: the next request says it restarted

@@ -219,3 +219,61 @@ def test_from_dotenv_applies_the_endpoint_only_when_asked_and_never_moves_the_ke
     message = json.dumps(refused.outputs)
     assert "Not sent" in message and "Run %chat key to give a key for" in message
     assert there.records()[-1]["turn"]["endpoint"] == attacker.url
+
+
+def test_another_users_key_in_a_shared_dotenv_is_not_used_until_the_user_says_so(
+    tmp_path: Path, user: AnthropicTestServer
+) -> None:
+    """The attacker's own key in a ``.env`` they own, in a folder every user may write (with
+    the sticky bit, like /tmp): the victim's data would go to the attacker's account, the only
+    sign a masked key. Now it is not read; the cell says whose file it is and how to use it."""
+    if os.geteuid() != 0:
+        pytest.skip("making another user's file needs root (the suite runs as root)")
+    folder, env, cwd = _folders(tmp_path, "notebook")
+    folder.chmod(0o1777)
+    (folder / ".env").write_text(f"ANTHROPIC_API_KEY={ATTACKER_KEY}\n")
+    os.chown(folder / ".env", 65534, 65534)
+    user.enqueue(Reply.sse(sse_text_response(["Thanks."])))
+    kernel = _start(env, cwd)
+    try:
+        _default_is(kernel, user.url)
+        kernel.run(f"db_password = {PASSWORD!r}")
+        refused = kernel.run(CHAT + "Summarize my notebook.")
+        again = kernel.run(CHAT + "Summarize my notebook.")
+        left = _env_has(kernel, "ANTHROPIC_API_KEY")
+        taken = kernel.run(f"%chat key --from-dotenv {folder / '.env'}")
+        chosen = kernel.run(CHAT + "Summarize my notebook.")
+    finally:
+        kernel.close()
+    assert left == []
+    assert [_auth(r).endswith(ATTACKER_KEY) for r in user.requests] == [True]  # once asked
+    out = refused.stdout()
+    assert f"{folder / '.env'} was NOT read: it belongs to nobody (uid 65534), not to you" in out
+    assert f"It gives ANTHROPIC_API_KEY ({masked(ATTACKER_KEY)})" in out
+    assert f"%chat key --from-dotenv {folder / '.env'}" in out
+    assert "read ANTHROPIC_API_KEY" not in out and ATTACKER_KEY not in json.dumps(refused.outputs)
+    assert "No Anthropic API key found" in json.dumps(refused.outputs)
+    assert "No Anthropic API key found" in json.dumps(again.outputs)
+    assert "was NOT read" not in again.stdout()  # said once
+    assert f"from {folder / '.env'} (it belongs to nobody (uid 65534)" in taken.stdout()
+    assert "Thanks." in json.dumps(chosen.outputs)
+
+
+def test_a_dotenv_in_a_folder_every_user_can_write_is_not_read(
+    tmp_path: Path, user: AnthropicTestServer
+) -> None:
+    """Without the sticky bit, anyone may replace a .env the user made there."""
+    folder, env, cwd = _folders(tmp_path, "cwd")
+    (folder / ".env").write_text(f"ANTHROPIC_API_KEY={ATTACKER_KEY}\n")
+    folder.chmod(0o777)
+    kernel = _start(env, cwd)
+    try:
+        _default_is(kernel, user.url)
+        refused = kernel.run(CHAT + "Hello")
+    finally:
+        kernel.close()
+    assert user.requests == []
+    assert (
+        f"{folder / '.env'} was NOT read: its folder {folder} can be written by every user "
+        "(mode 777)" in refused.stdout()
+    )

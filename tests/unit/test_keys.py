@@ -370,3 +370,102 @@ def test_a_provider_built_in_python_reads_no_dotenv_and_keeps_keys_to_their_endp
         with pytest.raises(ProviderConfigError, match=f"was given for {server.url}"):
             AnthropicProvider(HAIKU, **source)
     assert other.requests == []
+
+
+# ------------------------------------------------------------ a .env that is not yours (issue 39)
+
+OTHER = 65534  # nobody: "another user" (the suite runs as root, who may chown)
+
+
+def _theirs(path: Path) -> None:
+    import os
+
+    if os.geteuid() != 0:
+        pytest.skip("making another user's file needs root (the suite runs as root)")
+    os.chown(path, OTHER, OTHER, follow_symlinks=False)
+
+
+@pytest.mark.parametrize("how", ["their file", "my link to their file", "their link to mine"])
+def test_a_dotenv_another_user_owns_gives_no_key_and_says_how_to_use_it(
+    no_key: Path, capsys: pytest.CaptureFixture[str], how: str
+) -> None:
+    import os
+
+    target = no_key / ("elsewhere.env" if how != "their file" else ".env")
+    target.write_text(f"ANTHROPIC_API_KEY={KEY}\n")
+    if how != "their file":
+        (no_key / ".env").symlink_to(target.name)
+    _theirs(target if how != "their link to mine" else no_key / ".env")
+    assert load_dotenv([no_key]) is None and api_key({}) is None
+    assert "ANTHROPIC_API_KEY" not in os.environ
+    out = capsys.readouterr().out
+    assert f"{no_key / '.env'} was NOT read: it belongs to nobody (uid 65534), not to you" in out
+    assert f"It gives ANTHROPIC_API_KEY ({masked(KEY)})" in out and KEY not in out
+    assert f"%chat key --from-dotenv {no_key / '.env'}" in out
+    load_dotenv([no_key])
+    assert capsys.readouterr().out == ""  # said once
+
+
+@pytest.mark.parametrize(
+    ("folder_mode", "file_mode", "read"),
+    [(0o777, 0o600, False), (0o1777, 0o600, True), (0o700, 0o666, False), (0o775, 0o644, True)],
+)
+def test_a_dotenv_others_can_write_or_replace_gives_no_key(
+    no_key: Path, folder_mode: int, file_mode: int, read: bool
+) -> None:
+    """A folder every user can write lets them put a .env there, unless the sticky bit (as on
+    /tmp) keeps them from replacing yours; a file every user can write is anyone's."""
+    shared = no_key / "shared"
+    shared.mkdir()
+    (shared / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\n")
+    shared.chmod(folder_mode)
+    (shared / ".env").chmod(file_mode)
+    [found] = read_dotenvs([shared])
+    assert (found.refused is None) is read
+    assert (load_dotenv([shared], announce=False) is not None) is read
+    if not read:
+        assert found.refused in (
+            f"its folder {shared} can be written by every user (mode {folder_mode:o})",
+            "every user can write it",
+        )
+
+
+def test_chat_key_from_dotenv_uses_the_file_the_user_names(
+    no_key: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import os
+
+    from IPython.core.error import UsageError
+
+    monkeypatch.setenv("OPENAI_API_KEY", "")  # so that teardown restores it
+
+    (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={KEY}\nOPENAI_API_KEY=sk-openai-000000\n")
+    _theirs(no_key / ".env")
+    key_command(["--from-dotenv", str(no_key / ".env")], lambda service: "http://127.0.0.1:9/")
+    out = capsys.readouterr().out
+    assert os.environ["ANTHROPIC_API_KEY"] == KEY
+    assert f"ANTHROPIC_API_KEY set for this kernel from {no_key / '.env'} (it belongs to " in out
+    assert "it will be sent to http://127.0.0.1:9/" in out and KEY not in out
+    assert endpoints.refusal(KEY, "http://127.0.0.1:9/") is None  # bound where it goes
+    assert endpoints.refusal(KEY, DEFAULT_ENDPOINT) is not None
+    (no_key / "empty.env").write_text("ANTHROPIC_BASE_URL=http://x.test\n")
+    with pytest.raises(UsageError, match="gives no key"):
+        key_command(["--from-dotenv", str(no_key / "empty.env")])
+    with pytest.raises(UsageError, match=r"no readable \.env file"):
+        key_command(["--from-dotenv", str(no_key / "missing.env")])
+
+
+def test_a_fifo_named_dotenv_does_not_block_the_kernel(no_key: Path) -> None:
+    """Opened for reading, a FIFO waits for a writer: the kernel would hang at the turn."""
+    import os
+    import threading
+
+    os.mkfifo(no_key / ".env")
+    done = threading.Event()
+    thread = threading.Thread(target=lambda: (read_dotenvs([no_key]), done.set()), daemon=True)
+    thread.start()
+    finished = done.wait(30)
+    if not finished:  # let the stuck reader go before failing
+        with open(no_key / ".env", "w") as unblock:
+            unblock.write("")
+    assert finished, "reading a FIFO named .env blocked"
