@@ -385,10 +385,10 @@ def cloud_refusal(cloud: Cloud, url: str, credentials: str, chosen: str | None) 
         whence = f"{cloud.base_url_variable}, set from {source} by %chat endpoint --from-dotenv"
         back = "%chat endpoint default puts back what that file changed"
     else:
-        whence = "the thread's base URL, not chosen in this kernel (a restored thread's)"
+        whence = "the thread's saved base URL, not chosen in this kernel"
         back = "%chat new starts a thread that uses the platform's own"
     return (
-        f"Not sent: {credentials} go only to {cloud.label}'s own endpoints ({cloud.example}) "
+        f"Not sent: {credentials} may go only to {cloud.label}'s own endpoints ({cloud.example}) "
         f"or to one you chose in this kernel, and requests would go to {shown(url)} ({whence}). "
         f"If you trust it, run the cell with --base-url {shown(url)}; otherwise {back}."
     )
