@@ -256,7 +256,7 @@ def _check_endpoint(cloud: Cloud, client: Any, where: _Where, credentials: str) 
         chosen = chooser(url, cloud.base_url_variable)
     else:
         chosen = "base_url, given with the provider" if chosen_by is None else chosen_by(base_url)
-    refused = cloud_refusal(cloud, url, credentials, chosen)
+    refused = cloud_refusal(cloud, url, credentials, chosen, given=base_url is not None)
     if refused:
         raise ProviderConfigError(refused)
 

@@ -373,20 +373,22 @@ VERTEX = Cloud(
 CLOUDS = {cloud.name: cloud for cloud in (BEDROCK, VERTEX)}
 
 
-def cloud_refusal(cloud: Cloud, url: str, credentials: str, chosen: str | None) -> str | None:
+def cloud_refusal(
+    cloud: Cloud, url: str, credentials: str, chosen: str | None, *, given: bool
+) -> str | None:
     """Why ``credentials`` (a phrase: "the AWS credentials (…)") must not go to ``url``, or None:
-    it is the platform's own, or the user chose it in this kernel. ``chosen`` says how it was
-    chosen (:func:`chooser`), or None: from where it came, for the sentence, is worked out
-    here (a ``.env`` through ``%chat endpoint --from-dotenv``, or a thread's saved base URL)."""
+    it is the platform's own, or the user chose it in this kernel (``chosen``: how, from
+    :func:`chooser`). ``given``: ``url`` is the base URL given to the provider (the thread's);
+    otherwise the platform's base-URL variable named it."""
     if cloud.own(url) or chosen is not None:
         return None
-    source = dotenv_source(cloud.base_url_variable)
-    if source is not None and same(os.environ.get(cloud.base_url_variable, ""), url):
-        whence = f"{cloud.base_url_variable}, set from {source} by %chat endpoint --from-dotenv"
-        back = "%chat endpoint default puts back what that file changed"
-    else:
+    if given:
         whence = "the thread's saved base URL, not chosen in this kernel"
         back = "%chat new starts a thread that uses the platform's own"
+    else:
+        source = dotenv_source(cloud.base_url_variable) or "a .env file"
+        whence = f"{cloud.base_url_variable}, set from {source} by %chat endpoint --from-dotenv"
+        back = "%chat endpoint default puts back what that file changed"
     return (
         f"Not sent: {credentials} may go only to {cloud.label}'s own endpoints ({cloud.example}) "
         f"or to one you chose in this kernel, and requests would go to {shown(url)} ({whence}). "
