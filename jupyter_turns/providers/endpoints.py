@@ -382,13 +382,16 @@ def cloud_refusal(
     otherwise the platform's base-URL variable named it."""
     if cloud.own(url) or chosen is not None:
         return None
+    source = dotenv_source(cloud.base_url_variable)
     if given:
         whence = "the thread's saved base URL, not chosen in this kernel"
         back = "%chat new starts a thread that uses the platform's own"
-    else:
-        source = dotenv_source(cloud.base_url_variable) or "a .env file"
+    elif source is not None:
         whence = f"{cloud.base_url_variable}, set from {source} by %chat endpoint --from-dotenv"
         back = "%chat endpoint default puts back what that file changed"
+    else:  # the SDK's URL for a region that is none of the platform's
+        whence = "the SDK's endpoint for the region asked for"
+        back = "check the region (--region)"
     return (
         f"Not sent: {credentials} may go only to {cloud.label}'s own endpoints ({cloud.example}) "
         f"or to one you chose in this kernel, and requests would go to {shown(url)} ({whence}). "

@@ -711,3 +711,16 @@ def test_google_credentials_never_go_where_a_dotenv_or_a_saved_thread_points(
     own = VertexProvider(VERTEX_ID, credentials=given)
     assert own.endpoint == f"https://{GOOGLE_REGION}-aiplatform.googleapis.com/v1"
     assert VertexProvider(VERTEX_ID, credentials=given, base_url=server.url).endpoint == server.url
+
+
+def test_a_region_that_is_none_of_the_platforms_gets_no_credentials(session: None) -> None:
+    """The SDK builds the host from the region: one that makes no host of the platform's is
+    refused, naming the region (a cell's ``--region`` is free text)."""
+    with pytest.raises(ProviderConfigError) as caught:
+        BedrockProvider(BEDROCK_ID, region="x.attacker")
+    assert str(caught.value).endswith(
+        "requests would go to https://bedrock-runtime.x.attacker.amazonaws.com (the SDK's "
+        "endpoint for the region asked for). If you trust it, run the cell with --base-url "
+        "https://bedrock-runtime.x.attacker.amazonaws.com; otherwise check the region (--region)."
+    )
+    assert BedrockProvider(BEDROCK_ID, region="eu-west-3").endpoint.endswith(".amazonaws.com")
