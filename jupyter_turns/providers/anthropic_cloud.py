@@ -54,7 +54,6 @@ variables.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from typing import Any
 
 import anthropic
@@ -66,7 +65,7 @@ from .anthropic_errors import Platform
 from .base import KeySource
 from .endpoints import BEDROCK as BEDROCK_CLOUD
 from .endpoints import VERTEX as VERTEX_CLOUD
-from .endpoints import Cloud, chooser, cloud_refusal
+from .endpoints import Chooser, Cloud, chooser, cloud_refusal
 from .keyed_client import client_timeout
 from .models import model_info
 
@@ -76,13 +75,9 @@ __all__ = [
     "VERTEX",
     "VERTEX_MODEL",
     "BedrockProvider",
-    "Chooser",
     "VertexProvider",
     "bedrock_model",
 ]
-
-# who chose a base URL in this kernel, or None (:func:`.endpoints.chooser`)
-Chooser = Callable[[str], str | None]
 
 # Sonnet 4.5: the newest Sonnet whose ids on both platforms this package knows
 BEDROCK_MODEL = "anthropic.claude-sonnet-4-5-20250929-v1:0"

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
@@ -44,6 +44,7 @@ __all__ = [
     "OPENAI",
     "SERVICES",
     "VERTEX",
+    "Chooser",
     "Cloud",
     "Given",
     "Service",
@@ -184,6 +185,9 @@ _from_dotenv: dict[str, tuple[str, str, str | None]] = {}
 
 def _normal(url: str) -> str:
     return url.strip().rstrip("/")
+
+
+Chooser = Callable[[str], str | None]  # how the user chose a URL in this kernel, or None
 
 
 def choose(url: str, who: str) -> None:
