@@ -3,8 +3,11 @@
 ``%chat endpoint`` shows the endpoint in use, who chose it, whether the key in use may be sent
 there, and what a ``.env`` file names without it being applied. ``%chat endpoint URL`` (or
 ``default``) chooses one; ``%chat endpoint --from-dotenv`` applies the endpoint values of the
-first ``.env`` file that names any, after the user has read them. Either way the key in use
-stays bound to the endpoint it was given for (:func:`jupyter_turns.providers.endpoints.apply`).
+first ``.env`` file that names any, after the user has read them in full. Either way the key in
+use stays bound to the endpoint it was given for (:func:`jupyter_turns.providers.endpoints.apply`),
+and a cloud's credentials go to a Bedrock or Vertex base URL that a ``.env`` file set only once
+the user chooses it on a cell (``--base-url``). ``%chat endpoint default`` also puts back what
+``--from-dotenv`` set.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from urllib.parse import urlsplit
 from IPython.core.error import UsageError
 
 from ..providers import endpoints
-from ..providers.endpoints import ANTHROPIC, BASE_URL, refusal, shown
+from ..providers.endpoints import ANTHROPIC, BASE_URL, CLOUDS, refusal, shown
 from ..redaction import ENV_KEY, masked
 from .keys import dotenv_dirs, endpoint_lines, read_dotenvs
 
@@ -23,7 +26,7 @@ __all__ = ["ENDPOINT_USAGE", "endpoint_command"]
 
 ENDPOINT_USAGE = (
     "usage: %chat endpoint (show where requests go) | %chat endpoint URL|default (choose) | "
-    "%chat endpoint --from-dotenv (apply the endpoint a .env file names)"
+    "%chat endpoint --from-dotenv (apply the endpoint a .env file names; default puts it back)"
 )
 
 
@@ -38,6 +41,9 @@ def endpoint_command(args: list[str]) -> None:
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise UsageError(f"not an http(s) URL: {shown(url)!r}. {ENDPOINT_USAGE}")
+        put_back = endpoints.forget_dotenv() if args[0] == "default" else {}
+        for name, source in put_back.items():
+            print(f"{name} is back to what it was before {source} set it.")
         endpoints.apply({BASE_URL: url}, "chosen with %chat endpoint")
         _say_where()
     else:
@@ -54,8 +60,27 @@ def _say_where() -> None:
         print(refusal(key, endpoints.current()) or f"The key in use ({masked(key)}) goes there.")
 
 
+def _say_clouds() -> None:
+    """Where Bedrock and Vertex requests go when their SDK's base-URL variable is set, and
+    whether the cloud's credentials go there."""
+    for cloud in CLOUDS.values():
+        url = os.environ.get(cloud.base_url_variable, "").strip()
+        if not url:
+            continue
+        source = endpoints.dotenv_source(cloud.base_url_variable)
+        who = f"from {source}" if source else "this kernel's environment"
+        line = f"{cloud.label} requests go to {shown(url)} ({cloud.base_url_variable}, {who})"
+        if source and not cloud.own(url) and endpoints.chooser(url) is None:
+            line += (
+                f": its credentials are not sent there unless you choose it on a cell: "
+                f"%%chat --provider {cloud.name} --base-url {shown(url)}"
+            )
+        print(line + ".")
+
+
 def _show() -> None:
     _say_where()
+    _say_clouds()
     headers = os.environ.get("ANTHROPIC_CUSTOM_HEADERS")
     if headers:
         print("With " + endpoint_lines({"ANTHROPIC_CUSTOM_HEADERS": headers})[0])
@@ -76,3 +101,4 @@ def _from_dotenv() -> None:
     print(f"Applying from {file.path}{whose}: " + "; ".join(endpoint_lines(file.endpoint)))
     endpoints.apply(file.endpoint, f"from {file.path}", source=str(file.path))
     _say_where()
+    _say_clouds()

@@ -50,11 +50,13 @@ from ..ownership import not_yours, open_for_others, open_regular, opened_path, r
 from ..providers import endpoints
 from ..providers.endpoints import (
     ANTHROPIC,
+    CLOUDS,
     ENDPOINT_VARIABLES,
     OPENAI,
     SERVICES,
     Service,
     environment_key,
+    secret_looking,
     shown,
 )
 from ..redaction import ENV_KEY, masked
@@ -237,7 +239,6 @@ def parse_dotenv(text: str) -> dict[str, str]:
 # ---------------------------------------------------------------------------- what is not applied
 
 _reported: set[tuple[str, str]] = set()  # (file, what it named): each said once per kernel
-_SECRET_HEADER = re.compile(r"auth|key|token|secret|cookie|password", re.IGNORECASE)
 
 
 def _report_refused(file: DotenvFile) -> None:
@@ -281,11 +282,12 @@ def _report_unapplied(file: DotenvFile) -> None:
 
 
 def _where_requests_go(named: Iterable[str]) -> str:
-    """Where requests go now, for each service whose endpoint the file named (an
+    """Where requests go now, for each service or cloud whose endpoint the file named (an
     ``OPENAI_BASE_URL`` is about OpenAI's requests, not Anthropic's)."""
     named = set(named)
+    clouds = [cloud for cloud in CLOUDS.values() if cloud.base_url_variable in named]
     said = []
-    if named - {OPENAI.base_url_variable}:
+    if named - {OPENAI.base_url_variable} - {cloud.base_url_variable for cloud in clouds}:
         said.append(f"Requests go to {endpoints.described()}")
     if OPENAI.base_url_variable in named:
         url = OPENAI.current()
@@ -295,12 +297,20 @@ def _where_requests_go(named: Iterable[str]) -> str:
             else f"{OPENAI.base_url_variable} in this kernel's environment"
         )
         said.append(f"OpenAI requests go to {shown(url)} ({where})")
+    for cloud in clouds:
+        url = os.environ.get(cloud.base_url_variable, "").strip()
+        where = (
+            f"{shown(url)} ({cloud.base_url_variable} in this kernel's environment)"
+            if url
+            else f"its own endpoints ({cloud.example})"
+        )
+        said.append(f"{cloud.label} requests go to {where}")
     return "; ".join(said)
 
 
 def endpoint_lines(values: dict[str, str]) -> list[str]:
-    """Endpoint values as the user may see them: the URL without a password, tokens masked,
-    each custom header with a secret-looking name masked."""
+    """Endpoint values as the user may see them: each URL in full (:func:`shown`: without its
+    userinfo), tokens masked, each custom header with a secret-looking name masked."""
     lines = []
     for name, value in sorted(values.items()):
         if name in _BASE_URLS:
@@ -308,7 +318,7 @@ def endpoint_lines(values: dict[str, str]) -> list[str]:
         elif name == "ANTHROPIC_CUSTOM_HEADERS":
             headers = [h.partition(":") for h in value.split("\n") if ":" in h]
             shown_headers = [
-                f"{k.strip()}: {masked(v.strip()) if _SECRET_HEADER.search(k) else v.strip()}"
+                f"{k.strip()}: {masked(v.strip()) if secret_looking(k) else v.strip()}"
                 for k, _, v in headers
             ]
             lines.append(f"{name}={'; '.join(shown_headers)}")
@@ -317,7 +327,9 @@ def endpoint_lines(values: dict[str, str]) -> list[str]:
     return lines
 
 
-_BASE_URLS = tuple(service.base_url_variable for service in SERVICES.values())
+_BASE_URLS = tuple(service.base_url_variable for service in SERVICES.values()) + tuple(
+    cloud.base_url_variable for cloud in CLOUDS.values()
+)
 
 
 def _key_names() -> str:

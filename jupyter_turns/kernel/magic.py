@@ -28,6 +28,7 @@ from ..mcp.settings import McpSettings
 from ..model.content import Attachment
 from ..model.events import Notice
 from ..model.sink import PrintSink
+from ..providers import endpoints
 from ..providers.base import Provider
 from ..providers.catalog import KINDS, ProviderChoice
 from ..reading.attach import attach
@@ -222,7 +223,8 @@ class ChatMagics(Magics, McpSettings):
           --new               start a new thread       --thread NAME   use (or create) a thread
           --provider anthropic|openai|openai-chat|ollama|bedrock|vertex|scripted
           --model NAME        --script VAR (a ScriptedProvider)
-          --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1)
+          --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1),
+                              a proxy or private endpoint of bedrock, vertex
           --region NAME       Bedrock's or Vertex's region   --project ID   Vertex's project
           --tools ask|unattended|deny     default run mode of tools without their own
           --edits ask|review  review: the model's cell changes (insert, edit, delete, move)
@@ -496,6 +498,8 @@ class ChatMagics(Magics, McpSettings):
             key = key._replace(kind=options.provider or "scripted", script=options.script)
         elif options.provider and options.provider != key.kind:
             key = self._default_choice(options.provider)
+        if options.base_url is not None:  # chosen in this kernel: a cloud's credentials may go
+            endpoints.choose(options.base_url, "--base-url on a cell")
         named = {
             "model": options.model,
             "base_url": options.base_url,

@@ -134,8 +134,7 @@ async def _list(
     for name, spec in sorted(servers.specs.items()):
         connection = servers.connections.get(name)
         status = connection.status() if connection is not None else "not started"
-        run = f" · run: {spec.run}" if spec.run else ""
-        print(f"{name}: {spec.describe()}{run} · {status}")
+        print(f"{name}: {spec.describe()} · {status}")
     for name, spec in sorted(restored.items()):
         print(f"{name}: {spec.describe()} · restored, not started: %chat mcp start {name}")
 

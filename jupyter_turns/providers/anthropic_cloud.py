@@ -19,6 +19,15 @@ Missing credentials, region or project are a ProviderConfigError that names the 
 to set, when the provider is made; a credential that fails later (an expired SSO session or
 token) is an ``auth`` error saying the same.
 
+The credentials go only to the platform's own endpoints (``bedrock-runtime.REGION.amazonaws.com``,
+``REGION-aiplatform.googleapis.com``...) or to one the user chose (:func:`_check_endpoint`, where
+each client is built, before anything is sent): ``base_url`` given by the code that makes the
+provider, the SDK's ``ANTHROPIC_BEDROCK_BASE_URL`` / ``ANTHROPIC_VERTEX_BASE_URL`` as the
+environment set it, or, when the kernel makes the provider for a thread (``chosen_by``), a
+``--base-url`` given in this kernel. A ``.env`` file (through ``%chat endpoint --from-dotenv``)
+or a restored thread never moves them: the provider is not made, and the ProviderConfigError
+says where they would have gone and how to choose it (:func:`.endpoints.cloud_refusal`).
+
 What the platforms do not offer, read from the SDK (``anthropic/lib/bedrock/_client.py``,
 ``lib/vertex/_client.py``):
 
@@ -50,10 +59,13 @@ from typing import Any
 import anthropic
 
 from ..errors import ProviderConfigError, ProviderError
-from ..redaction import remember
+from ..redaction import masked, remember
 from .anthropic import MessagesProvider
 from .anthropic_errors import Platform
 from .base import KeySource
+from .endpoints import BEDROCK as BEDROCK_CLOUD
+from .endpoints import VERTEX as VERTEX_CLOUD
+from .endpoints import Chooser, Cloud, chooser, cloud_refusal
 from .keyed_client import client_timeout
 from .models import model_info
 
@@ -143,7 +155,9 @@ class _CloudProvider(MessagesProvider):
 class BedrockProvider(_CloudProvider):
     """Claude through Amazon Bedrock. ``api_key`` is a Bedrock API key (a bearer token), not an
     Anthropic key; ``key_source`` is accepted for the registry's sake and never asked: no
-    Anthropic key goes to AWS."""
+    Anthropic key goes to AWS. ``base_url`` (a proxy, a private endpoint) is the caller's
+    choice, unless ``chosen_by`` is given: then only a URL it names a chooser for gets the
+    AWS credentials (the kernel passes :func:`.endpoints.chooser`)."""
 
     name = "bedrock"
     platform = BEDROCK
@@ -162,11 +176,12 @@ class BedrockProvider(_CloudProvider):
         client: anthropic.AsyncAnthropicBedrock | None = None,
         region: str | None = None,
         profile: str | None = None,
+        chosen_by: Chooser | None = None,
     ) -> None:
         del key_source  # Bedrock signs with AWS credentials
         if client is None:
             region = region or _aws_region(profile)
-            client = _bedrock_client(api_key, region, profile, base_url, timeout)
+            client = _bedrock_client(api_key, region, profile, (base_url, chosen_by), timeout)
         self.region = str(client.aws_region)
         super().__init__(model or bedrock_model(self.region), client, timeout=timeout)
 
@@ -181,7 +196,8 @@ class BedrockProvider(_CloudProvider):
 
 class VertexProvider(_CloudProvider):
     """Claude through Google Vertex AI. ``api_key`` is an OAuth access token, not an Anthropic
-    key; ``key_source`` is accepted for the registry's sake and never asked."""
+    key; ``key_source`` is accepted for the registry's sake and never asked. ``base_url`` and
+    ``chosen_by`` as :class:`BedrockProvider`'s."""
 
     name = "vertex"
     platform = VERTEX
@@ -199,10 +215,12 @@ class VertexProvider(_CloudProvider):
         region: str | None = None,
         project: str | None = None,
         credentials: Any = None,
+        chosen_by: Chooser | None = None,
     ) -> None:
         del key_source  # Vertex authenticates with Google credentials
         if client is None:
-            client = _vertex_client(api_key, credentials, region, project, base_url, timeout)
+            where = (base_url, chosen_by)
+            client = _vertex_client(api_key, credentials, region, project, where, timeout)
         self.region = str(client.region)
         self.project = client.project_id
         super().__init__(model or VERTEX_MODEL, client, timeout=timeout)
@@ -212,6 +230,30 @@ class VertexProvider(_CloudProvider):
             f"VertexProvider(model={self.model!r}, region={self.region!r}, "
             f"project={self.project!r})"
         )
+
+
+# ---------------------------------------------------------------------------- where they go
+
+
+# the base URL the caller gave (None: the SDK's variable, else the platform's own), and who chose
+# it (None: the caller)
+_Where = tuple[str | None, Chooser | None]
+
+
+def _check_endpoint(cloud: Cloud, client: Any, where: _Where, credentials: str) -> None:
+    """Raise ProviderConfigError, before anything is sent, when ``client`` would send
+    ``credentials`` (a phrase for the sentence) to an endpoint that is neither the platform's
+    own nor one the user chose: the base URL given when its chooser names nobody, else the
+    SDK's base-URL variable when ``%chat endpoint --from-dotenv`` set it."""
+    base_url, chosen_by = where
+    url = str(client.base_url)
+    if base_url is None:
+        chosen = chooser(url, cloud.base_url_variable)
+    else:
+        chosen = "base_url, given with the provider" if chosen_by is None else chosen_by(base_url)
+    refused = cloud_refusal(cloud, url, credentials, chosen, given=base_url is not None)
+    if refused:
+        raise ProviderConfigError(refused)
 
 
 # ---------------------------------------------------------------------------- Bedrock
@@ -231,6 +273,16 @@ def _aws_region(profile: str | None) -> str:
     )
 
 
+def _aws_credentials(api_key: str | None) -> str:
+    """The AWS credentials a Bedrock client signs with, as a phrase."""
+    if api_key:
+        return f"the Bedrock API key ({masked(api_key)})"
+    bearer = os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
+    if bearer:
+        return f"the Bedrock API key in AWS_BEARER_TOKEN_BEDROCK ({masked(bearer)})"
+    return "the AWS credentials (each signed request carries the access key id and session token)"
+
+
 def _aws_session(profile: str | None) -> Any:
     import boto3  # type: ignore[import-untyped]  # an extra: imported when Bedrock is used
     import botocore.exceptions  # type: ignore[import-untyped]
@@ -242,26 +294,29 @@ def _aws_session(profile: str | None) -> Any:
 
 
 def _bedrock_client(
-    api_key: str | None, region: str, profile: str | None, base_url: str | None, timeout: float
+    api_key: str | None, region: str, profile: str | None, where: _Where, timeout: float
 ) -> anthropic.AsyncAnthropicBedrock:
     """The SDK's Bedrock client; raises ProviderConfigError when the AWS chain has no
-    credentials (checked here, not at the first request)."""
+    credentials (checked here, not at the first request), or they must not go where it would
+    send them."""
     bearer = api_key or os.environ.get("AWS_BEARER_TOKEN_BEDROCK")
     if bearer:
         remember(bearer)
     elif _aws_session(profile).get_credentials() is None:
         raise ProviderConfigError(f"No AWS credentials found for Bedrock. {_AWS_CHAIN}")
     try:
-        return anthropic.AsyncAnthropicBedrock(
+        client = anthropic.AsyncAnthropicBedrock(
             aws_region=region,
             aws_profile=profile,
             api_key=api_key,
-            base_url=base_url,
+            base_url=where[0],
             max_retries=0,
             timeout=client_timeout(timeout),
         )
     except ValueError as exc:  # e.g. a Bedrock API key and a profile at once
         raise ProviderConfigError(f"Bedrock: {exc}") from exc
+    _check_endpoint(BEDROCK_CLOUD, client, where, _aws_credentials(api_key))
+    return client
 
 
 # ---------------------------------------------------------------------------- Vertex
@@ -272,11 +327,12 @@ def _vertex_client(
     credentials: Any,
     region: str | None,
     project: str | None,
-    base_url: str | None,
+    where: _Where,
     timeout: float,
 ) -> anthropic.AsyncAnthropicVertex:
     """The SDK's Vertex client with the region, the project and the credentials resolved
-    here, so that what is missing is said now (the SDK would find out at the first request)."""
+    here, so that what is missing is said now (the SDK would find out at the first request),
+    and only if they may go where it would send them."""
     region = region or os.environ.get("CLOUD_ML_REGION")
     if not region:
         raise ProviderConfigError(
@@ -284,25 +340,30 @@ def _vertex_client(
             "CLOUD_ML_REGION in the environment (e.g. us-east5, europe-west1 or global)."
         )
     project = project or os.environ.get("ANTHROPIC_VERTEX_PROJECT_ID")
+    what = "the Google credentials given"
     if api_key:
         remember(api_key)
+        what = f"the Google access token ({masked(api_key)})"
     elif credentials is None:
         credentials, found = _google_credentials()
         project = project or found
+        what = "the Google application default credentials (an access token)"
     if not project:
         raise ProviderConfigError(
             "No Google Cloud project for Vertex AI. Pass --project (or %config "
             "ChatMagics.vertex_project), or set ANTHROPIC_VERTEX_PROJECT_ID in the environment."
         )
-    return anthropic.AsyncAnthropicVertex(
+    client = anthropic.AsyncAnthropicVertex(
         region=region,
         project_id=project,
         access_token=api_key,
         credentials=credentials,
-        base_url=base_url,
+        base_url=where[0],
         max_retries=0,
         timeout=client_timeout(timeout),
     )
+    _check_endpoint(VERTEX_CLOUD, client, where, what)
+    return client
 
 
 def _google_credentials() -> tuple[Any, str | None]:

@@ -5,7 +5,9 @@ The kernel builds a provider with :func:`build` from a :class:`ProviderChoice` (
 ``--provider``, ``--model``, ``--base-url``, ``--region``, ``--project``, or the thread's own).
 A provider's SDK is imported only when it is built: a missing extra is a ProviderConfigError
 naming the ``pip install`` that adds it. Key sources come from the caller (the kernel's read a
-``.env`` too), one per :class:`~jupyter_turns.providers.endpoints.Service`.
+``.env`` too), one per :class:`~jupyter_turns.providers.endpoints.Service`. A cloud provider's
+``--base-url`` gets the cloud's credentials only if the user chose it in this kernel
+(:func:`~jupyter_turns.providers.endpoints.chooser`): a thread's may have been restored.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, NamedTuple
 from ..errors import ProviderConfigError
 from ..model.events import ConversationEvent
 from .base import Provider
-from .endpoints import ANTHROPIC, OPENAI, Service
+from .endpoints import ANTHROPIC, OPENAI, Service, chooser
 
 __all__ = [
     "KINDS",
@@ -38,7 +40,7 @@ class ProviderChoice(NamedTuple):
     kind: str
     model: str | None = None
     script: str | None = None  # --script VAR (scripted only)
-    base_url: str | None = None  # --base-url (the OpenAI-compatible providers)
+    base_url: str | None = None  # --base-url (the OpenAI-compatible and the cloud providers)
     region: str | None = None  # --region (Bedrock, Vertex)
     project: str | None = None  # --project (Vertex)
 
@@ -153,13 +155,21 @@ def _ollama(choice: ProviderChoice, keys: KeySources) -> Provider:
 def _bedrock(choice: ProviderChoice, keys: KeySources) -> Provider:
     from .anthropic_cloud import BedrockProvider
 
-    return BedrockProvider(choice.model, region=choice.region)
+    return BedrockProvider(
+        choice.model, region=choice.region, base_url=choice.base_url, chosen_by=chooser
+    )
 
 
 def _vertex(choice: ProviderChoice, keys: KeySources) -> Provider:
     from .anthropic_cloud import VertexProvider
 
-    return VertexProvider(choice.model, region=choice.region, project=choice.project)
+    return VertexProvider(
+        choice.model,
+        region=choice.region,
+        project=choice.project,
+        base_url=choice.base_url,
+        chosen_by=chooser,
+    )
 
 
 def _scripted(choice: ProviderChoice, keys: KeySources) -> Provider:

@@ -10,6 +10,11 @@ left out (``incomplete``), and such a copy is never connected to again from a no
 
 The dict form is what ``%config ChatMagics.mcp_servers = {...}`` takes, keyed by server name;
 ``"command": "python", "args": [...]`` (the common ``mcpServers`` JSON shape) is accepted too.
+
+:meth:`ServerSpec.describe` is the one description of a server a person reads before it starts
+(the restore notice, ``%chat trust``, ``%chat mcp list`` and ``start``): the whole command line
+as a shell would read it, or the URL and each header with the names of the variables it reads,
+and which variables and run mode it gets; a literal secret in it is withheld.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ import os
 import re
 import shlex
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit, urlunsplit
 
@@ -32,6 +36,8 @@ from pydantic import (
 )
 
 from ..errors import McpServerError
+from ..providers.endpoints import shown
+from ..redaction import redact
 from ..tools.registry import RunMode
 
 __all__ = [
@@ -112,11 +118,23 @@ class ServerSpec(BaseModel):
         return "stdio" if self.command is not None else "http"
 
     def describe(self) -> str:
-        """One line for people: ``stdio: python server.py`` (the program's file name only)."""
+        """One line for people, all the server would be given: ``stdio: /usr/bin/python3
+        server.py --root 'my data' · env TOKEN · run: unattended``, or ``http:
+        https://t.example/mcp · header Authorization: Bearer ${TOKEN}`` (a header's variables by
+        name). The command line is quoted as a shell reads it; what does not print is escaped;
+        a literal secret (an argument, a header's text beside its variable) is withheld."""
         if self.command is not None:
-            program, *args = self.command
-            return "stdio: " + shlex.join([Path(program).name, *args])
-        return f"http: {self.saved_url()[0]}"
+            parts = ["stdio: " + " ".join(_shell_word(word) for word in self.command)]
+            if self.env:
+                parts.append("env " + ", ".join(self.env))
+        else:
+            parts = [f"http: {shown(self.url or '')}"]
+            for header, value in self.headers.items():
+                named = f"${{{value}}}" if _BARE.match(value) else value
+                parts.append(f"header {header}: {_printable(named)}")
+        if self.run:
+            parts.append(f"run: {self.run}")
+        return redact(" · ".join(parts)).text
 
     def saved_url(self) -> tuple[str, bool]:
         """The URL without its query and fragment, and whether anything was left out."""
@@ -158,6 +176,21 @@ class ServerSpec(BaseModel):
                 value = value.replace(f"${{{name}}}", _variable(name, used_by))
             out[header] = value
         return out
+
+
+def _printable(text: str) -> str:
+    """``text`` with each character that does not print escaped (``\\r``, ``\\x1b``): a carriage
+    return or a terminal escape could hide what comes before it on the screen."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _shell_word(word: str) -> str:
+    """``word`` quoted as a POSIX shell reads it (:func:`shlex.quote`); one with a character
+    that does not print in bash's ``$'...'`` form, its escapes visible."""
+    if word.isprintable():
+        return shlex.quote(word)
+    escaped = {"\\": "\\\\", "'": "\\'"}
+    return "$'" + "".join(escaped.get(c) or _printable(c) for c in word) + "'"
 
 
 def _variable(name: str, used_by: str) -> str:

@@ -19,15 +19,28 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
-from nbformat.v4 import new_notebook
+from nbformat.v4 import new_code_cell, new_notebook
 
+from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.record.format import turn_record
 from jupyter_turns.redaction import masked
 from tests.support.anthropic_server import AnthropicTestServer, RecordedRequest, Reply
 from tests.support.anthropic_sse import sse_text_response, sse_tool_use_response
+from tests.support.cloud_credentials import (
+    BEDROCK_API_KEY,
+    GOOGLE_PROJECT,
+    GOOGLE_REGION,
+    GOOGLE_TOKEN,
+    aws_env,
+    google_env,
+)
+from tests.support.cloud_replies import bedrock_frames, bedrock_stream, vertex_path
 
 from .kernel import Cell, KernelDriver
 
@@ -277,3 +290,147 @@ def test_a_dotenv_in_a_folder_every_user_can_write_is_not_read(
         f"{folder / '.env'} was NOT read: its folder {folder} can be written by every user "
         "(mode 777)" in refused.stdout()
     )
+
+
+# ---------------------------------------------------------------- a cloud's credentials
+
+
+@dataclass(frozen=True)
+class Cloud:
+    """A cloud provider as these tests drive it: its base-URL variable, a model, the fake
+    credentials the victim's kernel starts with and the header that would carry them."""
+
+    name: str
+    variable: str
+    model: str
+    authorization: str  # the header's value that would carry the credentials
+    credentials: str  # how the refusal names them
+
+    def env(self, tmp: Path) -> dict[str, str]:
+        if self.name == "bedrock":
+            return aws_env(tmp, AWS_BEARER_TOKEN_BEDROCK=BEDROCK_API_KEY)
+        return google_env(tmp)
+
+    def reply(self, words: list[str]) -> Reply:
+        body = sse_text_response(words)
+        if self.name == "bedrock":
+            return bedrock_stream(bedrock_frames(body), self.model)
+        path = vertex_path(GOOGLE_PROJECT, GOOGLE_REGION, self.model)
+        return replace(Reply.sse(body), expect=("POST", path))
+
+
+CLOUDS = [
+    Cloud(
+        "bedrock",
+        "ANTHROPIC_BEDROCK_BASE_URL",
+        "us.anthropic.claude-haiku-4-5-20251001-v1:0",
+        f"Bearer {BEDROCK_API_KEY}",
+        f"the Bedrock API key in AWS_BEARER_TOKEN_BEDROCK ({masked(BEDROCK_API_KEY)})",
+    ),
+    Cloud(
+        "vertex",
+        "ANTHROPIC_VERTEX_BASE_URL",
+        "claude-haiku-4-5@20251001",
+        f"Bearer {GOOGLE_TOKEN}",
+        "the Google application default credentials (an access token)",
+    ),
+]
+
+
+def _tokens(server: AnthropicTestServer) -> list[str]:
+    return [r.headers.get("authorization", "") for r in server.requests]
+
+
+@pytest.mark.parametrize("cloud", CLOUDS, ids=[cloud.name for cloud in CLOUDS])
+def test_a_dotenv_cloud_endpoint_is_shown_in_full_and_never_gets_the_clouds_credentials(
+    tmp_path: Path, user: AnthropicTestServer, attacker: AnthropicTestServer, cloud: Cloud
+) -> None:
+    """The victim's kernel starts with their own cloud credentials and their own proxy (the
+    SDK's variable); the shared ``.env`` names the attacker's. ``%chat endpoint --from-dotenv``,
+    which the notice suggests, applies it, shown in full: the cell then sends nothing (the
+    credentials were never given for it), and ``%chat endpoint default`` puts the user's back."""
+    folder, env, cwd = _folders(tmp_path, "notebook")
+    (folder / ".env").write_text(f"{cloud.variable}={attacker.url}\n")
+    user.enqueue(cloud.reply(["Mine."]))
+    attacker.enqueue(cloud.reply(["Theirs."]))
+    chat = f"%%chat --provider {cloud.name} --model {cloud.model}\nHello"
+    kernel = _start(env, cwd, **cloud.env(tmp_path), **{cloud.variable: user.url})
+    try:
+        shown = kernel.run("%chat endpoint").stdout()
+        applied = kernel.run("%chat endpoint --from-dotenv").stdout()
+        refused = kernel.run(chat)
+        back = kernel.run("%chat endpoint default").stdout()
+        answered = kernel.run(chat)
+    finally:
+        kernel.close()
+    assert attacker.requests == []  # not the token, not the question
+    assert _tokens(user) == [cloud.authorization]
+    assert f"names {cloud.variable}={attacker.url}: not applied" in shown  # was "…" + 4 digits
+    assert f"requests go to {user.url} ({cloud.variable}, this kernel's environment)" in shown
+    assert f"Applying from {folder / '.env'}: {cloud.variable}={attacker.url}\n" in applied
+    assert (
+        f"requests go to {attacker.url} ({cloud.variable}, from {folder / '.env'}): its "
+        f"credentials are not sent there unless you choose it on a cell: %%chat --provider "
+        f"{cloud.name} --base-url {attacker.url}."
+    ) in applied
+    error = "".join(output.get("text", "") for output in refused.outputs)
+    assert f"Not sent: {cloud.credentials} may go only to " in error
+    assert f"requests would go to {attacker.url} ({cloud.variable}, set from " in error
+    assert f"run the cell with --base-url {attacker.url}; otherwise %chat endpoint default" in error
+    assert cloud.authorization.removeprefix("Bearer ") not in error
+    assert f"{cloud.variable} is back to what it was before {folder / '.env'} set it." in back
+    assert "Mine." in json.dumps(answered.outputs)
+
+
+def shared_notebook(path: Path, settings: dict[str, Any]) -> Path:
+    """A notebook someone shares: one earlier exchange of thread 'main', whose settings (in the
+    notebook's metadata) ask for ``settings``."""
+    events = [
+        ChatRequest(content="Hello", timestamp="2026-01-01T10:00:00+00:00"),
+        Message(content="Hi!", timestamp="2026-01-01T10:00:01+00:00"),
+    ]
+    cell = new_code_cell("%%chat\nHello")
+    cell.metadata["jupyter_turns"] = turn_record("shared-conv", "main", events)
+    notebook = new_notebook(cells=[cell])
+    threads = {"main": {**settings, "conversation_id": "shared-conv"}}
+    notebook.metadata["jupyter_turns"] = {"version": 2, "current": "main", "threads": threads}
+    nbformat.write(notebook, path)
+    return path
+
+
+@pytest.mark.parametrize("cloud", CLOUDS, ids=[cloud.name for cloud in CLOUDS])
+def test_a_restored_threads_base_url_never_gets_the_clouds_credentials(
+    tmp_path: Path, user: AnthropicTestServer, attacker: AnthropicTestServer, cloud: Cloud
+) -> None:
+    """A notebook's thread asks for the cloud provider at the attacker's base URL. Even once
+    the user applies it (``%chat trust --apply``), the URL is shown in full and the kernel
+    sends nothing there: a base URL restored from a file was not chosen in this kernel. The
+    same URL typed on a cell (``--base-url``) is the user's choice, and gets them."""
+    settings = {"provider": cloud.name, "model": cloud.model, "base_url": attacker.url}
+    path = shared_notebook(tmp_path / "shared.ipynb", settings)
+    user.enqueue(cloud.reply(["Mine."]))
+    kernel = _start(
+        {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC_")},
+        tmp_path,
+        **cloud.env(tmp_path),
+        **{cloud.variable: user.url},  # the user's own proxy
+    )
+    try:
+        kernel.run(f"%chat restore {path}")
+        asked = kernel.run("%chat trust").stdout()
+        kernel.run("%chat trust --apply")
+        refused = kernel.run("%%chat\nWhat did I say?")
+        chosen = kernel.run(f"%%chat --base-url {user.url}\nWhat did I say?")
+    finally:
+        kernel.close()
+    assert attacker.requests == []
+    assert _tokens(user) == [cloud.authorization]
+    assert f"requests sent to {attacker.url}" in asked
+    error = "".join(output.get("text", "") for output in refused.outputs)
+    assert f"Not sent: {cloud.credentials} may go only to " in error
+    assert (
+        f"requests would go to {attacker.url} (the thread's saved base URL, not chosen in this "
+        f"kernel). If you trust it, run the cell with --base-url {attacker.url}; otherwise "
+        "%chat new starts a thread that uses the platform's own."
+    ) in error
+    assert "Mine." in json.dumps(chosen.outputs)

@@ -28,6 +28,7 @@ from jupyter_turns.redaction import masked
 from tests.support.anthropic_replies import Exchange, Reply, load_recording, recording_path
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
+from tests.support.cloud_credentials import GOOGLE_PROJECT, GOOGLE_REGION, aws_env, google_env
 from tests.support.cloud_replies import bedrock_frames, bedrock_stream, sse_data, vertex_path
 from tests.support.kernels import execute_notebook
 from tests.support.openai_chat_replies import chat_reply, chunk_body, chunk_data, recording
@@ -49,7 +50,7 @@ ACCESS_KEY, SECRET_KEY = "AKIDKERNELTEST0000", "fake-aws-secret-kernel-test"
 GOOGLE_TOKEN = "ya29.fake-vertex-token-kernel-test"
 BEDROCK_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
 VERTEX_ID = "claude-haiku-4-5@20251001"
-PROJECT, REGION = "test-project", "us-east5"
+PROJECT, REGION = GOOGLE_PROJECT, GOOGLE_REGION
 PROMPT = "Please run the tool, providing whatever arguments you want."
 SECRETS = (OPENAI_KEY, SECRET_KEY, GOOGLE_TOKEN)
 
@@ -276,42 +277,13 @@ def _no_env(url: str, tmp: Path) -> dict[str, str]:
 
 def _aws_env(url: str, tmp: Path) -> dict[str, str]:
     """Fake AWS keys; the AWS config files are empty and no instance metadata is asked."""
-    empty = tmp / "empty"
-    empty.write_text("")
-    return {
-        "AWS_ACCESS_KEY_ID": ACCESS_KEY,
-        "AWS_SECRET_ACCESS_KEY": SECRET_KEY,
-        "AWS_REGION": "us-east-1",
-        "AWS_CONFIG_FILE": str(empty),
-        "AWS_SHARED_CREDENTIALS_FILE": str(empty),
-        "AWS_EC2_METADATA_DISABLED": "true",
-        "ANTHROPIC_BEDROCK_BASE_URL": url,
-    }
+    keys = {"AWS_ACCESS_KEY_ID": ACCESS_KEY, "AWS_SECRET_ACCESS_KEY": SECRET_KEY}
+    return {**aws_env(tmp, **keys), "ANTHROPIC_BEDROCK_BASE_URL": url}
 
 
 def _google_env(url: str, tmp: Path) -> dict[str, str]:
-    """Application default credentials of an authorized user whose token is still valid: the
-    SDK sends it as it is (a refresh would go to Google, and the test would fail)."""
-    adc = tmp / "adc.json"
-    adc.write_text(
-        json.dumps(
-            {
-                "type": "authorized_user",
-                "client_id": "test-client.apps.googleusercontent.com",
-                "client_secret": "test-client-secret",
-                "refresh_token": "test-refresh-token",
-                "token": GOOGLE_TOKEN,
-                "expiry": "2099-01-01T00:00:00Z",
-            }
-        )
-    )
-    return {
-        "GOOGLE_APPLICATION_CREDENTIALS": str(adc),
-        "CLOUDSDK_CONFIG": str(tmp / "gcloud"),
-        "CLOUD_ML_REGION": REGION,
-        "ANTHROPIC_VERTEX_PROJECT_ID": PROJECT,
-        "ANTHROPIC_VERTEX_BASE_URL": url,
-    }
+    """Application default credentials of an authorized user whose token is still valid."""
+    return {**google_env(tmp, GOOGLE_TOKEN), "ANTHROPIC_VERTEX_BASE_URL": url}
 
 
 APIS = [

@@ -22,6 +22,7 @@ from botocore.eventstream import ChecksumMismatch, EventStreamBuffer
 from jupyter_turns import Chat, tool
 from jupyter_turns.errors import ProviderConfigError
 from jupyter_turns.model.events import ChatRequest, ErrorEvent, Reasoning
+from jupyter_turns.providers import catalog, endpoints
 from jupyter_turns.providers.anthropic import MessagesProvider
 from jupyter_turns.providers.anthropic_cloud import (
     BEDROCK_MODEL,
@@ -30,12 +31,14 @@ from jupyter_turns.providers.anthropic_cloud import (
     VertexProvider,
 )
 from jupyter_turns.providers.base import Request
+from jupyter_turns.providers.catalog import ProviderChoice
 from jupyter_turns.providers.models import model_info
 from jupyter_turns.redaction import redact
 from tests.support.anthropic_json import message_from_sse
 from tests.support.anthropic_replies import Reply, load_recording, recording_path
 from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_sse import sse_text_response
+from tests.support.cloud_credentials import GOOGLE_REGION, google_env
 from tests.support.cloud_replies import (
     bedrock_error,
     bedrock_frames,
@@ -571,3 +574,153 @@ def test_model_info_reads_the_platforms_names(
 def test_the_default_models_are_known() -> None:
     for name in (BEDROCK_MODEL, VERTEX_MODEL):
         assert model_info(name).family == "sonnet" and model_info(name).input_price == 3.0
+
+
+# ---------------------------------------------------------------- where the credentials may go
+
+OWN_ENDPOINTS = {
+    "bedrock": [
+        "https://bedrock-runtime.us-east-1.amazonaws.com",
+        "https://bedrock-runtime.eu-central-1.amazonaws.com/",
+        "https://bedrock-runtime-fips.us-gov-west-1.amazonaws.com",
+        "https://bedrock-runtime.ap-southeast-2.amazonaws.com:443",
+    ],
+    "vertex": [
+        "https://us-east5-aiplatform.googleapis.com/v1",
+        "https://europe-west1-aiplatform.googleapis.com/v1",
+        "https://northamerica-northeast1-aiplatform.googleapis.com/v1",
+        "https://aiplatform.googleapis.com/v1",
+        "https://aiplatform.us.rep.googleapis.com/v1",
+    ],
+}
+LOOK_ALIKES = {
+    "bedrock": [
+        "http://bedrock-runtime.us-east-1.amazonaws.com",  # not TLS
+        "https://bedrock-runtime.us-east-1.amazonaws.com:8443",
+        "https://bedrock-runtime.us-east-1.amazonaws.com.attacker.example",
+        "https://bedrock-runtime.us-east-1.amazonaws.com@attacker.example",
+        "https://attacker.example/bedrock-runtime.us-east-1.amazonaws.com",
+        "https://x.bedrock-runtime.us-east-1.amazonaws.com",
+        "https://bedrock-runtime.x.evil.amazonaws.com",  # a region that is no region
+        "https://bedrock.us-east-1.amazonaws.com",  # the control plane, not the runtime
+        "https://bedrock-runtime.us-east-1.amazonaws.com:x",
+    ],
+    "vertex": [
+        "http://us-east5-aiplatform.googleapis.com/v1",
+        "https://us-east5-aiplatform.googleapis.com.attacker.example/v1",
+        "https://us-east5-aiplatform.googleapis.com@attacker.example/v1",
+        "https://attacker-aiplatform.googleapis.com/v1",
+        "https://aiplatform.googleapis.com:8443/v1",
+        "https://x.aiplatform.googleapis.com/v1",
+        "https://aiplatform.evil.example/v1",
+    ],
+}
+
+
+@pytest.mark.parametrize("name", ["bedrock", "vertex"])
+def test_the_platforms_own_endpoints_and_no_look_alike(name: str) -> None:
+    cloud = endpoints.CLOUDS[name]
+    assert [url for url in OWN_ENDPOINTS[name] if not cloud.own(url)] == []
+    assert [url for url in LOOK_ALIKES[name] if cloud.own(url)] == []
+
+
+@pytest.fixture
+def session(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No endpoint chosen in this kernel yet, nothing applied from a .env."""
+    monkeypatch.setattr(endpoints, "_choices", {})
+    monkeypatch.setattr(endpoints, "_from_dotenv", {})
+
+
+def _from_dotenv(monkeypatch: pytest.MonkeyPatch, variable: str, url: str) -> None:
+    """What ``%chat endpoint --from-dotenv`` does with a .env that names ``url``."""
+    monkeypatch.setenv(variable, "")  # teardown removes it again
+    monkeypatch.delenv(variable)
+    endpoints.apply({variable: url}, "from /shared/.env", source="/shared/.env")
+
+
+BEARER = "bedrock-api-key-for-tests-0123456789"
+CREDENTIALS = {  # the AWS credentials a Bedrock client can sign with, in the environment
+    "bearer token": {"AWS_BEARER_TOKEN_BEDROCK": BEARER},
+    "access key": {},  # the fixture's
+    "session token": {"AWS_SESSION_TOKEN": "fake-session-token-0123456789"},
+    "profile": {"AWS_PROFILE": "work"},
+}
+
+
+@pytest.mark.parametrize("credentials", list(CREDENTIALS))
+def test_aws_credentials_never_go_where_a_dotenv_or_a_saved_thread_points(
+    server: AnthropicTestServer,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    session: None,
+    credentials: str,
+) -> None:
+    for name, value in CREDENTIALS[credentials].items():
+        monkeypatch.setenv(name, value)
+    if credentials in ("bearer token", "profile"):
+        monkeypatch.delenv("AWS_ACCESS_KEY_ID")
+        monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    if credentials == "profile":
+        profiles = tmp_path / "credentials"
+        profiles.write_text(
+            f"[work]\naws_access_key_id = {ACCESS_KEY}\naws_secret_access_key = {SECRET_KEY}\n"
+        )
+        monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(profiles))
+    _from_dotenv(monkeypatch, "ANTHROPIC_BEDROCK_BASE_URL", server.url)
+    with pytest.raises(ProviderConfigError) as from_dotenv:
+        BedrockProvider(BEDROCK_ID)
+    saved = ProviderChoice("bedrock", BEDROCK_ID, base_url=server.url + "/saved")
+    with pytest.raises(ProviderConfigError) as restored:
+        catalog.build(saved, {})
+    assert server.requests == []  # no client was made: nothing was sent
+    said = str(from_dotenv.value)
+    assert said.startswith("Not sent: the ")
+    assert f"requests would go to {server.url} (ANTHROPIC_BEDROCK_BASE_URL, set from " in said
+    assert "the thread's saved base URL, not chosen in this kernel" in str(restored.value)
+    assert BEARER not in said + str(restored.value)
+
+    endpoints.choose(server.url + "/saved", "--base-url on a cell")  # the user types it
+    assert catalog.build(saved, {}).endpoint == server.url + "/saved"
+    monkeypatch.setenv("ANTHROPIC_BEDROCK_BASE_URL", server.url + "/v")  # the user's code sets it
+    assert BedrockProvider(BEDROCK_ID).endpoint == server.url + "/v"
+
+
+def test_google_credentials_never_go_where_a_dotenv_or_a_saved_thread_points(
+    server: AnthropicTestServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, session: None
+) -> None:
+    for name, value in google_env(tmp_path).items():  # application default credentials
+        monkeypatch.setenv(name, value)
+    _from_dotenv(monkeypatch, "ANTHROPIC_VERTEX_BASE_URL", server.url)
+    given = google.oauth2.credentials.Credentials(token=TOKEN)
+    with pytest.raises(ProviderConfigError, match=r"^Not sent: the Google credentials given "):
+        VertexProvider(VERTEX_ID, credentials=given)
+    with pytest.raises(ProviderConfigError, match=r"^Not sent: the Google access token \(…code\)"):
+        VertexProvider(VERTEX_ID, api_key="ya29.a-token-given-in-code")
+    saved = ProviderChoice("vertex", VERTEX_ID, base_url=server.url)
+    with pytest.raises(ProviderConfigError) as restored:
+        catalog.build(saved, {})
+    assert str(restored.value).startswith(
+        "Not sent: the Google application default credentials (an access token) may go only "
+        "to Vertex AI's own endpoints (https://REGION-aiplatform.googleapis.com) or to one you "
+        f"chose in this kernel, and requests would go to {server.url} (the thread's saved "
+        "base URL, not chosen in this kernel)."
+    )
+    assert server.requests == []
+    # the platform's own endpoint, and one given in code, get them
+    monkeypatch.delenv("ANTHROPIC_VERTEX_BASE_URL")
+    own = VertexProvider(VERTEX_ID, credentials=given)
+    assert own.endpoint == f"https://{GOOGLE_REGION}-aiplatform.googleapis.com/v1"
+    assert VertexProvider(VERTEX_ID, credentials=given, base_url=server.url).endpoint == server.url
+
+
+def test_a_region_that_is_none_of_the_platforms_gets_no_credentials(session: None) -> None:
+    """The SDK builds the host from the region: one that makes no host of the platform's is
+    refused, naming the region (a cell's ``--region`` is free text)."""
+    with pytest.raises(ProviderConfigError) as caught:
+        BedrockProvider(BEDROCK_ID, region="x.attacker")
+    assert str(caught.value).endswith(
+        "requests would go to https://bedrock-runtime.x.attacker.amazonaws.com (the SDK's "
+        "endpoint for the region asked for). If you trust it, run the cell with --base-url "
+        "https://bedrock-runtime.x.attacker.amazonaws.com; otherwise check the region (--region)."
+    )
+    assert BedrockProvider(BEDROCK_ID, region="eu-west-3").endpoint.endswith(".amazonaws.com")

@@ -62,7 +62,8 @@ def no_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
         monkeypatch.delenv(name)
     monkeypatch.setattr(endpoints, "_given", {})
     monkeypatch.setattr(keys, "_reported", set())
-    monkeypatch.setattr(endpoints, "_chosen_by", {})
+    monkeypatch.setattr(endpoints, "_choices", {})
+    monkeypatch.setattr(endpoints, "_from_dotenv", {})
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -105,6 +106,8 @@ def test_dotenv_gives_only_keys_and_shows_what_it_does_not_apply(
         f"ANTHROPIC_API_KEY={KEY}\nANTHROPIC_BASE_URL=http://user:pw@attacker.example:8443/v\n"
         f"ANTHROPIC_AUTH_TOKEN={ATTACKER_TOKEN}\n"
         f'ANTHROPIC_CUSTOM_HEADERS="{ATTACKER_HEADERS}"\nANTHROPIC_LOG=debug\nOTHER_SETTING=1\n'
+        "ANTHROPIC_BEDROCK_BASE_URL=http://127.0.0.1:40137\n"
+        "ANTHROPIC_VERTEX_BASE_URL=https://vertex.attacker.example/v1?project=p&token=t0ken\n"
     )
     assert load_dotenv([no_key / "missing", no_key]) == no_key / ".env"
     assert os.environ["ANTHROPIC_API_KEY"] == KEY
@@ -113,12 +116,17 @@ def test_dotenv_gives_only_keys_and_shows_what_it_does_not_apply(
     out = capsys.readouterr().out
     assert f"read ANTHROPIC_API_KEY ({masked(KEY)}) from {no_key / '.env'}" in out
     assert "NOT applied" in out and "%chat endpoint --from-dotenv" in out
-    assert "ANTHROPIC_BASE_URL=http://user:…@attacker.example:8443/v" in out  # no password
+    assert "ANTHROPIC_BASE_URL=http://…@attacker.example:8443/v" in out  # no userinfo
+    # a cloud's endpoint in full (it was "…0137"), a token in its query withheld
+    assert "ANTHROPIC_BEDROCK_BASE_URL=http://127.0.0.1:40137\n" in out
+    assert "ANTHROPIC_VERTEX_BASE_URL=https://vertex.attacker.example/v1?project=p&token=…" in out
+    assert "Amazon Bedrock requests go to its own endpoints (https://bedrock-runtime." in out
     assert f"ANTHROPIC_AUTH_TOKEN={masked(ATTACKER_TOKEN)}" in out
     assert f"ANTHROPIC_CUSTOM_HEADERS=Authorization: {masked('Bearer ' + ATTACKER_TOKEN)}" in out
     assert "ANTHROPIC_LOG (a .env file gives only ANTHROPIC_API_KEY, OPENAI_API_KEY)" in out
     assert f"Requests go to {DEFAULT_ENDPOINT} (the default)" in out
-    assert KEY not in out and ATTACKER_TOKEN not in out and ":pw@" not in out
+    assert KEY not in out and ATTACKER_TOKEN not in out and "pw@" not in out
+    assert "t0ken" not in out
 
 
 def test_dotenv_never_overrides_a_key_and_says_what_it_skips_once(
@@ -152,11 +160,17 @@ def test_dotenv_files_sort_keys_endpoint_values_and_other_names(tmp_path: Path) 
     assert found.ignored == ("ANTHROPIC_PROFILE",)
 
 
-def test_endpoints_are_shown_without_passwords_and_the_default_is_not_named() -> None:
+def test_endpoints_are_shown_in_full_but_for_credentials_and_the_default_is_not_named() -> None:
+    shown = endpoints.shown
+    assert shown("https://u:secret@proxy.test:8080/a?b=1") == "https://…@proxy.test:8080/a?b=1"
+    assert shown("https://ghp_token@h.test/") == "https://…@h.test/"  # a username can be a token
     assert (
-        endpoints.shown("https://u:secret@proxy.test:8080/a?b=1")
-        == "https://u:…@proxy.test:8080/a?b=…"
+        shown("https://h.test/v1?region=eu&api_key=k&X-Amz-Signature=s&flag")
+        == "https://h.test/v1?region=eu&api_key=…&X-Amz-Signature=…&flag"
     )
+    # a look-alike host shows as the name requests go to; what would not print is escaped
+    assert shown("https://\u0430pi.anthropic.com/v1") == "https://xn--pi-6kc.anthropic.com/v1"
+    assert shown("http://h.test/\x1b[2Kv1") == "http://h.test/\\x1b[2Kv1"
     assert endpoints.custom(DEFAULT_ENDPOINT + "/") is None
     assert endpoints.custom("http://127.0.0.1:9/") == "http://127.0.0.1:9/"
     assert endpoints.current({}) == DEFAULT_ENDPOINT

@@ -4,6 +4,8 @@ thread saves, and what a notebook may not grant itself."""
 
 from __future__ import annotations
 
+import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -24,7 +26,7 @@ from jupyter_turns.record.thread_settings import (
 from tests.support.mcp_server import SCRIPT
 
 COMMAND = [sys.executable, str(SCRIPT)]
-SHOWN = f"stdio: {Path(sys.executable).name} {SCRIPT}"  # the program's file name only
+SHOWN = f"stdio: {shlex.join(COMMAND)}"  # the whole command line
 
 
 # ---------------------------------------------------------------- ServerSpec
@@ -37,7 +39,7 @@ def test_a_spec_takes_the_usual_json_shape_and_saves_no_secret(
         {"command": "/opt/bin/python3", "args": ["files.py", "--root", "data"], "env": ["TOKEN"]}
     )
     assert stdio.command == ["/opt/bin/python3", "files.py", "--root", "data"]
-    assert stdio.describe() == "stdio: python3 files.py --root data"
+    assert stdio.describe() == "stdio: /opt/bin/python3 files.py --root data · env TOKEN"
     assert stdio.saved() == {"command": stdio.command, "env": ["TOKEN"]}
     monkeypatch.setenv("TOKEN", "s3cret")
     assert stdio.environment() == {"TOKEN": "s3cret"}
@@ -115,10 +117,11 @@ async def test_mcp_commands_and_a_chat_cell_that_calls_a_server(
     await _mcp(magics, "list")
     out = capsys.readouterr().out.splitlines()
     assert out[0] == (
-        f"Added MCP server 't' ({SHOWN}). It starts when a chat first uses "
+        f"Added MCP server 't' ({SHOWN} · env MCP_TEST_LOG · run: unattended). It starts when "
+        "a chat first uses "
         "it; its tools are named mcp__t__TOOL."
     )
-    assert out[1] == f"t: {SHOWN} · run: unattended · not started"
+    assert out[1] == f"t: {SHOWN} · env MCP_TEST_LOG · run: unattended · not started"
 
     from jupyter_turns.providers.scripted import cycle, message, tool_call
 
@@ -140,7 +143,7 @@ async def test_mcp_commands_and_a_chat_cell_that_calls_a_server(
     await _mcp(magics, "list")
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"t: {SHOWN} · run: unattended · running · 8 tools",
+        f"t: {SHOWN} · env MCP_TEST_LOG · run: unattended · running · 8 tools",
         "Restarted MCP server 't': 8 tools (add, pid, parent, picture, count, wait, crash, "
         "config).",
         "Removed MCP server 't' (closed).",
@@ -210,6 +213,38 @@ async def test_without_the_sdk_the_message_says_how_to_install_it(
     )
 
 
+def test_a_server_is_described_whole_as_a_shell_would_read_it() -> None:
+    """What a person reads before a server starts is all it would be given: the program's path
+    and every argument (a carriage return or a terminal escape in one could hide the rest of
+    the line on the screen), each header with the variable it reads, never a secret."""
+    words = ["/tmp/x/python3", "s.py", "--root", "my data", "a\rb\x1b[2K", "it's\\x", "\n"]
+    stdio = ServerSpec(command=words, env=["GITHUB_TOKEN"], run="unattended")
+    described = stdio.describe()
+    assert described == (
+        "stdio: /tmp/x/python3 s.py --root 'my data' $'a\\rb\\x1b[2K' 'it'\"'\"'s\\x' $'\\n'"
+        " · env GITHUB_TOKEN · run: unattended"
+    )
+    assert described.isprintable()
+    line = described.removeprefix("stdio: ").split(" · ")[0]
+    read = subprocess.run(
+        ["bash", "-c", f"for a in {line}; do printf '%s\\x1f' \"$a\"; done"],
+        capture_output=True,
+        check=True,
+    )
+    assert read.stdout.decode().split("\x1f")[:-1] == words  # bash reads back the very words
+    key = "sk-ant-api03-" + "k" * 40
+    http = ServerSpec(
+        url="https://t.example/mcp?team=7&token=t0ken",
+        headers={"Authorization": "Bearer ${ANTHROPIC_API_KEY}", "X-Key": "TRACKER"}
+        | {"X-Both": f"{key} ${{X}}"},  # a reference beside a literal: it validates
+    )
+    assert http.describe() == (
+        "http: https://t.example/mcp?team=7&token=… · header Authorization: Bearer "
+        "${ANTHROPIC_API_KEY} · header X-Key: ${TRACKER} · header X-Both: "
+        "[redacted: Anthropic key] ${X}"
+    )
+
+
 # ---------------------------------------------------------------- what a notebook saves
 
 
@@ -225,7 +260,8 @@ def test_saved_servers_need_trust_and_are_named() -> None:
     harmless, guarded = split_settings(settings.values, UserDefaults(max_cycles=25))
     assert harmless == {} and guarded == saved
     assert describe_guarded(guarded) == (
-        "MCP servers `files` (stdio: python3 files.py), `tracker` (http: https://t.example/mcp)"
+        "MCP servers `files` (stdio: /usr/bin/python3 files.py · run: unattended), `tracker` "
+        "(http: https://t.example/mcp · header A: Bearer ${T})"
     )
     crafted = parse_settings({"mcp_servers": {"x": {"command": ["x"], "env": {"K": "v"}}}})
     assert crafted.values == {} and "mcp_servers ignored" in crafted.problems[0]
