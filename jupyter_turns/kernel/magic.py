@@ -335,6 +335,7 @@ class ChatMagics(Magics, McpSettings):
         thread.chat.tools = {t.name: t for t in tools}
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
+            replay.start(thread.chat)
         return self._run(thread, body, replay, switched, attached or [])
 
     def _replay_or_live(
