@@ -271,7 +271,6 @@ def test_a_notebook_whose_file_the_kernel_knows_replays_its_tool_call_once(
     assert (tmp_path / "ran.txt").read_text() == "ran\n"  # the recorded call ran once
 
 
-
 def test_a_replayed_cell_run_again_replays_from_the_history_it_was_recorded_on(
     recorded: Path, tmp_path: Path
 ) -> None:
