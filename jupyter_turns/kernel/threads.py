@@ -171,8 +171,12 @@ class Threads:
         thread.builtins = set(source.builtins)
         thread.mcp_servers = dict(source.mcp_servers)
         thread.sources = dict(source.sources)
-        chat.provider = source.chat.provider  # shared: the same key and endpoint
-        self._provider_key[name] = thread.provider_key
+        if self._provider_key.get(source.name) == source.provider_key:
+            chat.provider = source.chat.provider  # shared: the same key and endpoint
+            self._provider_key[name] = thread.provider_key
+        # else the source's provider is not built yet (a restored thread before its first
+        # turn holds a placeholder): the fork builds its own at its first turn, as the source
+        # would (provider_for)
         return thread
 
     def current_first(self) -> list[Thread]:
