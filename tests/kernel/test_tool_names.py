@@ -7,10 +7,16 @@ guessed from the name."""
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
+import nbformat
 import pytest
+from nbformat.v4 import new_code_cell, new_notebook
 
-from .kernel import KernelDriver, ready_chat
+from tests.support.kernels import execute_notebook
+
+from .kernel import RECORD_MIME, KernelDriver, ready_chat
 
 pytestmark = pytest.mark.kernel
 
@@ -113,3 +119,34 @@ def test_the_approval_prompt_says_which_tool_is_the_built_in(lab_kernel: KernelD
     assert kernel.run("print(ran, y)").stdout().strip() == "['x = 1'] 2"
     responses = [e for e in cell.records()[-1]["events"] if e["kind"] == "tool_call_response"]
     assert json.dumps([r["builtin"] for r in responses]) == "[false, true]"
+
+
+def test_a_replay_runs_the_notebook_tool_again_and_saves_which_it_was(tmp_path: Path) -> None:
+    """Recorded, then replayed offline: the replayed call goes to the notebook's ``run_cell``
+    again (its result the recorded one), and the replayed card says it is not the built-in,
+    so it is drawn as the recording was."""
+    cells = [
+        "%load_ext jupyter_turns",
+        MINE.format(run="unattended")
+        + "\nscript = [cycle(tool_call('run_cell', {'code': 'print(6 * 7)'})),"
+        " cycle(message('Done.'))]",
+        "%%chat --provider scripted --script script\nRun it in my sandbox.",
+        "print(ran)",
+    ]
+    notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
+    execute_notebook(notebook, cwd=tmp_path)
+    path = tmp_path / "sandbox.ipynb"
+    nbformat.write(notebook, path)
+    again = execute_notebook(
+        nbformat.read(path, as_version=4),
+        cwd=tmp_path,
+        env={**os.environ, "JUPYTER_TURNS_REPLAY": "on"},
+    )
+    for run in (notebook, again):
+        record = run.cells[2].outputs[-1]["data"][RECORD_MIME]
+        [response] = [e for e in record["events"] if e["kind"] == "tool_call_response"]
+        assert response["content"] == "sandbox ran 'print(6 * 7)'"
+        assert response["builtin"] is False
+        assert run.cells[3].outputs[0]["text"] == "['print(6 * 7)']\n"
+    assert record["turn"]["replayed_from"] == "sandbox.ipynb"
+    assert response["replay"] == {"same": True}
