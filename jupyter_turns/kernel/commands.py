@@ -34,7 +34,7 @@ from .cell_context import show_instructions
 from .endpoint_command import endpoint_command
 from .replay import replay_command
 from .settings_view import settings_bundle
-from .threads import ALLOWED, Thread, apply_settings
+from .threads import ALLOWED, Thread, apply_settings, user_tools
 
 if TYPE_CHECKING:
     from .session import CellSettings, Session
@@ -140,7 +140,8 @@ def _settings(call: _Call) -> None:
     thread = threads.by_name.get(call.args[0] if call.args else threads.current)
     if call.args and thread is None:
         raise UsageError(f"no thread {call.args[0]!r}; see %chat threads")
-    display(settings_bundle(thread, call.settings), raw=True)
+    mine = user_tools(call.session.namespace).values()
+    display(settings_bundle(thread, call.settings, mine), raw=True)
 
 
 def _permission(call: _Call, command: str) -> None:

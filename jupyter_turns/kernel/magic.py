@@ -46,7 +46,7 @@ from .provider_limits import check_allowed, switch_notes
 from .replay import ReplayPlan, choose, replaying
 from .session import CellSettings, Session
 from .settings_view import mark_cell, mark_new
-from .threads import Thread, Threads, namespace_tools
+from .threads import Thread, Threads, namespace_tools, stepped_aside, stepped_aside_notes
 
 __all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
 
@@ -329,7 +329,7 @@ class ChatMagics(Magics, McpSettings):
                 self.allowed_providers,
                 self.allowed_models,
             )
-        switched = switch_notes(existing, key)
+        notes: list[str | Notice] = [*switch_notes(existing, key)]
         builtins = self._builtins(existing, options)
         only = [n.strip() for n in options.use.split(",")] if options.use else None
         tools = namespace_tools(namespace, only, builtins, session.reader)
@@ -342,9 +342,11 @@ class ChatMagics(Magics, McpSettings):
         if provider is not None:
             threads.use_provider(thread, provider, self.stream)
         thread.chat.tools = {t.name: t for t in tools}
+        notes += stepped_aside_notes(thread, stepped_aside(tools, builtins))
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
-        return self._run(thread, body, replay, switched, attached or [])
+            replay.start(thread.chat)
+        return self._run(thread, body, replay, notes, attached or [])
 
     def _replay_or_live(
         self, name: str, key: ProviderChoice, request: str
@@ -380,14 +382,14 @@ class ChatMagics(Magics, McpSettings):
         thread: Thread,
         body: str,
         replay: ReplayPlan | None = None,
-        switched: list[str] | None = None,
+        cell_notes: list[str | Notice] | None = None,
         extra: list[Attachment] | None = None,
     ) -> None:
         from .front import CellFront
 
         chat = thread.chat
         loop = asyncio.get_running_loop()
-        attachments, told, instructions = await self._sent_with(thread, body, switched, extra)
+        attachments, told, instructions = await self._sent_with(thread, body, cell_notes, extra)
         held = len(chat.conversation.events)  # the cells above count as seen once sent after
         provider = chat.provider  # the thread's own (a replay plays its recording instead)
         streamed = getattr(provider, "streaming", False)
@@ -442,12 +444,13 @@ class ChatMagics(Magics, McpSettings):
         self,
         thread: Thread,
         body: str,
-        switched: list[str] | None,
+        notes: list[str | Notice] | None,
         extra: list[Attachment] | None = None,
     ) -> tuple[list[Attachment], list[str | Notice], str | None]:
         """What goes with the request: its attachments (``extra``, e.g. a failing cell's
         source and traceback; the cells above, ``@name`` data, the kernel's note), the notes
-        shown after it, and the instruction files' text."""
+        shown after it (``notes``: the cell's own, e.g. a provider switched), and the
+        instruction files' text."""
         session, settings = self.session, self.settings()
         attached = attach(body, session.namespace, self.output_chars * 2)
         note = kernel_note(
@@ -466,7 +469,7 @@ class ChatMagics(Magics, McpSettings):
             *attached.attachments,
             *([note] if note else []),
         ]
-        return attachments, [*told, *attached.notes, *(switched or ()), *mcp_notes], instructions
+        return attachments, [*told, *attached.notes, *(notes or ()), *mcp_notes], instructions
 
     def _options(self, line: str) -> argparse.Namespace:
         return parse_options(line)

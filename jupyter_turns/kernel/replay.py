@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..model.events import ConversationEvent, Notice, ToolCallResponse, is_replay_notice
 from ..record.replay_match import Found, SavedIndex, find_saved
-from ..record.replay_rebuild import ReplayProvider, SavedCalls, cycles_of
+from ..record.replay_rebuild import ReplayProvider, SavedCalls, cycles_of, recorded_start
 from ..record.saved_turns import SavedTurn
 
 if TYPE_CHECKING:
@@ -77,6 +77,15 @@ class ReplayPlan:
     calls: SavedCalls  # the saved results (and nested turns) the tools are answered from
     note: str | None = None  # the saved turn was interrupted live: where the replay stops
     strict: bool = False  # ChatMagics.replay_check = "strict": a difference fails the cell
+
+    def start(self, chat: Chat) -> None:
+        """Give ``chat`` the history the recording started from: a thread that holds this
+        turn already (restored from the notebook, or replayed before) is cut back to before
+        it (:func:`~jupyter_turns.record.replay_rebuild.recorded_start`); its later turns stay
+        in the notebook's cells, and each of those cells replays its own."""
+        start = recorded_start(chat.conversation.events, self.turn.events)
+        if start is not None:
+            chat.conversation.truncate(start)
 
 
 @contextlib.contextmanager

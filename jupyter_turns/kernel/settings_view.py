@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import argparse
 import html
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..kernel_tools.builtin import default_builtins
 from ..model.budget import format_usd
 from ..providers.catalog import KINDS, default_model
 from ..providers.endpoints import shown
-from .threads import CELL, CONFIG, DEFAULT, Thread
+from .threads import CELL, CONFIG, DEFAULT, Thread, stepped_aside
 
 if TYPE_CHECKING:
+    from ..tools.registry import Tool
     from .session import CellSettings
 
 __all__ = ["mark_cell", "mark_new", "settings_bundle"]
@@ -79,14 +81,17 @@ def mark_cell(thread: Thread, options: argparse.Namespace, provider_changed: boo
         thread.sources["model"] = CELL
 
 
-def settings_bundle(thread: Thread | None, settings: CellSettings) -> dict[str, str]:
-    """``%chat settings``' output: an HTML table and its plain-text twin."""
+def settings_bundle(
+    thread: Thread | None, settings: CellSettings, notebook_tools: Iterable[Tool] = ()
+) -> dict[str, str]:
+    """``%chat settings``' output: an HTML table and its plain-text twin. ``notebook_tools``:
+    the notebook's own tools, which a built-in of the same name steps aside for."""
     if thread is None:
         title = "No thread yet: a new thread starts with these settings."
-        rows = _default_rows(settings)
+        rows = _default_rows(settings, notebook_tools)
     else:
         title = f"Settings of thread {thread.name!r}:"
-        rows = _thread_rows(thread, settings)
+        rows = _thread_rows(thread, settings, notebook_tools)
     note = (
         "A cell option changes the thread from that cell on (`%%chat --model NAME`); "
         '`%config ChatMagics.model = "NAME"` changes what new threads start with; '
@@ -95,7 +100,19 @@ def settings_bundle(thread: Thread | None, settings: CellSettings) -> dict[str, 
     return {"text/html": _html(title, rows, note), "text/plain": _plain(title, rows, note)}
 
 
-def _thread_rows(thread: Thread, settings: CellSettings) -> list[Row]:
+def _builtins(names: Iterable[str], notebook_tools: Iterable[Tool]) -> str:
+    """The built-in tools, and those that step aside for a notebook tool of the same name."""
+    shown = ", ".join(sorted(names)) or "none"
+    aside = stepped_aside(notebook_tools, names)
+    if not aside:
+        return shown
+    yours = ", ".join(aside)
+    return f"{shown} ({yours}: your @tool of that name, the built-in steps aside)"
+
+
+def _thread_rows(
+    thread: Thread, settings: CellSettings, notebook_tools: Iterable[Tool]
+) -> list[Row]:
     config = thread.chat.config
 
     def source(name: str) -> str:
@@ -130,7 +147,7 @@ def _thread_rows(thread: Thread, settings: CellSettings) -> list[Row]:
         ("thinking", str(config.thinking), source("thinking")),
         ("reasoning shown", thread.reasoning, source("reasoning")),
         ("max cycles (answers per turn)", str(config.max_cycles), source("max_cycles")),
-        ("built-in tools", ", ".join(sorted(thread.builtins)) or "none", source("builtins")),
+        ("built-in tools", _builtins(thread.builtins, notebook_tools), source("builtins")),
         ("always allowed", ", ".join(allowed) or "nothing", source("always_allow")),
         stream,
         ("system prompt", _short(config.system), source("system")),
@@ -146,12 +163,12 @@ def _thread_rows(thread: Thread, settings: CellSettings) -> list[Row]:
     ]
 
 
-def _default_rows(settings: CellSettings) -> list[Row]:
+def _default_rows(settings: CellSettings, notebook_tools: Iterable[Tool]) -> list[Row]:
     def source(trait: str) -> str:
         return CONFIG if trait in settings.changed else DEFAULT
 
     model = settings.model or _default_model(default_model(settings.provider), settings.provider)
-    builtins = ", ".join(sorted(default_builtins(settings.builtins))) or "none"
+    builtins = _builtins(default_builtins(settings.builtins), notebook_tools)
     return [
         ("provider", _provider(settings.provider, None), source("provider")),
         ("model", model, source("model")),

@@ -41,6 +41,10 @@ __all__ = [
     "Threads",
     "apply_settings",
     "build_provider",
+    "namespace_tools",
+    "stepped_aside",
+    "stepped_aside_notes",
+    "user_tools",
 ]
 
 # Where a thread's setting came from, as ``%chat settings`` says it
@@ -77,6 +81,8 @@ class Thread:
     withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an unsigned copy
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
     gone_reported: set[str] = field(default_factory=set)  # names already reported as gone
+    # the built-ins a notebook tool of the same name replaced, as its cards last said it
+    stepped_aside: set[str] = field(default_factory=set)
     # saved ServerSpecs: the servers it was offered, and restored ones not started yet
     mcp_servers: dict[str, dict[str, Any]] = field(default_factory=dict)
     # where each setting came from (``%chat settings``), by its saved name (:meth:`settings`):
@@ -172,8 +178,12 @@ class Threads:
         thread.builtins = set(source.builtins)
         thread.mcp_servers = dict(source.mcp_servers)
         thread.sources = dict(source.sources)
-        chat.provider = source.chat.provider  # shared: the same key and endpoint
-        self._provider_key[name] = thread.provider_key
+        if self._provider_key.get(source.name) == source.provider_key:
+            chat.provider = source.chat.provider  # shared: the same key and endpoint
+            self._provider_key[name] = thread.provider_key
+        # else the source's provider is not built yet (a restored thread before its first
+        # turn holds a placeholder): the fork builds its own at its first turn, as the source
+        # would (provider_for)
         return thread
 
     def current_first(self) -> list[Thread]:
@@ -297,7 +307,19 @@ def namespace_tools(
     builtins: Iterable[str],
     reader: NotebookReader | None = None,
 ) -> list[Tool]:
-    """Every ``@tool`` in the user's namespace (or the ``only`` ones), plus enabled built-ins."""
+    """Every ``@tool`` in the user's namespace (or the ``only`` ones), plus the enabled
+    built-ins. A tool of the notebook is never replaced: a built-in of its name steps aside
+    (:func:`stepped_aside` names them; docs/tools.md)."""
+    found = user_tools(namespace, only)
+    reader = reader or NotebookReader(namespace)
+    for name in builtins:
+        if name not in found:
+            found[name] = BUILTINS[name](reader)
+    return list(found.values())
+
+
+def user_tools(namespace: dict[str, Any], only: Iterable[str] | None = None) -> dict[str, Tool]:
+    """The ``@tool`` objects of the user's namespace (or the ``only`` ones), by tool name."""
     wanted = set(only) if only is not None else None
     found: dict[str, Tool] = {}
     for key, value in list(namespace.items()):
@@ -308,7 +330,29 @@ def namespace_tools(
             and (wanted is None or key in wanted or value.name in wanted)
         ):
             found.setdefault(value.name, value)
-    reader = reader or NotebookReader(namespace)
-    for name in builtins:
-        found[name] = BUILTINS[name](reader)
-    return list(found.values())
+    return found
+
+
+def stepped_aside(tools: Iterable[Tool], builtins: Iterable[str]) -> list[str]:
+    """The enabled built-ins (``builtins``) that a tool of the notebook replaced in ``tools``:
+    a tool with a built-in's name that is not the built-in."""
+    enabled = set(builtins)
+    return sorted(t.name for t in tools if t.name in enabled and not t.builtin)
+
+
+def stepped_aside_notes(thread: Thread, aside: list[str]) -> list[Notice]:
+    """Each built-in the notebook's tool replaced, said once in the thread (again after it came
+    back and went again): the card of the turn it first happens in names both."""
+    told = thread.stepped_aside
+    thread.stepped_aside = set(aside)
+    return [
+        Notice(
+            level="info",
+            text=f"{name}: the model gets your @tool {name}, not the built-in tool {name} of "
+            f"thread {thread.name!r} (it steps aside while your tool has its name). To offer "
+            f'both, name yours otherwise: @tool(name="my_{name}").',
+            data={"stepped_aside": name},
+        )
+        for name in aside
+        if name not in told
+    ]

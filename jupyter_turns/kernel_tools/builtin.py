@@ -4,7 +4,9 @@ The registry :data:`BUILTINS` names them all; :data:`DEFAULT` is the default set
 (``ChatMagics.builtins``): the read-only ones (:data:`READ_ONLY`, which never ask) and the cell
 tools (:data:`CELL_TOOLS`: insert, edit, run, delete and move a cell; :mod:`jupyter_turns.editing`,
 which always ask).
-``--builtins`` adds to a thread's set, ``none`` clears it.
+``--builtins`` adds to a thread's set, ``none`` clears it. A tool the notebook defines under
+a built-in's name is the one offered: the built-in steps aside (kernel/threads.py
+``namespace_tools``; docs/tools.md). Each built-in is marked ``Tool.builtin``.
 
 ``python`` runs code in the user's namespace on the kernel's main thread, like a cell: it is
 ``ask`` by default, captures stdout, stderr and the last expression's repr, and truncates huge
@@ -96,17 +98,27 @@ def _inspect(reader: NotebookReader) -> Tool:
     return dataclasses.replace(inspect_tool(lambda: reader.namespace), reads_notebook=True)
 
 
+def _builtin(make: Callable[[NotebookReader], Tool]) -> Callable[[NotebookReader], Tool]:
+    """``make``, its tool marked as the kernel's own (``Tool.builtin``): what tells the page
+    to draw its approval with the built-in's form, where a notebook tool of the same name gets
+    the form that shows every argument."""
+    return lambda reader: dataclasses.replace(make(reader), builtin=True)
+
+
 BUILTINS: dict[str, Callable[[NotebookReader], Tool]] = {
-    "notebook_cells": notebook_cells_tool,
-    "cell_output": cell_output_tool,
-    "variables": variables_tool,
-    "inspect": _inspect,
-    "insert_cell": insert_cell_tool,
-    "edit_cell": edit_cell_tool,
-    "run_cell": run_cell_tool,
-    "delete_cell": delete_cell_tool,
-    "move_cell": move_cell_tool,
-    "python": _python,
+    name: _builtin(make)
+    for name, make in {
+        "notebook_cells": notebook_cells_tool,
+        "cell_output": cell_output_tool,
+        "variables": variables_tool,
+        "inspect": _inspect,
+        "insert_cell": insert_cell_tool,
+        "edit_cell": edit_cell_tool,
+        "run_cell": run_cell_tool,
+        "delete_cell": delete_cell_tool,
+        "move_cell": move_cell_tool,
+        "python": _python,
+    }.items()
 }
 READ_ONLY = ("notebook_cells", "cell_output", "variables", "inspect")  # never ask
 CELL_TOOLS = ("insert_cell", "edit_cell", "run_cell", "delete_cell", "move_cell")  # always ask

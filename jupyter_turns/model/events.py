@@ -237,6 +237,7 @@ class ToolCallResponse(_Event):
     outputs: list[dict[str, Any]] | None = _optional(_schema.OUTPUTS)
     state: dict[str, Any] | None = _optional(_schema.STATE)
     replay: dict[str, Any] | None = _optional(_schema.REPLAY)
+    builtin: bool | None = _optional(_schema.BUILTIN)  # None: no tool of that name was offered
 
 
 class InquiryRequest(_Event):

@@ -58,6 +58,7 @@ class ApprovalRequest:
     error: str | None = None  # why the previous edit was rejected
     always_ask: bool = False  # only a person may approve: a policy's approval is refused
     preview: dict[str, Any] | None = None  # what the call would do (a proposed cell, a diff)
+    builtin: bool = False  # the kernel's built-in tool (Tool.builtin): the page's form is its own
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import Field, JsonValue
 
 __all__ = [
+    "BUILTIN",
     "CELL",
     "COMPACTION",
     "CYCLE",
@@ -115,6 +116,13 @@ SUBAGENT: dict[str, Any] = {
 }
 
 
+BUILTIN: dict[str, Any] = {
+    "type": "boolean",
+    "description": "whether the call went to one of the kernel's built-in tools (true) or to "
+    "another tool, a notebook's @tool of a built-in's name included (false): the card draws a "
+    "built-in's call with its own form, any other with its arguments as they are. Absent in "
+    "records saved before it was written: drawn by the tool's name. A label, never a permission",
+}
 REPLAY: dict[str, Any] = {
     "type": "object",
     "description": "a replayed call: whether its result is the recorded one (and the recorded "

@@ -380,6 +380,7 @@ class ToolExecutor:
             outputs=fields.outputs,
             state=fields.state,
             replay=self._check_replayed(outcome),
+            builtin=None if self.tool is None else self.tool.builtin,
         )
 
     def _check_replayed(self, outcome: Outcome) -> dict[str, Any] | None:

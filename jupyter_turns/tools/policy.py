@@ -77,6 +77,7 @@ async def decide_run(
                 error=error,
                 always_ask=tool.always_ask,
                 preview=preview,
+                builtin=tool.builtin,
             )
         )
         answered = _answered(tool, approval, arguments, allowed, decisions)

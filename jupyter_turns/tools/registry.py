@@ -84,6 +84,10 @@ class Tool:
     # review`` makes without asking (the user keeps or undoes it at the end of the turn);
     # None: never (a run of code, any tool that is not a cell change).
     reviewable: Callable[[dict[str, Any]], bool] | None = None
+    # One of the kernel's built-in tools (set where they are made, never by ``@tool``): the
+    # page draws its approval with the built-in's own form, and its saved response says so. A
+    # notebook's tool of the same name is not one, and is drawn with every argument as it is.
+    builtin: bool = False
 
     def spec(self) -> ToolSpec:
         return ToolSpec(self.name, self.description, self.schema)

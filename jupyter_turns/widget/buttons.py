@@ -72,6 +72,8 @@ class WidgetPrompter:
             "error": request.error,
             "preview": request.preview,
         }
+        if request.builtin:  # only the kernel's own tools: the page draws their own form
+            prompt["builtin"] = True
         return await self._ask(prompt, _approval, lambda: self.fallback.approve(request))
 
     async def review_result(self, review: ResultReview) -> ResultDecision:

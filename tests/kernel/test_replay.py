@@ -28,7 +28,7 @@ from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
 from tests.support.kernels import execute_notebook
 
-from .kernel import RECORD_MIME
+from .kernel import RECORD_MIME, KernelDriver
 
 pytestmark = pytest.mark.kernel
 
@@ -248,3 +248,54 @@ def test_a_papermill_style_parameters_cell_does_not_stop_the_replay(
     record = again.cells[3].outputs[0]["data"][RECORD_MIME]
     assert record["turn"]["replayed_from"] == "recorded.ipynb"
     assert again.cells[4].outputs[0]["text"] == "3 3\n"
+
+
+def test_a_notebook_whose_file_the_kernel_knows_replays_its_tool_call_once(
+    recorded: Path, tmp_path: Path
+) -> None:
+    """JupyterLab names the notebook (JPY_SESSION_NAME): the first chat cell restores the
+    thread saved there, then replays its own saved turn, which that history already holds."""
+    saved = nbformat.read(recorded, as_version=4)
+    with AnthropicTestServer() as server:
+        env = {**_offline(server, "auto"), "JPY_SESSION_NAME": str(recorded)}
+        again = _run(copy.deepcopy(saved), tmp_path, env)
+        assert server.requests == []
+    restored, shown = again.cells[2].outputs  # the restore says so, then the turn
+    assert restored["text"] == "Restored thread 'main': 5 events from recorded.ipynb\n"
+    record = shown["data"][RECORD_MIME]
+    assert record["turn"]["replayed_from"] == "recorded.ipynb"
+    kinds = [e["kind"] for e in record["events"]]
+    assert kinds.pop(1) == "notice"  # that this is a replay
+    assert kinds == [e["kind"] for e in _chat_output(saved)[RECORD_MIME]["events"]]
+    assert again.cells[3].outputs[0]["text"] == "3 3\n"
+    assert (tmp_path / "ran.txt").read_text() == "ran\n"  # the recorded call ran once
+
+
+def test_a_replayed_cell_run_again_replays_from_the_history_it_was_recorded_on(
+    recorded: Path, tmp_path: Path
+) -> None:
+    """The same cell run twice in one kernel: the second replay starts from before the first
+    (the thread held the recorded call ids once already), so both replay whole."""
+    cell_id = nbformat.read(recorded, as_version=4).cells[2].id  # as JupyterLab sends it
+    with AnthropicTestServer() as server:
+        env = {
+            **_offline(server, "auto"),
+            "ANTHROPIC_API_KEY": "",
+            "JPY_SESSION_NAME": str(recorded),
+        }
+        kernel = KernelDriver(env=env, cwd=str(tmp_path))
+        try:
+            kernel.run(CELLS[0])
+            kernel.run(TOOL)
+            runs = [kernel.run(CHAT, cell_id=cell_id) for _ in range(2)]
+            threads = kernel.run("%chat threads").stdout()
+        finally:
+            kernel.close()
+        assert server.requests == []
+    for cell in runs:
+        [record] = cell.records()
+        kinds = [e["kind"] for e in record["events"]]
+        assert "error" not in kinds, record["events"]
+        assert kinds.count("tool_call_response") == 1
+    assert (tmp_path / "ran.txt").read_text() == "ran\nran\n"
+    assert threads.startswith("* main: 1 turn,"), threads

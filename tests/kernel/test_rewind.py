@@ -147,3 +147,41 @@ def test_rewind_undoes_a_turn_and_stops_sending_it_even_after_a_restore(tmp_path
     assert sent_after == "['first', 'third', 'fourth']"
     assert sent_alt == "['first', 'try again', 'fifth']"
     assert json.dumps(second.records()[-1]).count('"kind": "rewind"') == 0  # the original
+
+
+def test_a_fork_of_a_restored_thread_asks_the_model_of_that_thread(tmp_path: Path) -> None:
+    """A restarted kernel restores `main` (its provider is built at its first turn); forking
+    it before that turn gives the fork the same model, not the placeholder that answers "no
+    model was called"."""
+    from tests.support.anthropic_server import AnthropicTestServer, Reply
+    from tests.support.anthropic_sse import sse_text_response
+
+    chat = "%%chat --provider anthropic --model claude-haiku-4-5\nHello"
+    with AnthropicTestServer() as server:
+        server.enqueue(
+            Reply.sse(sse_text_response(["Hello from the model."])),
+            Reply.sse(sse_text_response(["The fork goes on."])),
+        )
+        env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
+        first = KernelDriver(env=env)
+        try:
+            first.run("%load_ext jupyter_turns")
+            said = first.run(chat, cell_id="c1")
+        finally:
+            first.close()
+        path = save(tmp_path / "fork.ipynb", [("c1", chat, said.outputs)])
+        restarted = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)})
+        try:
+            restarted.run("%load_ext jupyter_turns")
+            forked = restarted.run("%chat fork alt")
+            answer = restarted.run("%%chat\nAnd then?", cell_id="c2")
+        finally:
+            restarted.close()
+        server.assert_all_served()
+    assert "New thread 'alt' is current" in forked.stdout()
+    [record] = answer.records()
+    messages = [e["content"] for e in record["events"] if e["kind"] == "message"]
+    assert messages == ["The fork goes on."]
+    sent = server.requests[-1].body["messages"]
+    assert [m["role"] for m in sent] == ["user", "assistant", "user"]
+    assert server.requests[-1].body["model"] == "claude-haiku-4-5"

@@ -351,3 +351,26 @@ def test_nbval_sees_a_long_headless_turn_as_its_outputs_and_one_record() -> None
     got = [read() for _ in range(3)]
     assert [m["msg_type"] for m in got] == ["display_data", "stream", "status"]
     assert got[0]["content"]["data"] == {RECORD_MIME: {"final": True}}
+
+
+def test_a_replay_starts_from_the_history_before_the_turn_it_replays() -> None:
+    """The recorded turn in the thread (restored: its own ids), or a replay of it (new ids,
+    the recorded call ids, a nested one too): the replay starts at its request; a thread
+    that holds neither keeps all of its history."""
+    from jupyter_turns.model.events import ChatRequest, Message, ToolCallRequest
+    from jupyter_turns.record.replay_rebuild import recorded_start
+
+    def turn(text: str, call: str) -> list[Any]:
+        request = ChatRequest(content=text)
+        outer = ToolCallRequest(call_id=f"{call}-outer", name="researcher", arguments={})
+        inner = ToolCallRequest(call_id=call, name="double", arguments={}, parent=outer.call_id)
+        return [request, Message(content="On it."), outer, inner]
+
+    earlier, recorded, later = turn("a", "c1"), turn("b", "c2"), turn("c", "c3")
+    assert recorded_start([*earlier, *recorded, *later], recorded) == 4
+    replayed = turn("b", "c2")  # new event ids, the recorded call ids
+    assert recorded_start([*earlier, *replayed], recorded) == 4
+    nested_only = [replayed[0], replayed[1], replayed[3]]  # matched by its nested call
+    assert recorded_start([*earlier, *nested_only], recorded) == 4
+    assert recorded_start([*earlier, *later], recorded) is None
+    assert recorded_start(earlier, []) is None

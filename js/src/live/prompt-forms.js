@@ -1,6 +1,12 @@
 /**
  * The forms of the prompt kinds: what each shows and which message each control sends.
  * A builder fills the prompt element and returns its primary action (the Enter key), if any.
+ *
+ * An approval is drawn by what the tool is, never by its name alone: the kernel's built-in cell
+ * tools (the prompt says `builtin: true`, which only the kernel's own tools carry) get their
+ * own forms, every other tool — a notebook's `@tool run_cell` too — the form that shows all of
+ * its arguments. A built-in's form shows every argument it does not draw itself (`undrawn`):
+ * no approval hides what will run.
  */
 import { append, contentText, h, prettyJson } from "../util/dom.js";
 import { CELL_TOOLS, STEP_TOOLS, callPreview, copyText } from "../render/cells.js";
@@ -21,8 +27,9 @@ import { parseArguments, validate } from "../util/schema.js";
 /** @type {Record<string, Builder>} */
 export const BUILDERS = {
   approval(prompt, el, act) {
-    if (CELL_TOOLS.has(String(prompt.name))) return cellApproval(prompt, el, act);
-    if (STEP_TOOLS.has(String(prompt.name))) return stepApproval(prompt, el, act);
+    const builtin = prompt.builtin === true;
+    if (builtin && CELL_TOOLS.has(String(prompt.name))) return cellApproval(prompt, el, act);
+    if (builtin && STEP_TOOLS.has(String(prompt.name))) return stepApproval(prompt, el, act);
     const args = prompt.arguments ?? {};
     const approve = () => act({ type: "approval", action: "approved" });
     const editor = argumentsEditor(prompt, (edited) =>
@@ -221,6 +228,7 @@ function cellApproval(prompt, el, act) {
     el,
     title(what),
     h("div", { class: "jt-cell-preview" }, callPreview(String(prompt.name), args, prompt.preview)),
+    undrawn(prompt),
     prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
     actions(
       button(inserting ? "Insert" : "Apply edit", approve, "primary"),
@@ -255,6 +263,7 @@ function stepApproval(prompt, el, act) {
     el,
     title(what),
     h("div", { class: "jt-cell-preview" }, callPreview(String(prompt.name), args, prompt.preview)),
+    undrawn(prompt),
     prompt.error ? h("div", { class: "jt-prompt-error" }, String(prompt.error)) : null,
     actions(
       button(label, approve, "primary"),
@@ -262,6 +271,35 @@ function stepApproval(prompt, el, act) {
     ),
   );
   return approve;
+}
+
+/** The arguments each built-in's own form draws (in its title and its preview). */
+const DRAWN = /** @type {Readonly<Record<string, readonly string[]>>} */ ({
+  insert_cell: ["source", "cell_type", "after", "run"],
+  edit_cell: ["index", "source", "run"],
+  run_cell: ["index"],
+  delete_cell: ["index"],
+  move_cell: ["index", "to"],
+});
+
+/**
+ * The arguments of a built-in's call that its form does not draw, as JSON under "Other
+ * arguments" (null when it draws them all): whatever goes with the call is shown.
+ * @param {Prompt} prompt
+ * @returns {HTMLElement | null}
+ */
+function undrawn(prompt) {
+  const name = String(prompt.name);
+  const drawn = Object.hasOwn(DRAWN, name) ? DRAWN[name] : [];
+  const args = /** @type {Record<string, unknown>} */ (prompt.arguments ?? {});
+  const rest = Object.entries(args).filter(([key]) => !drawn.includes(key));
+  if (!rest.length) return null;
+  return h(
+    "div",
+    { class: "jt-prompt-args jt-undrawn-args" },
+    h("div", { class: "jt-arg-name" }, "Other arguments"),
+    h("pre", { class: "jt-args-json" }, prettyJson(Object.fromEntries(rest))),
+  );
 }
 
 /**

@@ -66,6 +66,7 @@ export const EVENT_FIELDS = {
     "preview.source",
     "preview.diff",
     "outputs",
+    "builtin",
   ],
   inquiry_request: ["id", "inquiry_id", "call_id", "question"],
   inquiry_response: ["id", "inquiry_id", "call_id", "answer", "by"],

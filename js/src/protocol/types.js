@@ -57,7 +57,10 @@
  *            elapsed?: number|null, images?: ImageData[], decisions?: Decision[],
  *            preview?: Preview, subagent?: Subagent, cell?: CellChange,
  *            outputs?: {output_type?: string, [key: string]: unknown}[],
- *            state?: NamespaceState, replay?: ReplayCheck}} ToolCallResponseEvent
+ *            state?: NamespaceState, replay?: ReplayCheck, builtin?: boolean}}
+ *            ToolCallResponseEvent
+ *   builtin: the call went to the kernel's built-in tool of its name (false: another tool,
+ *   a notebook's own of the same name too; absent: saved before it was written)
  * @typedef {EventBase & {kind: "inquiry_request", call_id: string, inquiry_id: string,
  *            question: string, choices?: string[]|null}} InquiryRequestEvent
  * @typedef {EventBase & {kind: "inquiry_response", call_id: string, inquiry_id: string,
@@ -80,7 +83,10 @@
  *            progress?: string[], progress_head?: number, progress_total?: number}} LiveTool
  *   progress: the kept output lines (the first progress_head are the head, the rest the tail)
  *   of progress_total printed
- * @typedef {{id: string, type: string, call_id?: string, [field: string]: any}} Prompt
+ * @typedef {{id: string, type: string, call_id?: string, builtin?: true,
+ *            [field: string]: any}} Prompt
+ *   builtin: an approval of one of the kernel's built-in tools (only they carry it): drawn
+ *   with that built-in's form (live/prompt-forms.js); without it, every argument as it is
  * @typedef {{attempt: number, max_attempts: number, delay_s: number, reason?: string|null,
  *            until: number}} Retry
  * @typedef {{state: string, retry: Retry|null}} Status

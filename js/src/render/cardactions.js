@@ -1,5 +1,6 @@
 /**
- * What a tool card offers after the call: the proposed cell or diff of `insert_cell` /
+ * What a tool card offers after the call of a built-in tool (its response's `builtin`,
+ * cells.js `savedBuiltin`): the proposed cell or diff of `insert_cell` /
  * `edit_cell`, Copy for a proposed cell, and — on a saved card, where the page gives
  * `actions` (the lab extension's record renderer) — Undo for a step of the model (a `python`
  * run, an inserted or edited cell) and "Add to notebook" for a `python` run. An `undo` event
@@ -25,7 +26,7 @@
 import { h } from "../util/dom.js";
 import { IMAGE_TYPES } from "./images.js";
 import { whoName } from "../util/who.js";
-import { callPreview, copyText, renderCode } from "./cells.js";
+import { callPreview, copyText, renderCode, savedBuiltin } from "./cells.js";
 
 /** @typedef {import("../protocol/types.js").ToolCallRequestEvent} ToolCallRequestEvent */
 /** @typedef {import("../protocol/types.js").ToolCallResponseEvent} ToolCallResponseEvent */
@@ -60,27 +61,29 @@ const UNDOABLE = new Set([
  * @returns {HTMLElement | null}
  */
 export function renderAfterCall(callId, request, response, undo, actions) {
-  const name = String(request?.name ?? "");
+  // the built-in the call went to; "" for any other tool, a notebook's tool of a built-in's
+  // name too: it gets none of a built-in's drawing or buttons
+  const builtin = savedBuiltin(response) ? String(request?.name ?? "") : "";
   const args = /** @type {Record<string, unknown>} */ (request?.arguments ?? {});
   const parts = [];
-  const preview = callPreview(name, args, response.preview);
+  const preview = callPreview(builtin, args, response.preview);
   if (preview) parts.push(h("div", { class: "jt-cell-preview" }, preview));
   if (undo) parts.push(renderUndo(undo));
   const status = h("span", { class: "jt-action-status jt-muted", "aria-live": "polite" });
   const buttons = [];
-  if (name === "insert_cell" && typeof args.source === "string") {
+  if (builtin === "insert_cell" && typeof args.source === "string") {
     const source = args.source;
     const copy = actionButton("Copy cell", () => copyText(source, copy));
     buttons.push(copy);
   }
   const done = response.status === "done";
-  if (actions && done && !undo && UNDOABLE.has(name)) {
+  if (actions && done && !undo && UNDOABLE.has(builtin)) {
     const undoButton = actionButton("Undo", () =>
       runAction(undoButton, status, "Undoing…", () => actions.undo(callId)),
     );
     buttons.push(undoButton);
   }
-  if (actions && done && name === "python" && typeof args.code === "string") {
+  if (actions && done && builtin === "python" && typeof args.code === "string") {
     const code = args.code;
     // the exact code the button adds, beside it
     parts.push(h("div", { class: "jt-cell-preview jt-python-code" }, renderCode(code)));

@@ -125,6 +125,17 @@ export const CELL_TOOLS = new Set(["insert_cell", "edit_cell"]);
 export const STEP_TOOLS = new Set(["run_cell", "delete_cell", "move_cell"]);
 
 /**
+ * Whether a saved call went to the kernel's built-in tool of its name, as its response says
+ * (`builtin`), and so is drawn as that built-in: a notebook's own tool of the same name
+ * (`builtin: false`) is drawn as any tool. A response saved before the kernel said so (no
+ * `builtin`) is drawn by its tool's name, as it was then. A label, never a permission.
+ * @param {{builtin?: unknown} | null | undefined} response
+ */
+export function savedBuiltin(response) {
+  return typeof response?.builtin === "boolean" ? response.builtin : true;
+}
+
+/**
  * What an `insert_cell` / `edit_cell` call proposes, drawn from the call's own arguments —
  * the text a button would insert or copy — or null for any other tool. A `preview` (saved in
  * a record, which may come from someone else's notebook) is used only for an edit's diff, and
