@@ -261,9 +261,8 @@ class ChatMagics(Magics, McpSettings):
                             thread; they stay in the notebook, marked rewound, never re-sent
         %chat fork NAME [--at N]   a new thread NAME with this thread's history before turn
                             N (default: all of it); the original thread is untouched
-        %chat replay [--from FILE]      replay from FILE (default: this notebook's own only)
-        %chat export [NAME] [PATH] | compact | forget N | cost
-        %chat mcp list | add | remove NAME | start NAME | restart NAME
+        %chat replay [--from FILE] (default: this notebook's own) | export [NAME] [PATH]
+        %chat compact | forget N | cost    %chat mcp list|add|remove|start|restart NAME
 
         Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
         (provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
