@@ -247,15 +247,34 @@ def redact(text: str) -> Redacted:
 
 
 def head(text: str, size: int) -> str:
-    """The first ``size`` characters of ``text`` once its secrets are withheld: a secret
-    across the cut is withheld whole. Only ``size + SPAN`` characters are scanned."""
-    return redact(text[: size + SPAN]).text[:size]
+    """At most the first ``size`` characters of ``text`` once its secrets are withheld: a
+    secret across the cut is withheld whole, and a label is never cut in half (the cut moves
+    before it). Only the first ``size + SPAN`` characters are scanned."""
+    shown = redact(text[: size + SPAN]).text
+    if len(shown) <= size:
+        return shown
+    opened = _label_across(shown, size)
+    return shown[: size if opened is None else opened]
 
 
 def tail(text: str, size: int) -> str:
-    """The last ``size`` characters of ``text`` once its secrets are withheld (see
-    :func:`head`)."""
-    return redact(text[-(size + SPAN) :]).text[-size:] if size > 0 else ""
+    """At most the last ``size`` characters of ``text`` once its secrets are withheld (see
+    :func:`head`): what a traceback's end says."""
+    shown = redact(text[-(size + SPAN) :]).text if size > 0 else ""
+    if len(shown) <= size:
+        return shown
+    start = len(shown) - size
+    opened = _label_across(shown, start)
+    return shown[start if opened is None else shown.index("]", opened) + 1 :]
+
+
+def _label_across(text: str, cut: int) -> int | None:
+    """Where the label that a cut at ``cut`` would split begins (None: it splits none)."""
+    opened = text.rfind(_LABELLED, 0, cut + len(_LABELLED) - 1)
+    if opened < 0 or opened >= cut:
+        return None
+    closed = text.find("]", opened)
+    return opened if closed >= cut else None  # an unclosed "[redacted: " is no label
 
 
 def withheld(text: str) -> int:
