@@ -137,6 +137,24 @@ _PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _NOT_IN_URL = r"\s/?#'\"<>`"  # what ends a URL's userinfo (or the text around it)
 
+
+def _beginnings(*atoms: str) -> str:
+    """A regex for every nonempty beginning of the atoms in sequence (``a``, ``aw``, ``aws``...),
+    the first atom whole: ``a(?:w(?:s)?)?``."""
+    inner = ""
+    for atom in reversed(atoms[1:]):
+        inner = f"(?:{atom}{inner})?"
+    return atoms[0] + inner
+
+
+_AWS_CONTEXT = (  # the beginnings of a name that says a secret access key follows
+    "(?i:"
+    + _beginnings("aws", ".?", *"secret")
+    + "|"
+    + _beginnings("secret", ".?", *"access", ".?", *"key")
+    + ")"
+)
+
 SHAPES: dict[str, Shape] = {
     "Anthropic key": Shape(_L + r"sk-ant-[A-Za-z0-9_\-]{8,}", ("sk-",), r"sk-[A-Za-z0-9_\-]*"),
     "OpenAI key": Shape(
@@ -157,7 +175,11 @@ SHAPES: dict[str, Shape] = {
         + r"(?P<value>[A-Za-z0-9/+]{40})"
         + _R,
         ("aws", "secret", *_AWS_IDS),
-        r"(?:(?i:aws|secret)|AKIA|ASIA|ABIA|ACCA)[^\n]{0,130}",  # context, 60, the 40: 121 at most
+        # a name or key id begun, or whole and what may follow it: from the end of the shortest
+        # name (10 characters) the context's rest, 60 between and the 40 are 111 at most
+        _AWS_CONTEXT
+        + r"|(?:(?i:aws.?secret|secret.?access.?key)|(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})"
+        + r"[^\n]{0,111}|(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{0,15}",
     ),
     "AWS key": Shape(_L + _AWS_ID + _R, _AWS_IDS, r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{0,16}"),
     "GitHub token": Shape(

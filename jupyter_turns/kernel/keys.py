@@ -25,8 +25,9 @@ endpoint`` changes it. The binding lives below the kernel, in
 whatever its key source; the provider then sends nothing to another endpoint.
 
 :mod:`jupyter_turns.redaction` withholds the key in use (read from the environment at each
-call) and every key handed out here (:func:`~jupyter_turns.redaction.remember`) from whatever
-the package sends to the model, shows or saves.
+call), every key handed out here (:func:`~jupyter_turns.redaction.remember`) and the
+secret-named values of every ``.env`` read here (:func:`~jupyter_turns.redaction.watch`) from
+whatever the package sends to the model, shows or saves.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ from ..providers.endpoints import (
     environment_key,
     shown,
 )
-from ..redaction import ENV_KEY, masked
+from ..redaction import ENV_KEY, masked, watch
 
 __all__ = [
     "ENV_KEY",
@@ -136,6 +137,7 @@ def read_dotenvs(directories: Iterable[Path]) -> list[DotenvFile]:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+        watch(path)  # its secret-named values are withheld from what leaves, as it changes
         named = {k: v for k, v in parse_dotenv(text).items() if k.startswith(_PREFIXES) and v}
         if named:
             found.append(
