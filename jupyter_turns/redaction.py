@@ -55,6 +55,7 @@ import base64
 import binascii
 import bisect
 import functools
+import itertools
 import json
 import os
 import re
@@ -158,10 +159,7 @@ _AWS_CONTEXT = (  # the beginnings of a name that says a secret access key follo
 SHAPES: dict[str, Shape] = {
     "Anthropic key": Shape(_L + r"sk-ant-[A-Za-z0-9_\-]{8,}", ("sk-",), r"sk-[A-Za-z0-9_\-]*"),
     "OpenAI key": Shape(
-        _L
-        + r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,}"
-        + _R
-        + ")",
+        _L + r"sk-(?:(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{20,}|[A-Za-z0-9]{32,}" + _R + ")",
         ("sk-",),
         r"sk-[A-Za-z0-9_\-]*",
     ),
@@ -192,7 +190,9 @@ SHAPES: dict[str, Shape] = {
         ("xox", "xapp"),
         r"(?:xox[abposre]?|xapp)(?:-[A-Za-z0-9\-]*)?",
     ),
-    "Google API key": Shape(_L + r"AIza[0-9A-Za-z_\-]{35}" + _R, ("aiza",), r"AIza[0-9A-Za-z_\-]{0,35}"),
+    "Google API key": Shape(
+        _L + r"AIza[0-9A-Za-z_\-]{35}" + _R, ("aiza",), r"AIza[0-9A-Za-z_\-]{0,35}"
+    ),
     "JWT": Shape(
         _L + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _R,
         ("eyj",),
@@ -612,7 +612,7 @@ Parse = Callable[[str], Iterable[tuple[str, str]]]  # a file's text -> (secret, 
 
 def _netrc(text: str) -> Iterator[tuple[str, str]]:
     words = text.split()
-    for word, value in zip(words, words[1:], strict=False):
+    for word, value in itertools.pairwise(words):
         if word in ("password", "account"):
             yield value, "~/.netrc"
 
@@ -739,10 +739,8 @@ class _Files:
             return self.found  # another thread is looking: what was found is still good
         try:
             self._checked = now
-            found = dict(pair for path, parse in _files_now() for pair in self._secrets(path, parse))
-            pairs = tuple(sorted(found.items()))
-            if pairs != self.found:
-                self.found = pairs
+            found = {pair for path, parse in _files_now() for pair in self._secrets(path, parse)}
+            self.found = tuple(sorted(dict(found).items()))
         finally:
             self._lock.release()
         return self.found

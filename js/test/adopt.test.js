@@ -30,7 +30,13 @@ test("a block is adopted by its event when the texts are equal, redrawn when the
     ],
   });
   draft.apply({ type: "delta", parts: [[0, "message", "sk-ant-api03-abcdefgh"]] });
-  draft.apply({ type: "released", blocks: [[0, "ev-0"], [1, "ev-1"]] });
+  draft.apply({
+    type: "released",
+    blocks: [
+      [0, "ev-0"],
+      [1, "ev-1"],
+    ],
+  });
 
   // the event says otherwise (it was redacted): the streamed DOM is not kept
   assert.equal(draft.adopt("ev-0", "message", "The key is [redacted: API key]"), null);

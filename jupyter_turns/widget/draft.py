@@ -43,9 +43,10 @@ __all__ = ["TranscriptDraft"]
 
 @dataclass(slots=True)
 class _Block:
-    """One unfinished block: the text that arrived since the last look (``chunks``) and what the
-    page is shown of it (``shown``, of which the first ``sent`` were sent). Answer text and reasoning are shown redacted as they stream; a tool call's argument
-    text (named by ``call``: call id, tool name) is shown as it arrives."""
+    """One unfinished block: the text that arrived since the last look (``chunks``) and what
+    the page is shown of it (``shown``, of which the first ``sent`` were sent). Answer text
+    and reasoning are shown redacted as they stream; a tool call's argument text (named by
+    ``call``: call id, tool name) is shown as it arrives."""
 
     kind: DraftKind
     chunks: list[str] = field(default_factory=list)

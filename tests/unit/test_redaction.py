@@ -448,7 +448,8 @@ def test_short_values_and_paths_in_credential_files_are_not_withheld(tmp_path: P
             "postgres://ada:[redacted: password in URL]@db.example.com:5432/app",
         ),
         ("redis://:hunter2@cache:6379/0", "redis://:[redacted: password in URL]@cache:6379/0"),
-        ("mysql://u:p@ss@host/db", "mysql://u:[redacted: password in URL]@host/db"),  # up to the last @
+        # the password runs up to the last "@" of the host part
+        ("mysql://u:p@ss@host/db", "mysql://u:[redacted: password in URL]@host/db"),
         (
             "DATABASE_URL=postgres://user:PASSWORD@host/db\0HOME=/root\0",  # /proc/self/environ
             "DATABASE_URL=postgres://user:[redacted: password in URL]@host/db\0HOME=/root\0",
@@ -549,7 +550,7 @@ URL_PASSWORD = random_chars(20)
 # (what comes before the unique part, the unique part, what comes after): the key in use,
 # a value secret by its name, a token shape, a key pair by its context, a URL's password
 PLANTED = [
-    ("", KEY_IN_USE, ""),
+    ("sk-ant-api03-", KEY_IN_USE.removeprefix("sk-ant-api03-"), ""),
     ("", DB_PASSWORD, ""),
     ("ghp_", random_chars(36), ""),
     ("AKIA", random_chars(16, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"), ""),
@@ -565,7 +566,8 @@ def _grams(text: str, size: int = 4) -> set[str]:
 def _planted(draw: st.DrawFn) -> tuple[str, set[str]]:
     """A text with the planted secrets among arbitrary text; the 4-character pieces of the
     secrets' unique parts that nothing else in it holds."""
-    fillers = [draw(st.text(ALNUM + " \n.:=/'\"-_[]", max_size=40)) for _ in range(len(PLANTED) + 1)]
+    alphabet = ALNUM + " \n.:=/'\"-_[]"
+    fillers = [draw(st.text(alphabet, max_size=40)) for _ in range(len(PLANTED) + 1)]
     order = draw(st.permutations(PLANTED))
     pieces = [fillers[0]]
     for (before, unique, after), filler in zip(order, fillers[1:], strict=True):
