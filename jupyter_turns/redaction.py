@@ -118,13 +118,14 @@ class Shape(NamedTuple):
     ``regex`` matches it; a shape recognised by its context (an AWS secret key is 40 base64
     characters, like much else: it is recognised next to its name or its key id) marks the
     secret with ``(?P<value>...)``: only that part is replaced, the context is redacted on its
-    own. Every match begins with one of ``leads`` (lower case; compared with the text in lower
+    own. Every match begins with one of ``leads`` (as written), or of ``any_case`` (in any
     case). ``opening`` matches every beginning of a match that more text may still complete or
     change, from its lead to the end of what arrived (a stream holds such a tail back)."""
 
     regex: str
     leads: tuple[str, ...]
     opening: str
+    any_case: tuple[str, ...] = ()
 
 
 # _L/_R keep a shape from starting or ending inside a longer run of token characters (base64
@@ -132,7 +133,7 @@ class Shape(NamedTuple):
 _TOKEN_CHARS = r"A-Za-z0-9_+/\-"
 _L = rf"(?<![{_TOKEN_CHARS}])"  # "=" may come before: NAME=token (it only ends base64)
 _R = rf"(?![{_TOKEN_CHARS}=])"
-_AWS_IDS = ("akia", "asia", "abia", "acca")
+_AWS_IDS = ("AKIA", "ASIA", "ABIA", "ACCA")
 _AWS_ID = r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"
 _PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
@@ -172,12 +173,13 @@ SHAPES: dict[str, Shape] = {
         + _L
         + r"(?P<value>[A-Za-z0-9/+]{40})"
         + _R,
-        ("aws", "secret", *_AWS_IDS),
+        _AWS_IDS,
         # a name or key id begun, or whole and what may follow it: from the end of the shortest
         # name (10 characters) the context's rest, 60 between and the 40 are 111 at most
         _AWS_CONTEXT
         + r"|(?:(?i:aws.?secret|secret.?access.?key)|(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16})"
         + r"[^\n]{0,111}|(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{0,15}",
+        any_case=("aws", "secret"),
     ),
     "AWS key": Shape(_L + _AWS_ID + _R, _AWS_IDS, r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{0,16}"),
     "GitHub token": Shape(
@@ -191,11 +193,11 @@ SHAPES: dict[str, Shape] = {
         r"(?:xox[abposre]?|xapp)(?:-[A-Za-z0-9\-]*)?",
     ),
     "Google API key": Shape(
-        _L + r"AIza[0-9A-Za-z_\-]{35}" + _R, ("aiza",), r"AIza[0-9A-Za-z_\-]{0,35}"
+        _L + r"AIza[0-9A-Za-z_\-]{35}" + _R, ("AIza",), r"AIza[0-9A-Za-z_\-]{0,35}"
     ),
     "JWT": Shape(
         _L + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}" + _R,
-        ("eyj",),
+        ("eyJ",),
         r"eyJ[A-Za-z0-9_\-.]*",
     ),
     # the whole block (up to its END, never into another block); cut short (no END line),
@@ -206,7 +208,7 @@ SHAPES: dict[str, Shape] = {
         + r"(?:(?:(?!-----BEGIN )[\s\S]){0,20000}?"
         + _PEM_END
         + r"|(?:(?:\r?\n|\\[nr])[A-Za-z0-9+/=]+(?=\r?\n|\\[nr]|['\"…\]]| \[|$))*)",
-        ("-----begin ",),
+        ("-----BEGIN ",),
         r"-----BEGIN [A-Z0-9 ]*(?:-{0,4}|PRIVATE KEY(?: BLOCK)?-----"
         rf"(?:(?!-----BEGIN )(?!{_PEM_END})[\s\S]){{0,20000}})",
     ),
@@ -412,10 +414,19 @@ class _State(NamedTuple):
 
     pattern: re.Pattern[str]
     labels: dict[str, str]  # literal secret -> its label
-    leads: tuple[tuple[str, tuple[int, ...]], ...]  # lead -> the shapes it begins (-1: a label)
+    searches: tuple[_Search, ...]  # how the leads are found
     openings: tuple[re.Pattern[str], ...]  # by shape number; then the label's
-    lead_prefixes: frozenset[str]  # every proper beginning of a lead
+    beginnings: tuple[frozenset[str], frozenset[str]]  # of the leads: as written, in lower case
     lead_longest: int
+
+
+class _Search(NamedTuple):
+    """One pass over a text (``any_case``: over its lower case) for ``needle``; each place it
+    is found may be where one of the ``leads`` begins, ``offset`` characters before it."""
+
+    needle: str
+    any_case: bool
+    leads: tuple[tuple[str, int, tuple[int, ...]], ...]  # lead, offset, the shapes it begins
 
 
 class _Scan(NamedTuple):
@@ -432,7 +443,7 @@ def _scan(text: str, start: int, state: _State) -> _Scan:
     low = text.lower()
     if len(low) != len(text):  # a character whose lower case is longer ("İ")
         low = text.translate(_ASCII_LOWER)
-    leads = sorted((at, shapes) for lead, shapes in state.leads for at in _finds(low, lead, start))
+    leads = sorted(_leads(text, low, start, state))
     places = sorted({at for at, _ in leads}.union(*(_finds(text, s, start) for s in state.labels)))
     found: list[re.Match[str]] = []
     end = start
@@ -444,6 +455,22 @@ def _scan(text: str, start: int, state: _State) -> _Scan:
             found.append(match)
             end = match.end()
     return _Scan(found, low, leads)
+
+
+def _leads(text: str, low: str, start: int, state: _State) -> Iterator[tuple[int, tuple[int, ...]]]:
+    """Where a lead begins from ``start`` on, with the shapes it begins."""
+    for needle, any_case, leads in state.searches:
+        haystack = low if any_case else text
+        if len(needle) == 1 and haystack.count(needle, start) * 100 > len(haystack):
+            # a capital that is not rare here (base64, upper-case data): each lead whole
+            for lead, _, shapes in leads:
+                yield from ((at, shapes) for at in _finds(haystack, lead, start))
+            continue
+        for found in _finds(haystack, needle, start):
+            for lead, offset, shapes in leads:
+                at = found - offset
+                if at >= start and haystack.startswith(lead, at):
+                    yield at, shapes
 
 
 def _finds(text: str, needle: str, start: int) -> Iterator[int]:
@@ -488,8 +515,9 @@ def _hold(window: str, base: int, scan: _Scan, state: _State) -> int:
         return number >= 0 and starts[number] < at < matches[number].end()
 
     found = [matches[-1].start()] if matches and matches[-1].end() == size else []
+    written, lowered = state.beginnings
     for at in range(max(base, size - state.lead_longest + 1), size):
-        if low[at:] in state.lead_prefixes and not inside(at):
+        if (window[at:] in written or low[at:] in lowered) and not inside(at):
             found.append(at)
             break
     for secret in state.labels:  # its first characters at the very end
@@ -543,19 +571,51 @@ def _compiled(literals: tuple[tuple[str, str], ...]) -> _State:
     for number, shape in enumerate(SHAPES.values()):
         regex = shape.regex.replace("(?P<value>", f"(?P<v{number}>")
         parts.append(f"(?P<s{number}>{regex})")
-    leads: dict[str, list[int]] = {_LABELLED: [len(_KINDS)]}
+    leads: dict[tuple[str, bool], list[int]] = {(_LABELLED, False): [len(_KINDS)]}
     for number, shape in enumerate(SHAPES.values()):
-        for lead in shape.leads:
-            leads.setdefault(lead, []).append(number)
+        for lead, any_case in [
+            *((w, False) for w in shape.leads),
+            *((w, True) for w in shape.any_case),
+        ]:
+            leads.setdefault((lead, any_case), []).append(number)
     openings = [*(s.opening for s in SHAPES.values()), _DONE_OPENING]
     return _State(
         pattern=re.compile("|".join(parts)),
         labels=labels,
-        leads=tuple((lead, tuple(shapes)) for lead, shapes in leads.items()),
+        searches=_searches({key: tuple(shapes) for key, shapes in leads.items()}),
         openings=tuple(re.compile(o) for o in openings),
-        lead_prefixes=frozenset(lead[:n] for lead in leads for n in range(1, len(lead))),
-        lead_longest=max(map(len, leads)),
+        beginnings=(
+            frozenset(w[:n] for w, fold in leads if not fold for n in range(1, len(w))),
+            frozenset(w[:n] for w, fold in leads if fold for n in range(1, len(w))),
+        ),
+        lead_longest=max(len(w) for w, _ in leads),
     )
+
+
+def _searches(leads: dict[tuple[str, bool], tuple[int, ...]]) -> tuple[_Search, ...]:
+    """As few passes over a text as find every lead: a lead with a capital letter is looked
+    for by it (capitals are rare in prose: one pass finds AKIA, ASIA, ABIA, ACCA and AIza),
+    leads with a common beginning by it (``gh``: five GitHub prefixes), others whole."""
+    needles: dict[tuple[str, bool], list[tuple[str, int, tuple[int, ...]]]] = {}
+    for (lead, any_case), shapes in leads.items():
+        capital = next((i for i, c in enumerate(lead) if c.isupper()), None)
+        if any_case:
+            needle, offset = lead, 0
+        elif capital is not None:
+            needle, offset = lead[capital], capital
+        else:
+            shared = [w for w, fold in leads if not fold and w[:2] == lead[:2]]
+            needle, offset = _shared_beginning(shared), 0
+        needles.setdefault((needle, any_case), []).append((lead, offset, shapes))
+    return tuple(_Search(n, fold, tuple(found)) for (n, fold), found in needles.items())
+
+
+def _shared_beginning(words: list[str]) -> str:
+    """The longest beginning all ``words`` share (of the first and last in order: all)."""
+    first, last = min(words), max(words)
+    pairs = enumerate(zip(first, last, strict=False))  # first is the shorter when a prefix
+    size = next((i for i, (a, b) in pairs if a != b), len(first))
+    return first[:size]
 
 
 # ---------------------------------------------------------------------------- known by value

@@ -6,9 +6,10 @@ it (kind ``tool_input``, drawn as a draft tool card, its parts naming the tool a
 ``delta`` messages carry each block's text added since the last flush. Answer text and
 reasoning are redacted as they stream (:class:`~jupyter_turns.redaction.RedactedStream`, fed
 once per flush: the per-delta path only appends), so no secret the model writes reaches the
-page, the widget's state or a live record; the event that replaces a block has the same text,
-redacted whole by the builder. Should they ever differ, the block is not handed over and the
-page draws the event from its own text. When blocks become events
+page, the widget's state or a live record; what the page has not been shown when the block
+becomes its event (redacted whole by the builder) is taken from the event. Should the event
+not begin with what the page was shown, the block is not handed over and the page draws the
+event from its own text. When blocks become events
 (:class:`~jupyter_turns.model.sink.Appended` names their indexes), ``released`` tells the page
 which event takes over which block (a tool call's card replaces its draft card), so its DOM is
 kept and never parsed again, whatever else is still streaming. The top level has one
@@ -55,6 +56,7 @@ class _Block:
     call: tuple[str, str] = ("", "")
     stream: RedactedStream | None = None  # None: shown as it arrives (a call's arguments)
     ended: bool = False
+    fed: int = 0  # characters that went through the stream
 
     def part(self, index: int, text: str) -> DraftPart:
         """The page's part of this block at ``index`` carrying ``text``."""
@@ -72,11 +74,18 @@ class _Block:
         self.sent = len(self.shown)
         return text  # empty when all of it is held back: the block opens on the page
 
-    def end(self) -> None:
-        """The block is complete: what the stream held back is shown too."""
-        self._take()
-        if self.stream is not None and not self.ended:
-            self.shown.append(self.stream.end())
+    def becomes(self, text: str) -> bool:
+        """Whether the event text ``text`` (the whole block, redacted by the builder) is what
+        this block shows and then some: nothing of it differs from what the page has."""
+        return (self.fed + sum(map(len, self.chunks)) == 0) == (not text) and text.startswith(
+            "".join(self.shown)
+        )
+
+    def end(self, text: str) -> None:
+        """The block became the event ``text`` (:meth:`becomes`): the page is shown the rest
+        of it, taken from the event (redacted whole: nothing to scan again here)."""
+        self.shown.append(text[len("".join(self.shown)) :])
+        self.chunks.clear()
         self.ended = True
 
     def text(self) -> str:
@@ -93,6 +102,7 @@ class _Block:
             return
         text = "".join(self.chunks)
         self.chunks.clear()
+        self.fed += len(text)
         self.shown.append(text if self.stream is None else self.stream.feed(text))
 
 
@@ -170,13 +180,13 @@ class TranscriptDraft:
         block is drawn from its content instead.
         """
         blocks = [(i, self._blocks.pop(i)) for i in sorted(indexes) if i in self._blocks]
-        for _, block in blocks:
-            block.end()
         position = 0
         for event in events:
             for k in range(position, len(blocks)):
                 index, block = blocks[k]
                 if _replaces(event, block):
+                    if event.kind == "message" or event.kind == "reasoning":
+                        block.end(event.content)
                     self._released.extend((i, b, None) for i, b in blocks[position:k])
                     self._released.append((index, block, event.id))
                     position = k + 1
@@ -185,13 +195,13 @@ class TranscriptDraft:
 
 
 def _replaces(event: ConversationEvent, block: _Block) -> bool:
-    """Whether ``event`` is what ``block`` became: the same call, or the same text (a block
-    whose text the event does not repeat exactly is dropped, and the event drawn from its own
-    text: the page never keeps what differs from what is saved)."""
+    """Whether ``event`` is what ``block`` became: the same call, or text that begins with
+    what the block showed (a block that showed anything else is dropped, and the event drawn
+    from its own text: the page never keeps what differs from what is saved)."""
     if event.kind == "tool_call_request":
         return block.kind == "tool_input" and block.call[0] == event.call_id
     if event.kind == "message" or event.kind == "reasoning":
-        return block.kind == event.kind and block.text() == event.content
+        return block.kind == event.kind and block.becomes(event.content)
     return False
 
 
