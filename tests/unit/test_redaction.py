@@ -44,8 +44,16 @@ from jupyter_turns.model.events import (
     ReasoningDelta,
     ToolCallResponse,
 )
+from jupyter_turns.model.sink import PrintSink
 from jupyter_turns.providers.anthropic_wire import anthropic_messages
-from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
+from jupyter_turns.providers.scripted import (
+    Delay,
+    ScriptBlock,
+    ScriptedProvider,
+    cycle,
+    message,
+    tool_call,
+)
 from jupyter_turns.reading import variables as variables_module
 from jupyter_turns.reading.attach import cut_head
 from jupyter_turns.reading.notebook_tools import page
@@ -741,3 +749,13 @@ async def test_the_notice_counts_the_labels_a_tool_redacted_whole_before_cutting
     assert response.content == f"xxxxx {REDACTED} [redacted: secret in $DB_PAS"[:40]
     [notice] = [e for e in turn.events if isinstance(e, Notice) and e.data]
     assert notice.data == {"redacted": 1, "in": {"pages": 1}}  # the whole label the page shows
+
+
+async def test_the_terminal_sink_prints_an_answer_rebuilding_the_key_withheld() -> None:
+    out = io.StringIO()
+    pieces = ["The key is ", *KEY_IN_USE, "."]  # one character per delta
+    script = cycle(ScriptBlock(tuple(MessageDelta(p) for p in pieces)))
+    await Chat(provider=ScriptedProvider([script]), sink=PrintSink(out)).send("join them")
+    printed = out.getvalue()
+    assert f"The key is {REDACTED}." in printed
+    assert _shows(printed, _grams(KEY_IN_USE.removeprefix("sk-ant-api03-"))) == set()
