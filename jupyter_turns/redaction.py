@@ -138,6 +138,7 @@ _AWS_ID = r"(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}"
 _PEM_BEGIN = r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _PEM_END = r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
 _NOT_IN_URL = r"\s/?#'\"<>`"  # what ends a URL's userinfo (or the text around it)
+_PLACEHOLDER = r"(?:\{[^{}@\s]*\}|\$\{?\w+\}?|%(?:\(\w+\))?s|<[^<>@\s]*>|\*+)"
 
 
 def _beginnings(*atoms: str) -> str:
@@ -212,9 +213,10 @@ SHAPES: dict[str, Shape] = {
         r"-----BEGIN [A-Z0-9 ]*(?:-{0,4}|PRIVATE KEY(?: BLOCK)?-----"
         rf"(?:(?!-----BEGIN )(?!{_PEM_END})[\s\S]){{0,20000}})",
     ),
-    # scheme://user:PASSWORD@host: the password up to the authority's last "@"
+    # scheme://user:PASSWORD@host: the password up to the authority's last "@" (not a
+    # placeholder in code or a template: {password}, ${PGPASSWORD}, %s, <password>, ****)
     "password in URL": Shape(
-        rf"://[^{_NOT_IN_URL}@:]*:(?P<value>[^{_NOT_IN_URL}]+)@",
+        rf"://[^{_NOT_IN_URL}@:]*:(?!{_PLACEHOLDER}@)(?P<value>[^{_NOT_IN_URL}]+)@",
         ("://",),
         rf"://[^{_NOT_IN_URL}@:]*(?::[^{_NOT_IN_URL}]*)?",
     ),

@@ -481,6 +481,11 @@ def test_the_password_of_a_url_is_withheld_and_the_rest_kept(url: str, shown: st
         "http://[::1]:8888/lab",
         "mailto:ada@example.com and user:pass@host without a scheme",
         "https://ada@example.com/ (a user, no password)",
+        # placeholders in code and templates, not passwords
+        'f"postgres://{user}:{password}@{host}/{db}"',
+        "redis://:${REDIS_PASSWORD}@cache:6379 and mysql://u:$PW@db",
+        "'mysql://%s:%s@%s/%s' % args, 'pg://%(user)s:%(pw)s@h'",
+        "https://user:<password>@host and https://user:****@host",
     ],
 )
 def test_urls_without_a_password_are_left_alone(text: str) -> None:
