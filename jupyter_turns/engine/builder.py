@@ -8,6 +8,13 @@ Block indexes count up from 0 (or from a seeded block): a flushed block is relea
 only once every lower index has been released, so events come out in index order whatever order
 the flushes arrive in; whatever is still held at the end is drained in index order. Unflushed
 text stays readable for Stop and Continue.
+
+The model's text is redacted (:func:`jupyter_turns.redaction.redact`) where a block becomes its
+event, before it is recorded, saved or sent back: an answer that reassembles a key the model
+read in pieces holds ``[redacted: API key]`` instead. Reasoning that had a secret withheld
+loses its signature (it no longer is the text that was signed), so it is kept but not sent
+back; ``metadata.redacted`` counts what was withheld. The page's draft redacts the same text
+as it streams (:class:`~jupyter_turns.redaction.RedactedStream`), so both agree.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from ..model.events import (
     ToolCallRequest,
     ToolInputDelta,
 )
+from ..redaction import redact
 
 __all__ = ["EventBuilder", "PendingBlock"]
 
@@ -49,8 +57,8 @@ class _Buffer:
 
 @dataclass(frozen=True, slots=True)
 class PendingBlock:
-    """A block that has not become an event yet: its index, kind and text so far (a tool
-    call's is empty: its argument pieces are the page's alone)."""
+    """A block that has not become an event yet: its index, kind and text so far, redacted as
+    its event will be (a tool call's is empty: its argument pieces are the page's alone)."""
 
     index: int
     kind: PendingKind
@@ -125,7 +133,7 @@ class EventBuilder:
         for index in sorted(self._buffers):
             buffer = self._buffers[index]
             if buffer.kind == "message" or buffer.kind == "reasoning":
-                out.append(PendingBlock(index, buffer.kind, buffer.text()))
+                out.append(PendingBlock(index, buffer.kind, redact(buffer.text()).text))
             elif buffer.kind == "tool_call":
                 out.append(PendingBlock(index, "tool_call", ""))
         return out
@@ -173,6 +181,11 @@ def _to_event(buffer: _Buffer) -> ConversationEvent:
         )
     if buffer.kind == "opaque":
         return Block(metadata=metadata)
+    text, found = redact(buffer.text())
+    if found:
+        metadata = {**metadata, "redacted": found}
     if buffer.kind == "reasoning":
-        return Reasoning(content=buffer.text(), metadata=metadata)
-    return Message(content=buffer.text(), metadata=metadata)
+        if found:  # signed over the text as written: never sent back with another text
+            metadata.pop("signature", None)
+        return Reasoning(content=text, metadata=metadata)
+    return Message(content=text, metadata=metadata)

@@ -31,8 +31,9 @@ endpoint`` changes it. The binding lives below the kernel, in
 whatever its key source; the provider then sends nothing to another endpoint.
 
 :mod:`jupyter_turns.redaction` withholds the key in use (read from the environment at each
-call) and every key handed out here (:func:`~jupyter_turns.redaction.remember`) from whatever
-the package sends to the model, shows or saves.
+call), every key handed out here (:func:`~jupyter_turns.redaction.remember`) and the
+secret-named values of every ``.env`` read here (:func:`~jupyter_turns.redaction.watch`) from
+whatever the package sends to the model, shows or saves.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ from ..providers.endpoints import (
     secret_looking,
     shown,
 )
-from ..redaction import ENV_KEY, masked
+from ..redaction import ENV_KEY, masked, watch
 
 __all__ = [
     "ENV_KEY",
@@ -151,6 +152,9 @@ def read_dotenvs(directories: Iterable[Path]) -> list[DotenvFile]:
         if read is None:
             continue
         text, refused = read
+        # its secret-named values are withheld from what leaves, as it changes (the user's
+        # file or another's)
+        watch(directory / ".env")
         named = {k: v for k, v in parse_dotenv(text).items() if k.startswith(_PREFIXES) and v}
         if named:
             found.append(

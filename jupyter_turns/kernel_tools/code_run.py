@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.content import ImageData
+from ..redaction import head
 
 __all__ = ["MAX_OUTPUT", "CodeRun", "run_code"]
 
@@ -28,9 +29,11 @@ _NOTHING = object()
 
 
 def _clip(text: str, limit: int = MAX_OUTPUT) -> str:
+    """``text`` within ``limit`` characters and a note (cut after its secrets are withheld)."""
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}\n[output truncated: showing {limit:,} of {len(text):,} characters]"
+    shown = head(text, limit)
+    return f"{shown}\n[output truncated: showing {len(shown):,} of {len(text):,} characters]"
 
 
 @contextlib.contextmanager

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..redaction import redact
+from ..redaction import redact, withheld
 
 __all__ = [
     "DATA_RULE",
@@ -63,10 +63,11 @@ class Attachment(BaseModel):
     images: list[ImageData] = Field(default_factory=list, max_length=MAX_IMAGES)
 
     def redacted(self) -> tuple[Attachment, int]:
-        """This attachment with the secrets in its text withheld, and how many were: a turn
-        does this to every attachment before it is recorded or sent. Images are kept."""
-        text, count = redact(self.text)
-        return (self.model_copy(update={"text": text}) if count else self), count
+        """This attachment with the secrets in its text withheld, and how many labels stand in
+        for them (those its maker put in when it cut the text included): a turn does this to
+        every attachment before it is recorded or sent. Images are kept."""
+        text, found = redact(self.text)
+        return (self.model_copy(update={"text": text}) if found else self), withheld(text)
 
 
 _TAG = "notebook_data"

@@ -12,6 +12,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, TextIO, TypeAlias
 
+from ..redaction import RedactedStream
 from .events import ConversationEvent, MessageDelta, Part, ReasoningDelta, Usage
 
 __all__ = [
@@ -192,13 +193,17 @@ class RecordingSink:
 
 
 class PrintSink:
-    """Streams answer text to a terminal and prints one line per tool or status change."""
+    """Streams answer text to a terminal and prints one line per tool or status change.
+
+    The text is redacted as it streams (:class:`~jupyter_turns.redaction.RedactedStream`, one
+    per block): what may still become a secret is printed once the block ends."""
 
     def __init__(self, out: TextIO | None = None, *, show_reasoning: bool = True) -> None:
         self._out = out or sys.stdout
         self._show_reasoning = show_reasoning
         self._last: str | None = None
         self._shown_lines: dict[str, int] = {}  # per tool call: output lines printed so far
+        self._streams: dict[int, RedactedStream] = {}  # per block: its text, redacted
 
     def _write(self, text: str) -> None:
         self._out.write(text)
@@ -208,10 +213,13 @@ class PrintSink:
         content = part.content
         if isinstance(content, MessageDelta):
             self._switch("message")
-            self._write(content.text)
+            self._write(self._stream(part.index).feed(content.text))
         elif isinstance(content, ReasoningDelta) and self._show_reasoning and content.text:
             self._switch("reasoning")
-            self._write(content.text)
+            self._write(self._stream(part.index).feed(content.text))
+
+    def _stream(self, index: int) -> RedactedStream:
+        return self._streams.setdefault(index, RedactedStream())
 
     def _switch(self, kind: str) -> None:
         if self._last != kind:
@@ -221,7 +229,11 @@ class PrintSink:
 
     def update(self, update: Update) -> None:
         match update:
-            case Appended(events=events):
+            case Appended(events=events, released=released):
+                for index in released:  # what each finished block held back
+                    stream = self._streams.pop(index, None)
+                    if stream is not None:
+                        self._write(stream.end())
                 for event in events:
                     if event.kind in ("chat_request", "notice", "error"):
                         self._line(f"[{event.kind}] {_summary(event)}")
@@ -239,6 +251,8 @@ class PrintSink:
                         self._line(f"[{name}] {line}")
                     shown = start + len(lines)
                 self._shown_lines[call_id] = max(shown, output.total)
+            case Discarded():
+                self._streams.clear()
             case Retrying(delay=delay, reason=reason):
                 self._line(f"[retry] {reason} — retrying in {delay:.0f} s")
             case _:

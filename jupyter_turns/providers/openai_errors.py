@@ -18,6 +18,7 @@ import httpx2
 import openai
 
 from ..errors import ProviderError
+from ..redaction import head
 from .retry_hint import retry_after
 from .tls import CERTIFICATE_HINT, untrusted_certificate
 
@@ -121,7 +122,7 @@ def server_message(body: Any, fallback: str) -> str:
         if isinstance(detail, str) and detail:
             return detail
     if isinstance(body, str) and body.strip():
-        return body.strip()[:2000]
+        return head(body.strip(), 2000)  # a secret across the cut is withheld whole
     return fallback
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ..engine.window import to_send
 from ..model.content import MAX_IMAGES, Attachment, ImageData
 from ..model.events import ConversationEvent
+from ..redaction import tail
 from ..text import plural
 from .cells import CellView, NotebookView, cell_text, error_text, outline_entry
 
@@ -172,7 +173,7 @@ def _entry(cell: CellView, view: NotebookView) -> str:
         if output.get("output_type") == "error":
             text = error_text(output)
             if len(text) > ERROR_CHARS:
-                text = f"[… {len(text) - ERROR_CHARS:,} characters cut]\n{text[-ERROR_CHARS:]}"
+                text = f"[… {len(text) - ERROR_CHARS:,} characters cut]\n{tail(text, ERROR_CHARS)}"
             parts.append("\n".join(f"    | {line}" for line in text.splitlines()))
     return "\n".join(parts)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..model.content import Attachment
 from ..model.images import image_of
+from ..redaction import tail
 from .variables import one_line, summarize
 
 __all__ = ["Attached", "attach", "cut_head"]
@@ -59,10 +60,10 @@ def attach(text: str, namespace: Mapping[str, Any], budget: int = 4_000) -> Atta
 
 def cut_head(text: str, budget: int) -> str:
     """``text`` within ``budget`` characters, keeping its end: a traceback's last lines say
-    where and why it failed."""
+    where and why it failed (cut after its secrets are withheld: none is shown in part)."""
     if len(text) <= budget:
         return text
-    return f"… [{len(text) - budget:,} characters cut]\n{text[-budget:]}"
+    return f"… [{len(text) - budget:,} characters cut]\n{tail(text, budget)}"
 
 
 def _resolve(name: str, namespace: Mapping[str, Any]) -> tuple[bool, Any]:

@@ -9,6 +9,8 @@ traceback), with the images separately so that they reach the model as image blo
 
 Outputs are nbformat dicts (``output_type``, ``data``, ``text``, ``ename``...), the same
 shape from every source. Nothing here trusts them: a malformed output is summarized as such.
+A text cut short here is cut after its secrets are withheld
+(:func:`jupyter_turns.redaction.head`): a secret across the cut is never shown in part.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any, Literal
 from ..model.content import MAX_IMAGES, ImageData
 from ..model.images import base64_size, image_from_base64
 from ..record.format import RECORD_MIME
+from ..redaction import head
 
 __all__ = [
     "CellView",
@@ -81,7 +84,7 @@ def _first_lines(text: str, lines: int = 2, chars: int = 160) -> str:
     kept = text.strip("\n").splitlines()[:lines]
     short = " ⏎ ".join(line.rstrip() for line in kept)
     more = len(text.strip("\n").splitlines()) > lines or len(short) > chars
-    return (short[:chars] + " …") if more else short
+    return (head(short, chars) + " …") if more else short
 
 
 def _is_chat_output(output: dict[str, Any]) -> bool:
@@ -186,7 +189,8 @@ def outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
         cut = len(source) - limit
         whole = f"; notebook_cells(start={cell.index}, end={cell.index}) shows it whole"
         source = (
-            f"{source[:limit]}… [{cut:,} more characters{whole if limit < OUTLINE_CHARS else ''}]"
+            f"{head(source, limit)}… [{cut:,} more characters"
+            f"{whole if limit < OUTLINE_CHARS else ''}]"
         )
     body = "\n".join(f"    {line}" for line in source.splitlines()) or "    (empty)"
     outputs = [f"    → {output_summary(o)}" for o in cell.outputs]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.content import Attachment
+from ..redaction import head
 from .attach import MAX_ATTACHMENTS, cut_head
 from .cells import CellView, NotebookView, cell_name, error_text
 from .variables import is_users, summarize
@@ -114,7 +115,7 @@ def _chats(cell: CellView) -> bool:
 def _source(source: str) -> str:
     if len(source) <= SOURCE_CHARS:
         return source
-    return f"{source[:SOURCE_CHARS]}\n… [{len(source) - SOURCE_CHARS:,} more characters]"
+    return f"{head(source, SOURCE_CHARS)}\n… [{len(source) - SOURCE_CHARS:,} more characters]"
 
 
 def _failing_lines(cell: CellView, view: NotebookView, traceback: str) -> list[int]:

@@ -7,8 +7,9 @@ files displayed outputs under the wrong count. So :class:`KernelHistory` keeps i
 the moment the extension loads: per cell run, its source, what it printed, displayed and
 returned, and its error with a traceback that names cells ``In[n]`` — ``n`` counting the
 cells this kernel ran (the execution count, when every cell runs once from the top). Bounded:
-the last :data:`KEEP_CELLS` cells, each output cut to :data:`KEEP_CHARS`. No hook can break a
-cell: each swallows its own failures.
+the last :data:`KEEP_CELLS` cells, each output cut to :data:`KEEP_CHARS` (a cut output is cut
+after its secrets are withheld: none is kept in part). No hook can break a cell: each swallows
+its own failures.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..record.format import RECORD_MIME
+from ..redaction import head
 from .cells import CellView, NotebookView
 
 __all__ = ["KernelHistory"]
@@ -43,6 +45,7 @@ class _Run:
     source: str
     outputs: list[dict[str, Any]] = field(default_factory=list)
     ran: bool = True  # False: the entry standing for the cell that loaded the extension
+    full: set[str] = field(default_factory=set)  # streams cut at KEEP_CHARS: no more is kept
 
     def add(self, output: dict[str, Any]) -> None:
         if len(self.outputs) < KEEP_OUTPUTS:
@@ -51,10 +54,17 @@ class _Run:
     def write(self, name: str, text: str) -> None:
         last = self.outputs[-1] if self.outputs else None
         if last and last["output_type"] == "stream" and last["name"] == name:
-            if len(last["text"]) < KEEP_CHARS:
-                last["text"] += text[: KEEP_CHARS - len(last["text"])]
+            if name not in self.full:
+                last["text"] = self._kept(name, last["text"] + text)
         else:
-            self.add({"output_type": "stream", "name": name, "text": text[:KEEP_CHARS]})
+            self.full.discard(name)
+            self.add({"output_type": "stream", "name": name, "text": self._kept(name, text)})
+
+    def _kept(self, name: str, text: str) -> str:
+        if len(text) <= KEEP_CHARS:
+            return text
+        self.full.add(name)
+        return head(text, KEEP_CHARS)
 
 
 class KernelHistory:
@@ -143,7 +153,8 @@ class KernelHistory:
             return
         if any(mime in data for mime in _CHAT_MIMES):
             return  # a chat cell's own conversation: read in its thread, not here
-        kept = {k: (v[:KEEP_CHARS] if isinstance(v, str) and not k.startswith("image/") else v)
+        kept = {k: (head(v, KEEP_CHARS) if isinstance(v, str) and len(v) > KEEP_CHARS
+                    and not k.startswith("image/") else v)
                 for k, v in data.items()}  # fmt: skip
         self.runs[-1].add({"output_type": kind, "data": kept, "metadata": {}})
 

@@ -3,7 +3,9 @@
 Offered by default (run mode ``unattended``: reading never asks), each call shows as a tool
 card. Every answer is notebook content, so it is framed as labeled data
 (:func:`~jupyter_turns.model.content.labeled`) and says where the cells came from. Outputs are cut
-to the per-output budget (``ChatMagics.output_chars``) with a note saying how to read on.
+to the per-output budget (``ChatMagics.output_chars``) with a note saying how to read on; what is
+cut into pages is the text with its secrets already withheld, so offsets count characters of
+the redacted text and no page can start or end inside a secret.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import dataclasses
 from collections.abc import Callable
 
 from ..model.content import labeled
+from ..redaction import redact
 from ..tools.registry import Tool, tool
 from ..tools.results import ToolResult
 from .cells import cell_text, outline
@@ -24,9 +27,12 @@ LISTING_CHARS = 6_000
 
 
 def page(text: str, offset: int, budget: int, more: Callable[[int], str]) -> tuple[str, str]:
-    """``text[offset:offset + budget]`` and a note of what was cut and how to read on (empty
-    when nothing was cut). The note is the tool's own words: it goes outside the labeled
-    notebook data, which the model is told never to take instructions from."""
+    """``text[offset:offset + budget]`` of ``text`` redacted whole, and a note of what was cut
+    and how to read on (empty when nothing was cut). The note is the tool's own words: it
+    goes outside the labeled notebook data, which the model is told never to take
+    instructions from. Offsets are of the redacted text: a secret is withheld before the text
+    is cut, so no offset shows a part of one."""
+    text = redact(text).text
     total = len(text)
     offset = max(0, min(offset, total))
     end = min(total, offset + budget)

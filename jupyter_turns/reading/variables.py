@@ -18,6 +18,8 @@ import types
 from collections.abc import Collection, Iterable, Mapping
 from typing import Any
 
+from ..redaction import SPAN, head
+
 __all__ = ["describe_variables", "is_users", "one_line", "summarize", "user_variables"]
 
 SHORT = 80  # characters of a one-line summary's repr
@@ -30,15 +32,16 @@ _BY = "\u00d7"  # the multiplication sign of "640\u00d7480", escaped for ruff's 
 
 
 def _clip(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters, the cut note included."""
+    """``text`` cut to at most ``limit`` characters, the cut note included (cut after its
+    secrets are withheld: none is shown in part)."""
     if len(text) <= limit:
         return text
     note = f"\n[output truncated: showing {{}} of {len(text):,} characters]"
-    keep = max(0, limit - len(note.format(f"{limit:,}")))
-    newline = text.rfind("\n", 0, keep)
-    if newline > keep // 2:  # end on a whole line when that loses little
-        keep = newline
-    return text[:keep] + note.format(f"{keep:,}")
+    shown = head(text, max(0, limit - len(note.format(f"{limit:,}"))))
+    newline = shown.rfind("\n")
+    if newline > len(shown) // 2:  # end on a whole line when that loses little
+        shown = shown[:newline]
+    return shown + note.format(f"{len(shown):,}")
 
 
 def _columns(columns: Any, dtypes: Any, budget: int) -> str:
@@ -117,7 +120,7 @@ def _line(lines: list[str], label: str, text: Any) -> None:
 def _short(text: str, limit: int = SHORT) -> str:
     if "\n" in text:  # a multi-line repr on one line; str reprs never hold a raw newline
         text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if len(text) <= limit else head(text, limit - 1) + "…"
 
 
 def _signature(function: Any) -> str:
@@ -140,7 +143,9 @@ def _frame_columns(frame: Any, limit: int = 200) -> str:
         described = ", ".join(f"{c}: {t}" for c, t in frame.dtypes.items())
     except Exception:
         return ""
-    return f" · {described[:limit]}{'…' if len(described) > limit else ''}" if described else ""
+    if len(described) > limit:
+        described = head(described, limit) + "…"
+    return f" · {described}" if described else ""
 
 
 def _one_line(value: Any) -> str:
@@ -169,7 +174,8 @@ def _one_line(value: Any) -> str:
     if isinstance(value, _CONTAINERS):
         return f"{name}[{_size(value)}]"
     if isinstance(value, str | bytes):
-        return _short(repr(value[: SHORT + 1]))  # never repr a huge string whole
+        # never repr a huge string whole; past the cut far enough to see a secret across it
+        return _short(repr(value[: SHORT + SPAN]))
     if isinstance(value, _SCALARS):
         return _short(repr(value))
     return _short(f"{name} {value!r}")

@@ -37,7 +37,7 @@ from ..model.prompter import InquiryPrompt, Prompter
 from ..model.provenance import TurnOrigin
 from ..model.sink import NullSink, Sink, ToolState, ToolUpdate
 from ..providers.base import Provider
-from ..redaction import redact, redact_data
+from ..redaction import head, redact, redact_data, withheld
 from .capture import LiveOutput, capturing
 from .context import Nest, ToolContext
 from .invoke import invoke
@@ -264,7 +264,7 @@ class ToolExecutor:
         if tool is None:
             return Outcome(f"Unknown tool {request.name!r}.", True, "error")
         if "parse_error" in request.metadata:
-            raw = str(request.metadata.get("raw_arguments") or "")[:2000]
+            raw = head(str(request.metadata.get("raw_arguments") or ""), 2000)
             return Outcome(
                 f"Could not parse the arguments for {tool.name} as a JSON object "
                 f"({request.metadata['parse_error']}). Received: {raw!r}",
@@ -396,9 +396,11 @@ class ToolExecutor:
         """Every response is made here, so this is where secrets leave what the model reads
         and the record saves: its text and the saved fields that hold notebook text
         (``outputs``, ``state``, ``preview``...); returns the preview, redacted. Images are
-        left as they are. The count is of what the model reads (the saved fields mostly
-        repeat it)."""
-        outcome.content, self.redacted = redact(outcome.content)
+        left as they are. The count is of the labels in what the model reads (the saved
+        fields mostly repeat it): a tool that redacted its text whole before cutting it
+        (``cell_output``'s pages) withheld what its page shows."""
+        outcome.content = redact(outcome.content).text
+        self.redacted = withheld(outcome.content)
         outcome.fields = outcome.fields.redacted()
         preview: dict[str, Any] | None = redact_data(self.preview)[0]
         return preview

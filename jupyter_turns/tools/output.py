@@ -11,7 +11,10 @@ model beside the update that carries it).
 What it shows has its secrets withheld (:mod:`jupyter_turns.redaction`): the tool card is on
 screen and the widget's state may be saved with the notebook. A line is redacted once, when it
 is first kept in a snapshot, so a tool printing 100,000 lines pays for at most the lines kept;
-a private key printed line by line is followed across lines (:class:`KeyBlocks`).
+a long line is cut after it is redacted (:func:`~jupyter_turns.redaction.head`: a line keeps
+``line_chars`` plus :data:`~jupyter_turns.redaction.SPAN` characters until then), so a secret
+across the cut is never shown in part; a private key printed line by line is followed across
+lines (:class:`KeyBlocks`).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import threading
 from collections import deque
 
 from ..model.sink import OutputSnapshot
-from ..redaction import KeyBlocks, redact
+from ..redaction import SPAN, KeyBlocks, head
 
 __all__ = ["ToolOutput"]
 
@@ -54,17 +57,23 @@ class _Line:
 
 
 class _Kept:
-    """A tail line, redacted when a snapshot first shows it (most are dropped unseen)."""
+    """A line as it arrived (its first ``limit + SPAN`` characters, and how many more there
+    were), redacted and cut to ``limit`` when a snapshot first shows it (most tail lines are
+    dropped unseen)."""
 
-    __slots__ = ("clean", "text")
+    __slots__ = ("clean", "dropped", "limit", "prefix", "text")
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self, prefix: str, text: str, dropped: int, limit: int) -> None:
+        self.prefix, self.text, self.dropped, self.limit = prefix, text, dropped, limit
         self.clean = False
 
     def shown(self) -> str:
         if not self.clean:
-            self.text, self.clean = redact(self.text).text, True
+            text = head(self.text, self.limit)
+            more = self.dropped + max(0, len(self.text) - self.limit)
+            if more:
+                text = f"{text}… [{more:,} more characters]"
+            self.text, self.clean = self.prefix + text, True
         return self.text
 
 
@@ -90,20 +99,21 @@ class ToolOutput:
             line = self._open.get(stream)
             if line is None:
                 line = self._open[stream] = _Line()
-            start, finished = 0, False
+            start, finished, room = 0, False, self.line_chars + SPAN
             while (newline := text.find("\n", start)) >= 0:
-                line.add(text, start, newline, self.line_chars)
+                line.add(text, start, newline, room)
                 self._add(prefix, *line.take())
                 start, finished = newline + 1, True
             if start < len(text):
-                line.add(text, start, len(text), self.line_chars)
+                line.add(text, start, len(text), room)
             return finished
 
     def line(self, text: str) -> None:
         """A progress line (``ctx.progress``, an async generator's ``yield``)."""
         with self._lock:
+            room = self.line_chars + SPAN
             for part in text.split("\n"):
-                self._add("", part[: self.line_chars], max(0, len(part) - self.line_chars))
+                self._add("", part[:room], max(0, len(part) - room))
 
     def finish(self) -> None:
         """The tool ended: unfinished printed lines become lines."""
@@ -114,13 +124,11 @@ class ToolOutput:
 
     def _add(self, prefix: str, text: str, dropped: int) -> None:
         text = self._keys.setdefault(prefix, KeyBlocks()).line(text)
-        if dropped:
-            text = f"{text}… [{dropped:,} more characters]"
-        text = prefix + text
+        kept = _Kept(prefix, text, dropped, self.line_chars)
         if len(self._head) < self.head_max:
-            self._head.append(redact(text).text)
+            self._head.append(kept.shown())
         else:
-            self._tail.append(_Kept(text))
+            self._tail.append(kept)
         self._total += 1
 
     def snapshot(self) -> OutputSnapshot:

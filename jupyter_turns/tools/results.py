@@ -24,7 +24,7 @@ from pydantic import BaseModel
 from ..model.content import MAX_IMAGES, ImageData
 from ..model.events import ToolStatus
 from ..model.images import image_of
-from ..redaction import redact_data
+from ..redaction import head, redact_data
 
 _T = TypeVar("_T")
 
@@ -141,7 +141,8 @@ def result_content(value: Any, max_chars: int) -> tuple[str, list[ImageData]]:
 
 
 def format_result(value: Any, max_chars: int) -> str:
-    """A tool's return value as text for the model, truncated with a note past ``max_chars``."""
+    """A tool's return value as text for the model, truncated with a note past ``max_chars``
+    (cut after its secrets are withheld: none is shown in part)."""
     if value is None:
         text = "(no output)"
     elif isinstance(value, str):
@@ -160,8 +161,8 @@ def format_result(value: Any, max_chars: int) -> str:
     else:
         text = repr(value)
     if len(text) > max_chars:
-        head = text[:max_chars]
-        text = f"{head}\n[output truncated: showing {max_chars:,} of {len(text):,} characters]"
+        shown = head(text, max_chars)
+        text = f"{shown}\n[output truncated: showing {len(shown):,} of {len(text):,} characters]"
     return text or "(empty output)"
 
 

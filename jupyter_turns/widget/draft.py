@@ -1,9 +1,15 @@
 """The live draft of one transcript: its unfinished blocks, sent to the page as deltas.
 
-The sink keeps one copy of each unfinished block (its chunks, and how many of them the page
-has): answer text, reasoning, or a tool call's argument text as the model writes it (kind
-``tool_input``, drawn as a draft tool card, its parts naming the tool and the call). ``delta``
-messages carry each block's text added since the last flush. When blocks become events
+The sink keeps one copy of each unfinished block (what the page is shown of it, and how much
+it has been sent): answer text, reasoning, or a tool call's argument text as the model writes
+it (kind ``tool_input``, drawn as a draft tool card, its parts naming the tool and the call).
+``delta`` messages carry each block's text added since the last flush. Answer text and
+reasoning are redacted as they stream (:class:`~jupyter_turns.redaction.RedactedStream`, fed
+once per flush: the per-delta path only appends), so no secret the model writes reaches the
+page, the widget's state or a live record; what the page has not been shown when the block
+becomes its event (redacted whole by the builder) is taken from the event. Should the event
+not begin with what the page was shown, the block is not handed over and the page draws the
+event from its own text. When blocks become events
 (:class:`~jupyter_turns.model.sink.Appended` names their indexes), ``released`` tells the page
 which event takes over which block (a tool call's card replaces its draft card), so its DOM is
 kept and never parsed again, whatever else is still streaming. The top level has one
@@ -27,6 +33,7 @@ from ..model.events import (
     ToolCall,
     ToolInputDelta,
 )
+from ..redaction import RedactedStream
 from .messages import DraftPart, KernelMessage, TextKind
 
 DraftKind: TypeAlias = TextKind | Literal["tool_input"]
@@ -37,13 +44,19 @@ __all__ = ["TranscriptDraft"]
 
 @dataclass(slots=True)
 class _Block:
-    """One unfinished block: its text in chunks, the first ``sent`` of which the page has;
-    a tool call's names it (``call``: call id, tool name)."""
+    """One unfinished block: the text that arrived since the last look (``chunks``) and what
+    the page is shown of it (``shown``, of which the first ``sent`` were sent). Answer text
+    and reasoning are shown redacted as they stream; a tool call's argument text (named by
+    ``call``: call id, tool name) is shown as it arrives."""
 
     kind: DraftKind
     chunks: list[str] = field(default_factory=list)
+    shown: list[str] = field(default_factory=list)
     sent: int = 0
     call: tuple[str, str] = ("", "")
+    stream: RedactedStream | None = None  # None: shown as it arrives (a call's arguments)
+    ended: bool = False
+    fed: int = 0  # characters that went through the stream
 
     def part(self, index: int, text: str) -> DraftPart:
         """The page's part of this block at ``index`` carrying ``text``."""
@@ -53,18 +66,44 @@ class _Block:
 
     def unsent(self) -> str | None:
         """The text the page has not been sent yet (now counted as sent), or None."""
-        if self.sent == len(self.chunks):
+        self._take()
+        if self.sent == len(self.shown):
             return None
-        text = "".join(self.chunks[self.sent :])
-        self.chunks[self.sent :] = [text]
-        self.sent = len(self.chunks)
-        return text
+        text = "".join(self.shown[self.sent :])
+        self.shown[self.sent :] = [text]
+        self.sent = len(self.shown)
+        return text  # empty when all of it is held back: the block opens on the page
+
+    def becomes(self, text: str) -> bool:
+        """Whether the event text ``text`` (the whole block, redacted by the builder) is what
+        this block shows and then some: nothing of it differs from what the page has."""
+        return (self.fed + sum(map(len, self.chunks)) == 0) == (not text) and text.startswith(
+            "".join(self.shown)
+        )
+
+    def end(self, text: str) -> None:
+        """The block became the event ``text`` (:meth:`becomes`): the page is shown the rest
+        of it, taken from the event (redacted whole: nothing to scan again here)."""
+        self.shown.append(text[len("".join(self.shown)) :])
+        self.chunks.clear()
+        self.ended = True
 
     def text(self) -> str:
-        if self.sent > 1:  # what the page has, joined once into one chunk
-            self.chunks[: self.sent] = ["".join(self.chunks[: self.sent])]
+        """What the page is shown of this block (sent or about to be)."""
+        self._take()
+        if self.sent > 1:  # what the page has, joined once into one piece
+            self.shown[: self.sent] = ["".join(self.shown[: self.sent])]
             self.sent = 1
-        return "".join(self.chunks)
+        return "".join(self.shown)
+
+    def _take(self) -> None:
+        """What arrived goes through the stream once (per flush, not per delta)."""
+        if not self.chunks or self.ended:
+            return
+        text = "".join(self.chunks)
+        self.chunks.clear()
+        self.fed += len(text)
+        self.shown.append(text if self.stream is None else self.stream.feed(text))
 
 
 class TranscriptDraft:
@@ -146,6 +185,8 @@ class TranscriptDraft:
             for k in range(position, len(blocks)):
                 index, block = blocks[k]
                 if _replaces(event, block):
+                    if event.kind == "message" or event.kind == "reasoning":
+                        block.end(event.content)
                     self._released.extend((i, b, None) for i, b in blocks[position:k])
                     self._released.append((index, block, event.id))
                     position = k + 1
@@ -154,15 +195,17 @@ class TranscriptDraft:
 
 
 def _replaces(event: ConversationEvent, block: _Block) -> bool:
-    """Whether ``event`` is what ``block`` became: the same call, or text of the same size."""
+    """Whether ``event`` is what ``block`` became: the same call, or text that begins with
+    what the block showed (a block that showed anything else is dropped, and the event drawn
+    from its own text: the page never keeps what differs from what is saved)."""
     if event.kind == "tool_call_request":
         return block.kind == "tool_input" and block.call[0] == event.call_id
     if event.kind == "message" or event.kind == "reasoning":
-        return block.kind == event.kind and sum(map(len, block.chunks)) == len(event.content)
+        return block.kind == event.kind and block.becomes(event.content)
     return False
 
 
 def _new_block(content: ToolInputDelta | TextPiece) -> _Block:
     if isinstance(content, ToolInputDelta):
         return _Block("tool_input", [content.text], call=(content.call_id, content.name))
-    return _Block(content.kind, [content.text])
+    return _Block(content.kind, [content.text], stream=RedactedStream())

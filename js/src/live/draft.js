@@ -134,15 +134,24 @@ export class Draft {
   }
 
   /**
-   * Take over the view of the block handed to event `eventId`, if it is of `kind`.
+   * Take over the view of the block handed to event `eventId`, if it is of `kind` and shows
+   * exactly `text` (the event's: what is saved). A block that streamed other text (the kernel
+   * redacted the event whole, and something differs) is dropped: the event is drawn from its
+   * own text, never from what streamed.
    * @param {string} eventId
    * @param {string} kind "message" | "reasoning"
+   * @param {string} text the event's content
    * @returns {MessageView | ReasoningView | null}
    */
-  adopt(eventId, kind) {
+  adopt(eventId, kind, text) {
     const block = this.handed.get(eventId);
     if (!block || block.kind !== kind || block.view instanceof ToolInputView) return null;
     this.handed.delete(eventId);
+    if (block.view.text() !== text) {
+      this.layoutDirty = true;
+      this.stats.add("redrawn");
+      return null;
+    }
     this.layoutDirty = true;
     this.stats.add("adopted");
     return block.view;

@@ -53,7 +53,8 @@ export class Drafts {
   adopt(event, kind) {
     const parent = parentOf(event);
     const draft = parent === null ? this.top : this.nested.get(parent);
-    return draft ? draft.adopt(String(event.id), kind) : null;
+    const text = typeof event.content === "string" ? event.content : "";
+    return draft ? draft.adopt(String(event.id), kind, text) : null;
   }
 
   /**

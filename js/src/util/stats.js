@@ -8,12 +8,13 @@
  *   data-deltas          draft text parts received (`delta` parts and `draft` blocks)
  *   data-frames          flushes (at most one per animation frame)
  *   data-adopted         draft blocks whose DOM was kept when they became events
+ *   data-redrawn         draft blocks drawn again from their event (it differed from what streamed)
  *   data-fallbacks       tails the lexer could not split (rendered whole; should stay 0)
  * Page-wide totals over all views: `window.__jupyter_turns_stats` (same names in
  * camelCase, plus `views`), with `reset()`.
  */
 
-/** @typedef {"blocksParsed"|"tailRenders"|"charsLexed"|"deltas"|"frames"|"adopted"|"fallbacks"} Counter */
+/** @typedef {"blocksParsed"|"tailRenders"|"charsLexed"|"deltas"|"frames"|"adopted"|"redrawn"|"fallbacks"} Counter */
 
 /** @type {Counter[]} */
 const COUNTERS = [
@@ -23,6 +24,7 @@ const COUNTERS = [
   "deltas",
   "frames",
   "adopted",
+  "redrawn",
   "fallbacks",
 ];
 
