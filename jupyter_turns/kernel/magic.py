@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 from collections.abc import Coroutine
 from typing import Any
 
@@ -48,7 +47,69 @@ from .session import CellSettings, Session
 from .settings_view import mark_cell, mark_new
 from .threads import Thread, Threads, namespace_tools, stepped_aside, stepped_aside_notes
 
-__all__ = ["ChatMagics", "await_chat_cells", "chat_help_as_output", "load_ipython_extension"]
+__all__ = [
+    "CHAT_HELP",
+    "ChatMagics",
+    "await_chat_cells",
+    "chat_help_as_output",
+    "load_ipython_extension",
+]
+
+# What `%chat?` and `%chat help` show (the chat magic's docstring is set to it).
+CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server in this notebook.
+
+%%chat [options]      the cell body is your request; the answer streams below
+  --new               start a new thread       --thread NAME   use (or create) a thread
+  --provider anthropic|openai|openai-chat|ollama|bedrock|vertex|scripted
+  --model NAME        --script VAR (a ScriptedProvider)
+  --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1),
+                      a proxy or private endpoint of bedrock, vertex
+  --region NAME       Bedrock's or Vertex's region   --project ID   Vertex's project
+  --tools ask|unattended|deny     default run mode of tools without their own
+  --edits ask|review  review: the model's cell changes (insert, edit, delete, move)
+                      are made without asking, then kept or undone at the turn's end;
+                      running code always asks
+  --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
+  --max-cycles N      --system TEXT     --sequential (run tools one at a time)
+  --stream on|off     off: plain requests (endpoints that do not stream); without
+                      it the thread follows ChatMagics.stream
+  --replay-tools run|saved        a replayed cell reruns its tools (asking as usual)
+                      or answers with the saved results (recorded, not run)
+  --use a,b           only these @tool functions (default: every @tool in the notebook)
+  --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
+  --budget USD|off    pause a turn before a request that would spend past USD
+  --fix [INDEX]       ask about cell INDEX's error (default: the last cell that
+                      failed): its source, traceback and the variables of the
+                      failing line go with the request; no request: "Why does
+                      cell [INDEX] fail, and how do I fix it?"
+  --context none|above[:N]  send the cells above (the N nearest; default all) with
+                      the request; later turns send only the cells that changed
+
+%chat fix [INDEX]   a turn asking why cell INDEX (default: the last that failed)
+                    raises: %%chat --fix INDEX, which the page's Ask chat writes
+
+%chat threads | new [NAME] | use NAME | history [NAME] | settings
+%chat instructions [--allow PATH]   the instruction files sent (AGENTS.md, CLAUDE.md)
+                    and their text; --allow: send another user's PATH this session
+%chat key [openai|--from-dotenv PATH]   ask for the key (hidden), or read that .env's;
+                    it goes only to the endpoint in use now (openai: the thread's)
+%chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
+                    .env file's endpoint is applied only by --from-dotenv
+%chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
+%chat rewind [N]    undo turn N (default: the last) and every later turn of the
+                    thread; they stay in the notebook, marked rewound, never re-sent
+%chat fork NAME [--at N]   a new thread NAME with this thread's history before turn
+                    N (default: all of it); the original thread is untouched
+%chat replay [--from FILE] (default: this notebook's own) | export [NAME] [PATH]
+%chat compact | forget N | cost
+%chat mcp list | add | remove NAME | start NAME | restart NAME
+
+Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
+(provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
+output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
+cache_ttl, instructions, context, mcp_servers, base_url, region, project; admin limits:
+allowed_providers, allowed_models).
+"""
 
 
 @magics_class
@@ -217,65 +278,13 @@ class ChatMagics(Magics, McpSettings):
 
     @line_cell_magic
     def chat(self, line: str, cell: str | None = None) -> Any:
-        """Chat with Claude, OpenAI's models or any OpenAI-compatible server in this notebook.
-
-        %%chat [options]      the cell body is your request; the answer streams below
-          --new               start a new thread       --thread NAME   use (or create) a thread
-          --provider anthropic|openai|openai-chat|ollama|bedrock|vertex|scripted
-          --model NAME        --script VAR (a ScriptedProvider)
-          --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1),
-                              a proxy or private endpoint of bedrock, vertex
-          --region NAME       Bedrock's or Vertex's region   --project ID   Vertex's project
-          --tools ask|unattended|deny     default run mode of tools without their own
-          --edits ask|review  review: the model's cell changes (insert, edit, delete, move)
-                              are made without asking, then kept or undone at the turn's end;
-                              running code always asks
-          --reasoning full|hidden|truncate:N|progress|static   --thinking off|adaptive|N
-          --max-cycles N      --system TEXT     --sequential (run tools one at a time)
-          --stream on|off     off: plain requests (endpoints that do not stream); without
-                              it the thread follows ChatMagics.stream
-          --replay-tools run|saved        a replayed cell reruns its tools (asking as usual)
-                              or answers with the saved results (recorded, not run)
-          --use a,b           only these @tool functions (default: every @tool in the notebook)
-          --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
-          --budget USD|off    pause a turn before a request that would spend past USD
-          --fix [INDEX]       ask about cell INDEX's error (default: the last cell that
-                              failed): its source, traceback and the variables of the
-                              failing line go with the request; no request: "Why does
-                              cell [INDEX] fail, and how do I fix it?"
-          --context none|above[:N]  send the cells above (the N nearest; default all) with
-                              the request; later turns send only the cells that changed
-
-        %chat fix [INDEX]   a turn asking why cell INDEX (default: the last that failed)
-                            raises: %%chat --fix INDEX, which the page's Ask chat writes
-
-        %chat threads | new [NAME] | use NAME | history [NAME] | settings
-        %chat instructions [--allow PATH]   the instruction files sent (AGENTS.md, CLAUDE.md)
-                            and their text; --allow: send another user's PATH this session
-        %chat key [openai|--from-dotenv PATH]   ask for the key (hidden), or read that .env's;
-                            it goes only to the endpoint in use now (openai: the thread's)
-        %chat endpoint [URL|default|--from-dotenv]   show or choose where requests go; a
-                            .env file's endpoint is applied only by --from-dotenv
-        %chat allow TOOL | revoke TOOL | restore [PATH] | trust [--apply] | undo [N]
-        %chat rewind [N]    undo turn N (default: the last) and every later turn of the
-                            thread; they stay in the notebook, marked rewound, never re-sent
-        %chat fork NAME [--at N]   a new thread NAME with this thread's history before turn
-                            N (default: all of it); the original thread is untouched
-        %chat replay [--from FILE] (default: this notebook's own) | export [NAME] [PATH]
-        %chat compact | forget N | cost    %chat mcp list|add|remove|start|restart NAME
-
-        Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
-        (provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
-        output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
-        cache_ttl, instructions, context, mcp_servers, base_url, region, project; admin limits:
-        allowed_providers, allowed_models).
-        """
         if cell is None and line.split(maxsplit=1)[:1] == ["fix"]:
             return self._fix_line(line.split()[1:])
         if cell is None:
-            help_text = inspect.cleandoc(type(self).chat.__doc__ or "")  # flush left, as read
-            return commands.run(self.session, self.settings(), line, help_text=help_text)
+            return commands.run(self.session, self.settings(), line, help_text=CHAT_HELP)
         return self._turn(line, cell)
+
+    chat.__doc__ = CHAT_HELP
 
     # ------------------------------------------------------------------ one turn
 
