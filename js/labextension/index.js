@@ -152,6 +152,12 @@ async function announcePage(kernel, context) {
   }
 }
 
+/** ms a page opening a notebook waits for its kernel before showing dead turns' records. */
+const KERNEL_WAIT = 30_000;
+
+/** @param {number} ms */
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
 /**
  * What each live chat view of this document still shows, by cell index.
  * @param {any} tracker an INotebookTracker
@@ -204,15 +210,16 @@ function watchContext(context, watched, tracker) {
   // connection (kernel switched, session re-created) arrives through kernelChanged.
   const kernel = () => sessionContext.session?.kernel;
   const vouch = vouches((cellId) => cellsOf(tracker, context, cellId));
+  let opened = false; // the page said it opened the notebook (below); later: a new kernel
   sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
     registerOn(change.newValue, context, vouch);
-    if (context.isReady) void announcePage(change.newValue, context);
+    if (opened) void announcePage(change.newValue, context);
   });
   registerOn(kernel(), context, vouch);
   // back from a network drop: what the kernel sent meanwhile never arrived
   sessionContext.connectionStatusChanged.connect(
     (/** @type {any} */ _, /** @type {string} */ s) => {
-      if (s === "connected" && context.isReady) void announcePage(kernel(), context);
+      if (s === "connected" && opened) void announcePage(kernel(), context);
     },
   );
   // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
@@ -228,6 +235,9 @@ function watchContext(context, watched, tracker) {
   context.ready.then(async () => {
     announceKernelClient(sharedAwareness(context), kernel()?.clientId);
     keepAllWhenCleared(getModel());
+    // the kernel the notebook gets (a page opening mid-turn: the one running the turn)
+    await Promise.race([sessionContext.ready.catch(() => {}), delay(KERNEL_WAIT)]);
+    opened = true;
     // a turn the kernel runs keeps its live widget; a page joining others on a shared
     // document leaves it as they keep it
     const running = await announcePage(kernel(), context);
