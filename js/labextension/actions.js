@@ -97,14 +97,16 @@ function ask(tracker, node, request) {
  * Ask the kernel's `jupyter_turns.control` target one request, on a comm of its own.
  * @param {any} kernel an IKernelConnection
  * @param {Record<string, unknown>} request
- * @returns {Promise<{ok: boolean, reason?: string, lines?: string[]}>}
+ * @returns {Promise<{ok: boolean, reason?: string, lines?: string[], running?: unknown}>}
  */
 export function askKernel(kernel, request) {
   return new Promise((resolve) => {
     const requestId = `${String(request.request)}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const comm = kernel.createComm(CONTROL_TARGET);
     let settled = false;
-    const finish = (/** @type {{ok: boolean, reason?: string, lines?: string[]}} */ answer) => {
+    const finish = (
+      /** @type {{ok: boolean, reason?: string, lines?: string[], running?: unknown}} */ answer,
+    ) => {
       if (settled) return; // closing calls onClose, which must not close again
       settled = true;
       clearTimeout(timer);
@@ -118,7 +120,12 @@ export function askKernel(kernel, request) {
     comm.onMsg = (/** @type {any} */ msg) => {
       const data = msg?.content?.data;
       if (data?.request_id !== requestId) return;
-      finish({ ok: data.ok === true, reason: data.reason, lines: data.lines });
+      finish({
+        ok: data.ok === true,
+        reason: data.reason,
+        lines: data.lines,
+        running: data.running,
+      });
     };
     comm.onClose = () =>
       finish({ ok: false, reason: "This kernel has not loaded jupyter_turns (%load_ext)." });

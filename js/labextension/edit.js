@@ -15,11 +15,16 @@
  *   {request: "show_record", cell_id, bundle}             -> {}  a finished turn's record
  *   {request: "trust_live", cell_id, model_id}            -> {}  the kernel vouches for the
  *                                                           widget it is about to show there
+ *   {request: "cell_run", cell_id, running, execution_count, runner}
+ *                                                        -> {}  the cell's prompt: [*] while a
+ *                                                           turn runs there, then its count
  *
  * The last two reach a page opened during or after a turn (reloaded, a second tab, reconnected:
  * `jupyter_turns/kernel/front.py` page_opened), whose file never held what the kernel did since:
  * the cell's outputs become the widget, or the record (unless the cell already holds that
- * record), with the metadata pointing at it so that saving keeps it.
+ * record), with the metadata pointing at it so that saving keeps it. Such a page never hears
+ * of the run from Jupyter either (only the page that asked for it does): `cell_run` gives it
+ * the cell's state, so every page shows `[*]` while the turn runs and its count once it ended.
  *
  * A change that replaces or removes text names the text it `expected`; a cell holding anything
  * else (the user typed meanwhile) is refused, never overwritten.
@@ -52,7 +57,8 @@ import { keepWhenCleared, outputData, pointerTo } from "./turns.js";
  *            setSource(s: string): void},
  *            outputs?: {length: number, get(i: number): {data?: Record<string, unknown>},
  *                       set(i: number, o: object): void, clear(): void, add(o: object): void},
- *            executionCount?: number | null, trusted?: boolean, getMetadata?(k: string): unknown,
+ *            executionCount?: number | null, executionState?: string, trusted?: boolean,
+ *            getMetadata?(k: string): unknown,
  *            setMetadata?(k: string, v: unknown): void, deleteMetadata?(k: string): void}} CellLike
  * @typedef {{cells: {length: number, get(i: number): CellLike},
  *            sharedModel: {insertCell(i: number, cell: object): unknown,
@@ -71,6 +77,7 @@ export const EDIT_REQUESTS = [
   "show_live",
   "show_record",
   "trust_live",
+  "cell_run",
 ];
 
 /**
@@ -78,12 +85,17 @@ export const EDIT_REQUESTS = [
  * @param {NotebookLike | null} model
  * @param {Record<string, any>} data
  * @param {() => string | null} [getPath] the notebook's path, which a new stamp records
+ * @param {string | null} [client] this page's kernel connection (`kernel.clientId`)
  */
-export function answerEdit(model, data, getPath = () => null) {
+export function answerEdit(model, data, getPath = () => null, client = null) {
   const requestId = typeof data.request_id === "string" ? data.request_id : null;
   try {
     if (requestId === null) throw new Refused(MISSING_REQUEST_ID);
     if (!model) throw new Refused(NOTEBOOK_CLOSED);
+    if (data.request === "cell_run") {
+      cellRun(find(model, data.cell_id).cell, data, client);
+      return { request_id: requestId, ok: true };
+    }
     return { request_id: requestId, ok: true, ...apply(model, data, getPath) };
   } catch (err) {
     const reason = err instanceof Refused ? err.message : `failed: ${String(err)}`;
@@ -364,6 +376,49 @@ export function trustLive(model, data) {
       cell.trusted = true;
     }
   }
+}
+
+/** The cells this page shows running for the kernel (cellRun), until it says they ended. */
+const runningHere = new WeakSet();
+
+/**
+ * The cell's prompt as the kernel has it, in a page that did not run the cell: `[*]` while
+ * its turn runs, then the run's execution count. JupyterLab tells only the page that asked for
+ * the run (its kernel connection is `runner`), which follows its own request as before.
+ * @param {CellLike} cell
+ * @param {Record<string, any>} data
+ * @param {string | null} client this page's kernel connection
+ */
+function cellRun(cell, data, client) {
+  if (typeof data.runner === "string" && data.runner && data.runner === client) return;
+  codeOutputs(cell);
+  if (data.running === true) {
+    cell.executionState = "running";
+    runningHere.add(cell);
+    return;
+  }
+  if (typeof data.execution_count === "number") cell.executionCount = data.execution_count;
+  cell.executionState = "idle";
+  runningHere.delete(cell);
+}
+
+/**
+ * The kernel died or restarted: each cell this page showed running for it (cellRun) will
+ * never hear of its end, and shows idle again. How many.
+ * @param {NotebookLike | null} model
+ */
+export function endRuns(model) {
+  let ended = 0;
+  for (let index = 0; model && index < model.cells.length; index++) {
+    const cell = model.cells.get(index);
+    if (!runningHere.has(cell)) continue;
+    runningHere.delete(cell);
+    if (cell.executionState === "running") {
+      cell.executionState = "idle";
+      ended++;
+    }
+  }
+  return ended;
 }
 
 /**

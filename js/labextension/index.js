@@ -39,7 +39,7 @@ import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
 import { COMM_TARGET } from "./constants.js";
 import { showCell, watchBadges } from "./badges.js";
-import { answerEdit, trustLive } from "./edit.js";
+import { answerEdit, endRuns, trustLive } from "./edit.js";
 import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
@@ -89,9 +89,10 @@ function reply(context, data, session, vouch) {
   }
   if (isRequest(data)) {
     const request = /** @type {Record<string, any>} */ (data);
+    const client = context.sessionContext?.session?.kernel?.clientId ?? null;
     return reads
       ? answerRequest(model, data, () => notebookPath(context))
-      : answerEdit(model, request, () => notebookPath(context));
+      : answerEdit(model, request, () => notebookPath(context), client);
   }
   try {
     return applyMetadata(model, data);
@@ -132,17 +133,30 @@ function registerOn(kernel, context, vouch) {
  * Tell the kernel this page has the notebook open (loaded, reloaded, a second tab, reconnected
  * after a drop): it sends back, on the metadata comm, each running turn's widget and each
  * finished turn's record, which the file this page loaded does not hold (edit.js show_live,
- * show_record). It names the notebook's path on the server (relative to the server's root), so
- * the kernel reads no instruction file (AGENTS.md) above that root. A kernel without
- * jupyter_turns loaded closes the comm: nothing to do.
+ * show_record), and answers with the ids of the cells whose turn runs now. It names the
+ * notebook's path on the server (relative to the server's root), so the kernel reads no
+ * instruction file (AGENTS.md) above that root. A kernel without jupyter_turns loaded closes
+ * the comm: nothing to do.
  * @param {any} kernel an IKernelConnection
  * @param {any} context the notebook's DocumentRegistry.IContext
+ * @returns {Promise<Set<string>>} the cells whose turn runs (none when the kernel did not say)
  */
-function announcePage(kernel, context) {
-  if (kernel && !kernel.isDisposed) {
-    askKernel(kernel, { request: "page", path: notebookPath(context) }).catch(() => {});
+async function announcePage(kernel, context) {
+  if (!kernel || kernel.isDisposed) return new Set();
+  try {
+    const answer = await askKernel(kernel, { request: "page", path: notebookPath(context) });
+    const running = Array.isArray(answer.running) ? answer.running : [];
+    return new Set(running.filter((id) => typeof id === "string"));
+  } catch {
+    return new Set();
   }
 }
+
+/** ms a page opening a notebook waits for its kernel before showing dead turns' records. */
+const KERNEL_WAIT = 30_000;
+
+/** @param {number} ms */
+const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
  * What each live chat view of this document still shows, by cell index.
@@ -196,15 +210,16 @@ function watchContext(context, watched, tracker) {
   // connection (kernel switched, session re-created) arrives through kernelChanged.
   const kernel = () => sessionContext.session?.kernel;
   const vouch = vouches((cellId) => cellsOf(tracker, context, cellId));
+  let opened = false; // the page said it opened the notebook (below); later: a new kernel
   sessionContext.kernelChanged.connect((/** @type {any} */ _, /** @type {any} */ change) => {
     registerOn(change.newValue, context, vouch);
-    if (context.isReady) announcePage(change.newValue, context);
+    if (opened) void announcePage(change.newValue, context);
   });
   registerOn(kernel(), context, vouch);
   // back from a network drop: what the kernel sent meanwhile never arrived
   sessionContext.connectionStatusChanged.connect(
     (/** @type {any} */ _, /** @type {string} */ s) => {
-      if (s === "connected" && context.isReady) announcePage(kernel(), context);
+      if (s === "connected" && opened) void announcePage(kernel(), context);
     },
   );
   // A kernel that died or restarted mid-turn leaves a chat cell's live widget behind: show the
@@ -212,16 +227,21 @@ function watchContext(context, watched, tracker) {
   // (in a shared document every page sees it: one of them writes, shared.js)
   sessionContext.statusChanged.connect((/** @type {any} */ _, /** @type {string} */ status) => {
     const dying = status === "dead" || status === "restarting" || status === "autorestarting";
+    if (dying) endRuns(getModel()); // cells this page showed running for the kernel
     if (dying && actsHere(sharedAwareness(context), null)) {
       showUnfinishedTurns(getModel(), shownByLiveViews(tracker, context));
     }
   });
-  context.ready.then(() => {
+  context.ready.then(async () => {
     announceKernelClient(sharedAwareness(context), kernel()?.clientId);
-    // a page joining others on a shared document leaves it as they keep it
-    if (alone(sharedAwareness(context))) showUnfinishedTurns(getModel());
     keepAllWhenCleared(getModel());
-    announcePage(kernel(), context);
+    // the kernel the notebook gets (a page opening mid-turn: the one running the turn)
+    await Promise.race([sessionContext.ready.catch(() => {}), delay(KERNEL_WAIT)]);
+    opened = true;
+    // a turn the kernel runs keeps its live widget; a page joining others on a shared
+    // document leaves it as they keep it
+    const running = await announcePage(kernel(), context);
+    if (alone(sharedAwareness(context))) showUnfinishedTurns(getModel(), new Map(), running);
   });
 }
 

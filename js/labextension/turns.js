@@ -15,8 +15,8 @@ import { METADATA_KEY as KEY, RECORD_MIME, WIDGET_MIME } from "./constants.js";
  *            clear?(): void, add?(output: object): void,
  *            changed?: {connect(fn: (sender: unknown, change: OutputsChange) => void): void}}}
  *   OutputsLike
- * @typedef {{getMetadata?(key: string): unknown, setMetadata?(key: string, value: unknown): void,
- *            outputs?: OutputsLike}} CellLike
+ * @typedef {{id?: string, getMetadata?(key: string): unknown,
+ *            setMetadata?(key: string, value: unknown): void, outputs?: OutputsLike}} CellLike
  * @typedef {{cells: {length: number, get(i: number): CellLike}}} NotebookLike
  */
 
@@ -50,16 +50,21 @@ function savedRecord(cell) {
  * Every chat cell whose turn did not finish gets its saved record in place of its widget.
  * Call when the kernel has died or restarted, and when a notebook is opened. `shown` holds,
  * by cell index, the events a live view still showed (its drafts as `partial` events): the
- * page saw more than the kernel had saved, and that is what is kept.
+ * page saw more than the kernel had saved, and that is what is kept. `running` names the cells
+ * whose turn the kernel runs now (it said so when the page opened): their widget is live and
+ * stays (a page reloaded mid-turn, or joining a shared notebook, would otherwise take a running
+ * turn's view away, from every page of a shared one).
  * @param {NotebookLike | null} model
  * @param {Map<number, object[]>} [shown]
+ * @param {ReadonlySet<string>} [running]
  * @returns {number} how many outputs were replaced
  */
-export function showUnfinishedTurns(model, shown = new Map()) {
+export function showUnfinishedTurns(model, shown = new Map(), running = new Set()) {
   let replaced = 0;
   const cells = model?.cells;
   for (let i = 0; cells && i < cells.length; i++) {
     const cell = cells.get(i);
+    if (typeof cell.id === "string" && running.has(cell.id)) continue;
     replaced += joinLiveParts(cell);
     const saved = savedRecord(cell);
     const seen = shown.get(i);

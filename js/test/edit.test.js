@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { answerEdit, trustLive } from "../labextension/edit.js";
+import { answerEdit, endRuns, trustLive } from "../labextension/edit.js";
 import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
 
 let ids = 0;
@@ -199,6 +199,49 @@ test("a page opened mid-turn shows the running widget, then the record, each onc
   assert.equal(ask(nb, { request: "show_record", cell_id: "c0", bundle: next }).ok, true);
   assert.deepEqual(cell.outputs.get(0).data, next);
   assert.equal(ask(nb, { request: "show_live", cell_id: "gone", model_id: "m" }).ok, false);
+});
+
+test("a page that did not run a chat cell shows it running, then its count, as the kernel says", () => {
+  const nb = notebook("%%chat\nhi", "x");
+  const [chat, other] = nb.list;
+  chat.executionCount = 2; // the file's, from an earlier run
+  chat.executionState = "idle";
+  const run = {
+    request: "cell_run",
+    request_id: "r",
+    cell_id: "c0",
+    execution_count: 7,
+    runner: "page-a",
+  };
+  const ran = (data, client) => answerEdit(nb, { ...run, ...data }, () => null, client);
+  assert.equal(ran({ running: true }, "page-b").ok, true);
+  assert.deepEqual([chat.executionState, chat.executionCount], ["running", 2]); // shows [*]
+  assert.equal(ran({ running: false }, "page-b").ok, true);
+  assert.deepEqual([chat.executionState, chat.executionCount], ["idle", 7]);
+  // the page that ran it follows its own request: left as JupyterLab keeps it
+  chat.executionState = "running";
+  assert.equal(ran({ running: false, execution_count: 8 }, "page-a").ok, true);
+  assert.deepEqual([chat.executionState, chat.executionCount], ["running", 7]);
+  assert.equal(ran({ running: false, execution_count: 8 }, null).ok, true); // a page of no kernel
+  assert.deepEqual([chat.executionState, chat.executionCount], ["idle", 8]);
+  assert.equal(ran({ running: true, cell_id: "gone" }, "page-b").ok, false);
+  assert.equal(other.executionState, undefined); // no other cell is touched
+});
+
+test("a cell shown running for the kernel goes idle when the kernel dies, no other", () => {
+  const nb = notebook("%%chat\nhi", "%%chat\nagain", "x");
+  const [marked, own, plain] = nb.list;
+  const mark = { request: "cell_run", request_id: "r", running: true, runner: "a" };
+  answerEdit(nb, { ...mark, cell_id: marked.id }, () => null, "b");
+  own.executionState = "running"; // the page's own run: its request ends it
+  plain.executionState = "idle";
+  assert.equal(endRuns(nb), 1);
+  assert.deepEqual(
+    nb.list.map((c) => c.executionState),
+    ["idle", "running", "idle"],
+  );
+  assert.equal(endRuns(nb), 0); // once
+  assert.equal(endRuns(null), 0);
 });
 
 test("a running turn's cell is trusted while it holds no output, and nothing is written", () => {

@@ -58,6 +58,14 @@ test("a live widget whose turn did not finish shows the saved record instead", (
   assert.equal(showUnfinishedTurns(notebook(unfinished)), 0); // once
 });
 
+test("a turn the kernel still runs keeps its live widget: only dead turns are replaced", () => {
+  const running = cell("a", live, [widget()]); // reloaded mid-turn: the kernel runs it
+  const dead = cell("b", live, [widget()]); // the kernel that ran it is gone
+  assert.equal(showUnfinishedTurns(notebook(running, dead), new Map(), new Set(["a"])), 1);
+  assert.ok(WIDGET_MIME in running.outputs.list[0].data);
+  assert.deepEqual(dead.outputs.list, [recordOutput(live)]);
+});
+
 test("the finished cell's metadata points at its output, and takes the record when cleared", () => {
   const listeners = [];
   const done = cell("a", live, [recordOutput(finished)]);

@@ -11,7 +11,7 @@ kernel's ``jupyter_turns.control`` target instead and sends
                                                    ->  {request_id, ok: false, reason}
     {request: "keep", request_id, call_ids, who?} ->  {request_id, ok: true, lines}
     {request: "undo", request_id, call_ids, who?} ->  {request_id, ok: true, lines}
-    {request: "page", request_id, path?}          ->  {request_id, ok: true}
+    {request: "page", request_id, path?}          ->  {request_id, ok: true, running}
 
 A rewind (:mod:`.rewinding`) names the request of the card's turn; without ``confirm`` the
 kernel only says what it would do (the card asks the user with those lines), with it it does it.
@@ -22,8 +22,10 @@ run with ``--edits review`` (:mod:`.reviewing`).
 the undo event, a label and never a permission. ``page`` says a page has just opened the
 notebook (loaded, reloaded, a second tab, reconnected after a network drop): the kernel sends it
 the turns it would otherwise miss (``on_page``, :func:`jupyter_turns.kernel.front.page_opened`)
-on the metadata comm; its ``path`` (the notebook's, relative to the server's root) tells the
-kernel where the server's root is, above which no instruction file is read.
+on the metadata comm, and answers with the ids of the cells whose turn runs now (``running``):
+their widget is live, never a dead turn's to replace with its saved record. Its ``path`` (the
+notebook's, relative to the server's root) tells the kernel where the server's root is, above
+which no instruction file is read.
 
 The comm handler may run on a subshell thread: the work is handed to the kernel's loop
 (:func:`~jupyter_turns.loops.call_soon_on`), where undo asks the page to remove or restore
@@ -54,12 +56,13 @@ _tasks: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak 
 
 
 def register_control(
-    session: UndoSession, on_page: Callable[[dict[str, Any]], None] = lambda _: None
+    session: UndoSession, on_page: Callable[[dict[str, Any]], list[str]] = lambda _: []
 ) -> bool:
     """Answer the page's requests in this kernel, on the loop running now (``%load_ext`` runs
     in a cell) or else the one running the comm handler (loaded at kernel start, from
     ``ipython_config.py``); False where there is no comm manager. ``on_page`` runs, with the
-    page's message, when a page says it opened the notebook."""
+    page's message, when a page says it opened the notebook: the ids of the cells whose turn
+    runs now."""
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
@@ -88,14 +91,13 @@ def register_control(
 
 
 def _start(
-    session: UndoSession, comm: Any, data: Any, on_page: Callable[[dict[str, Any]], None]
+    session: UndoSession, comm: Any, data: Any, on_page: Callable[[dict[str, Any]], list[str]]
 ) -> None:
     if not isinstance(data, dict) or "request" not in data:
         return  # a comm_open without a request
     if data.get("request") == "page":
         try:
-            on_page(data)
-            reply: dict[str, Any] = {"ok": True}
+            reply: dict[str, Any] = {"ok": True, "running": on_page(data)}
         except Exception as exc:  # the page still works; only what it missed is not sent
             log.warning("jupyter_turns: a page's turns not sent: %s", exc)
             reply = {"ok": False, "reason": str(exc)}

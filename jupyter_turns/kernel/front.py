@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["CellFront", "has_frontend", "metadata_writer", "page_opened", "send_held_records"]
 
 _metadata_writer: MetadataWriter | None = None
-_running: dict[str, ChatWidget] = {}  # cell id -> the widget of the turn it runs now
+_running: dict[str, CellFront] = {}  # cell id -> the front of the turn it runs now
 
 
 def metadata_writer() -> MetadataWriter:
@@ -50,17 +50,23 @@ def metadata_writer() -> MetadataWriter:
     return _metadata_writer
 
 
-def page_opened(session: Session) -> None:
+def page_opened(session: Session) -> list[str]:
     """A page opened the notebook (loaded again, a second tab, reconnected after a drop): it
     shows what its file held, which misses what this kernel did since. Reach it on a fresh
     comm and send it each running turn's widget (the page's widget manager has the model from
-    the kernel, and the view asks for the draft so far) and each finished turn's record (the
-    page writes those its cells do not hold yet, so the user's save keeps them)."""
+    the kernel, and the view asks for the draft so far) with its cell's state (running: the
+    page shows ``[*]``, and the turn's end when it comes), and each finished turn's record
+    (the page writes those its cells do not hold yet, so the user's save keeps them). The ids
+    of the cells whose turn runs: their widget is live, not a dead turn's (the page answers
+    the kernel's death by showing a dead turn's saved record in its place)."""
     writer = metadata_writer()
     writer.reopen()
-    for cell_id, widget in list(_running.items()):
-        writer.show_live(cell_id, widget.model_id)
+    running = list(_running.items())
+    for cell_id, front in running:
+        writer.show_live(cell_id, front.widget.model_id)
+        front.tell_pages(running=True)
     send_held_records(session)
+    return [cell_id for cell_id, _ in running]
 
 
 def send_held_records(session: Session) -> int:
@@ -91,6 +97,7 @@ class CellFront:
         self.settings = settings
         self.thread = thread
         self.cell_id = session.cell_id
+        self.run = session.cell_run  # its prompt number and the page that ran it
         self.replayed_from: str | None = None  # a replayed turn: the notebook it came from
         chat = thread.chat
         namespace = session.namespace
@@ -137,7 +144,8 @@ class CellFront:
                 metadata_writer().trust_live(self.cell_id, self.widget.model_id)
             self.recorder.show(self.widget)
             if self.cell_id:  # a page opened during the turn is sent it (page_opened)
-                _running[self.cell_id] = self.widget
+                _running[self.cell_id] = self
+                self.tell_pages(running=True)
         self._ticker = self._loop.call_soon(self._save_progress)
 
     def close(self) -> None:
@@ -145,8 +153,9 @@ class CellFront:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-        if self.cell_id and _running.get(self.cell_id) is self.widget:
-            del _running[self.cell_id]
+        shown = _running.get(self.cell_id or "") is self  # show() put it there
+        if shown:
+            del _running[self.cell_id or ""]
         if self.recorder.showing_widget and self._last is not None:
             self.sink.drop_pending()  # the record replaces the widget now: nothing to draw
         else:
@@ -165,6 +174,20 @@ class CellFront:
                 self.session.cell_records[self.cell_id] = [*self._displaced, this_run]
         self.widget.prompts = []
         self.widget.close()  # the record replaced it; nothing draws it again
+        if shown:  # after the record: a page shows the cell ended once it holds the end
+            self.tell_pages(running=False)
+
+    def tell_pages(self, *, running: bool) -> None:
+        """Every page but the one that ran this cell shows its state as the kernel has it:
+        ``[*]`` while the turn runs, its execution count once it ended (see
+        :meth:`~jupyter_turns.kernel.persist.MetadataWriter.cell_run`)."""
+        if self.cell_id:
+            metadata_writer().cell_run(
+                self.cell_id,
+                running=running,
+                execution_count=self.run.execution_count,
+                runner=self.run.client,
+            )
 
     async def _interactive(self) -> bool:
         if self.settings.headless != "auto":

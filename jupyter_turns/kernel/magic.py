@@ -43,7 +43,7 @@ from .kernel_status import busy_while_running
 from .persist import CellPrints, MetadataWriter
 from .provider_limits import check_allowed, switch_notes
 from .replay import ReplayPlan, choose, replaying
-from .session import CellSettings, Session
+from .session import CellRun, CellSettings, Session
 from .settings_view import mark_cell, mark_new
 from .threads import Thread, Threads, namespace_tools, stepped_aside, stepped_aside_notes
 
@@ -275,6 +275,7 @@ class ChatMagics(Magics, McpSettings):
             self.session.cell_prints.stop()
         chat = "%chat" in (getattr(info, "raw_cell", None) or "")
         self.session.cell_prints = CellPrints() if chat else None
+        self.session.cell_run = CellRun.of(self.shell)
 
     @line_cell_magic
     def chat(self, line: str, cell: str | None = None) -> Any:
@@ -567,13 +568,13 @@ def _metadata_writer() -> MetadataWriter:
     return metadata_writer()
 
 
-def _page_opened(session: Session, message: dict[str, Any]) -> None:
+def _page_opened(session: Session, message: dict[str, Any]) -> list[str]:
     """A page opened the notebook: note where it says the notebook is, and send it the
-    running and finished turns it misses."""
+    running and finished turns it misses; the ids of the cells whose turn runs now."""
     from .front import page_opened  # the widget's imports wait until a page needs them
 
     page_said(session, message)
-    page_opened(session)
+    return page_opened(session)
 
 
 def load_ipython_extension(ipython: Any) -> None:

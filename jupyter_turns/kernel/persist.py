@@ -21,7 +21,9 @@ cells (their outputs were never this kernel's displays). It says so; the kernel 
 fresh metadata comm (:meth:`MetadataWriter.reopen`) with the running turn's widget
 (``show_live``) and the finished turns' records (``show_record``, also sent at the end of a turn
 during which a page opened), which the extension puts in the cells: see
-:func:`jupyter_turns.kernel.front.page_opened`.
+:func:`jupyter_turns.kernel.front.page_opened`. Such a page never hears of the run's state from
+Jupyter either: the kernel says when a chat cell runs and when it ends, with its execution count
+(``cell_run``), and every page but the one that ran it shows that prompt.
 
 nbval ignores ``update_display_data``; :mod:`jupyter_turns.testing` applies it, so nbval
 compares the final record bundle (its deterministic HTML and summary) with the saved one.
@@ -205,6 +207,25 @@ class MetadataWriter:
                 "request_id": new_id(),
                 "cell_id": cell_id,
                 "model_id": model_id,
+            }
+        )
+
+    def cell_run(
+        self, cell_id: str, *, running: bool, execution_count: int | None, runner: str | None
+    ) -> None:
+        """Every page that did not run the cell (``runner``: the kernel client of the one that
+        did) shows its prompt as the kernel has it: ``[*]`` while ``running``, then
+        ``[execution_count]``. Jupyter tells only the page that asked for the run: a reloaded
+        page, a second tab or a page joining a shared notebook would show the cell as the file
+        or the shared document left it (``[*]`` for ever where the running page went away)."""
+        self._send(
+            {
+                "request": "cell_run",
+                "request_id": new_id(),
+                "cell_id": cell_id,
+                "running": running,
+                "execution_count": execution_count,
+                "runner": runner,
             }
         )
 

@@ -43,7 +43,7 @@ def _saved_index() -> SavedIndex:
     return SavedIndex()
 
 
-__all__ = ["CellSettings", "Session"]
+__all__ = ["CellRun", "CellSettings", "Session"]
 
 log = logging.getLogger(__name__)
 
@@ -148,6 +148,33 @@ class CellSettings:
         return thread.chat.config.run_mode == "unattended"
 
 
+@dataclass(frozen=True)
+class CellRun:
+    """The running cell's run as the kernel knows it: its prompt number and the kernel client
+    of the page that asked for it (the execute request's session). A page that did not run
+    the cell (reloaded, a second tab, a page joining a shared notebook) never hears of either
+    from Jupyter; the kernel tells it (``MetadataWriter.cell_run`` in
+    :mod:`jupyter_turns.kernel.persist`)."""
+
+    execution_count: int | None = None
+    client: str | None = None
+
+    @classmethod
+    def of(cls, shell: Any) -> CellRun:
+        """The cell ``shell`` runs now, read in ``pre_run_cell``: IPython 9 has counted on
+        already, and ipykernel's reply will say ``execution_count - 1``, as this does. No
+        client where the kernel is not an ipykernel or no request runs the cell."""
+        count = getattr(shell, "execution_count", None)
+        get_parent = getattr(getattr(shell, "kernel", None), "get_parent", None)
+        parent = get_parent("shell") if callable(get_parent) else None
+        header = parent.get("header") if isinstance(parent, dict) else None
+        client = header.get("session") if isinstance(header, dict) else None
+        return cls(
+            count - 1 if isinstance(count, int) else None,
+            client if isinstance(client, str) and client else None,
+        )
+
+
 @dataclass
 class Session:
     threads: Threads
@@ -158,6 +185,7 @@ class Session:
     shown_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
     cell_prints: CellPrints | None = None  # what the running chat cell printed (persist.py)
+    cell_run: CellRun = field(default_factory=CellRun)  # the running cell's prompt and page
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
     # the last %%chat cell's provider choice when it could not be built (no key, or a key given
     # for another endpoint): %chat key then gives a key for that choice's endpoint

@@ -38,6 +38,7 @@ __all__ = [
     "message_text",
     "open_page",
     "print_cell",
+    "reload_page",
     "reopen_page",
     "run_setup",
     "start_chat",
@@ -73,6 +74,15 @@ def reopen_page(lab: Lab, page: str, name: str) -> None:
         lab.close_and_reopen(name)
     else:
         lab.open_in_notebook7(name)
+
+
+def reload_page(lab: Lab, page: str, name: str) -> None:
+    """Load the page of notebook ``name`` again while its kernel runs on (maybe mid-turn), in
+    JupyterLab (``"lab"``) or Notebook 7 (``"notebook7"``); also a second tab's first load."""
+    if page == "lab":
+        lab.reload(name)
+    else:
+        lab.reload_in_notebook7(name)
 
 
 def chat_cell(body: str, *, script: str = "script", options: str = "") -> str:

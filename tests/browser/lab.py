@@ -368,6 +368,17 @@ class Lab:
         self._call(_OPEN, {"path": path, "kernel": True}, timeout, f"open {path}")
         self.page.wait_for_function(_KERNEL_CONNECTED, timeout=timeout * 1000, polling=50)
 
+    def reload_in_notebook7(self, name: str, *, timeout: float = 60) -> None:
+        """Load Notebook 7's page of the notebook again (or for the first time, in a second
+        tab), as a person reloading it does: the notebook comes from the file or the shared
+        document, its kernel keeps running (maybe busy with a turn). Returns once the notebook
+        is open and its kernel connected, busy or not."""
+        url = f"{self.server.url}/notebooks/{self.folder}/{name}"
+        self.page.goto(url, wait_until="domcontentloaded")
+        self.page.wait_for_function(_APP_READY, timeout=timeout * 1000, polling=50)
+        self._call(_NOTEBOOK7, {}, timeout, "Notebook 7's notebook panel")
+        self.page.wait_for_function(_KERNEL_CONNECTED, timeout=timeout * 1000, polling=50)
+
     def leave(self) -> None:
         """Close the page (as closing the tab does); the notebook's kernel keeps running."""
         self.page.goto("about:blank")
