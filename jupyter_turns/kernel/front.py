@@ -92,6 +92,9 @@ class CellFront:
         self.thread = thread
         self.cell_id = session.cell_id
         self.replayed_from: str | None = None  # a replayed turn: the notebook it came from
+        # a replayed turn's events are the user's own only when its recording was
+        self.replay_authored = False
+        self._authored: set[str] = set()  # ids of the finished events recorded as authored
         chat = thread.chat
         namespace = session.namespace
         self.widget = ChatWidget(
@@ -183,7 +186,7 @@ class CellFront:
     def _record(
         self, turn: TurnCoordinator, partial: list[ConversationEvent] | None = None
     ) -> dict[str, Any]:
-        return turn_record(
+        record = turn_record(
             turn.conversation.conversation_id,
             self.thread.name,
             [*turn.events, *(partial or ())],
@@ -198,6 +201,20 @@ class CellFront:
             settings=self.session.saved_settings(self.thread),
             displaced=self._displaced,
         )
+        self._author(record)
+        return record
+
+    def _author(self, record: dict[str, Any]) -> None:
+        """Record this turn's events as saved now (not the earlier runs it carries) as written
+        by this user's kernel: a restore tells them from someone else's by that. A replay of
+        someone else's recording is not the user's."""
+        if self.replayed_from is not None and not self.replay_authored:
+            return
+        events = record["events"]
+        new = [e for e in events if e.get("id") not in self._authored]
+        if new:
+            self.session.author(str(record["conversation_id"]), new)
+            self._authored.update(e["id"] for e in new if not _partial(e))
 
     def _live_record(self, turn: TurnCoordinator) -> dict[str, Any]:
         """The turn so far, with the text shown but not yet an event marked ``partial`` (a tool
@@ -251,6 +268,12 @@ class CellFront:
                 name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
             },
         }
+
+
+def _partial(saved: dict[str, Any]) -> bool:
+    """A streaming text saved so far: its text grows under one id, so it is authored anew."""
+    metadata = saved.get("metadata")
+    return isinstance(metadata, dict) and bool(metadata.get("partial"))
 
 
 def _draft_id(first_event: str, index: int) -> str:
