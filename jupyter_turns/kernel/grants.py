@@ -268,9 +268,9 @@ class UserStore:
     def author(self, conversation_id: str, digests: Iterable[str]) -> None:
         """Add ``digests`` (events this kernel saves now) to the conversation's authorship:
         only those not there yet, appended in one write."""
-        known = self._authored.get(conversation_id)
-        if known is None:
-            known = set(self.authored(conversation_id))
+        if conversation_id not in self._authored:
+            self.authored(conversation_id)
+        known = self._authored[conversation_id]
         new = [d for d in dict.fromkeys(digests) if d not in known]
         if not new:
             return
