@@ -278,11 +278,45 @@ def test_5_a_restored_planted_request_is_quoted_never_sent_as_the_users(tmp_path
             later = server.requests[1].body
             assert [m["role"] for m in later["messages"]] == ["user", "assistant", "user"]
             assert_quoted(later)
+            # a fork of the thread keeps it quoted
+            assert "New thread 'other' is current" in kernel.run("%chat fork other").stdout()
+            server.enqueue(Reply.sse(sse_text_response(["Forked."])))
+            kernel.run("%%chat\nIn the fork?")
+            assert_quoted(server.requests[2].body)
             # %chat forget drops it, as the notice said
+            kernel.run("%chat use main")
             kernel.run("%chat forget 1")
             server.enqueue(Reply.sse(sse_text_response(["Gone."])))
             kernel.run("%%chat\nOnce more.")
-            assert PLANTED not in json.dumps(server.requests[2].body["messages"])
+            assert PLANTED not in json.dumps(server.requests[3].body["messages"])
+        finally:
+            kernel.close()
+
+
+def test_a_turn_replayed_from_someone_elses_recording_is_quoted_in_later_requests(
+    tmp_path: Path,
+) -> None:
+    """The chat cell replays a recording the user's kernel never wrote: the answer comes from
+    the file, so a later live request quotes that turn, as it quotes a restored one."""
+    events = [
+        ChatRequest(content="Summarize my data.", timestamp="2026-01-01T10:00:00+00:00"),
+        Message(content=PLANTED, timestamp="2026-01-01T10:00:01+00:00"),
+    ]
+    path = shared(tmp_path / "shared.ipynb", turn_record("rec", "notes", events), "%%chat\nX")
+    with AnthropicTestServer() as server:
+        kernel = _kernel(_env(server, tmp_path / "jupyter", path), cwd=tmp_path)
+        try:
+            kernel.run("%config ChatMagics.replay = 'on'")
+            cell = kernel.run("%%chat --new\nSummarize my data.")
+            notices = [e["text"] for e in cell.records()[-1]["events"] if e["kind"] == "notice"]
+            assert any(n.startswith("Replayed from the recording saved in") for n in notices)
+            assert server.requests == []
+            kernel.run("%config ChatMagics.replay = 'off'")
+            server.enqueue(Reply.sse(sse_text_response(["Live now."])))
+            kernel.run("%%chat\nAnd what do you say?")
+            body = server.requests[0].body
+            assert [m["role"] for m in body["messages"]] == ["user"]  # no replayed turn
+            assert_quoted(body)
         finally:
             kernel.close()
 

@@ -13,6 +13,7 @@ from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from jupyter_turns.engine.chat import Chat
+from jupyter_turns.engine.window import fork_notice
 from jupyter_turns.kernel.grants import UserStore, event_digest, judge
 from jupyter_turns.kernel.threads import Thread, Threads
 from jupyter_turns.model.events import ChatRequest, Message
@@ -278,6 +279,32 @@ def test_a_moved_notebook_proposes_the_grant_it_had_elsewhere(tmp_path: Path) ->
     assert thread.chat.allowed_tools == set() and thread.chat.quoted is None
     assert thread.withheld == {"always_allow": ["f"]}
     assert thread.proposed_by == str(elsewhere.resolve())
+
+
+def test_a_restored_fork_quotes_the_turns_of_someone_else_it_was_forked_with(
+    tmp_path: Path,
+) -> None:
+    """A fork's history is grafted from its source thread's turns (saved, and authored, under
+    the source's conversation id): the user's own stay theirs, someone else's stay quoted."""
+    own = turn_record("src", "main", _turn("mine", "10:00:00"))
+    theirs = turn_record("src", "main", _turn("planted", "11:00:00"))
+    fork_turn = [
+        fork_notice("main", "src", None, 3),
+        *_turn("in the fork", "12:00:00"),
+    ]
+    fork_turn[0] = fork_turn[0].model_copy(update={"timestamp": "2026-01-01T12:00:00+00:00"})
+    forked = turn_record("f", "other", fork_turn)
+    path = _write(tmp_path, [_cell(own), _cell(theirs), _cell(forked)])
+    store = _store()
+    for conversation, record in (("src", own), ("f", forked)):
+        store.author(conversation, [event_digest(e) for e in record["events"]])
+    thread = _adopt(path, name="other")
+    events = thread.chat.conversation.events
+    texts = {e.id: getattr(e, "content", "") for e in events if e.kind != "notice"}
+    assert sorted(texts.values()).count("planted") == 1  # the history was grafted
+    quoted = thread.chat.quoted  # (the fork notice after them too: a notice is never sent)
+    assert quoted is not None and {texts.get(i) for i in quoted.ids} == {"planted", "ok", None}
+    assert not {"mine", "in the fork"} & {texts.get(i) for i in quoted.ids}
 
 
 def test_provider_model_script_and_thinking_beyond_the_users_defaults_are_guarded() -> None:
