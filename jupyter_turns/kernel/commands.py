@@ -387,23 +387,29 @@ def _exchanges_through_quoted(thread: Thread) -> int:
 
 
 def _withheld_note(threads: list[Thread], signed: bool, problem: str | None) -> str:
-    """What the restore says of the permissions it did not apply, and how to apply them."""
-    asks = "; ".join(f"thread {t.name!r}: {describe_guarded(t.withheld)}" for t in threads)
-    moved = sorted({t.proposed_by for t in threads if t.proposed_by})
-    why = (
-        "you granted them to this thread in the notebook at " + ", ".join(moved) + ", not here "
-        "(moved, renamed or copied?)"
-        if moved
-        else "permissions come only from your own record of what you granted this thread in "
-        "this notebook; a notebook's settings are a proposal"
-    )
-    if signed and not moved:
-        why += " (the signature in its settings, from an earlier jupyter_turns, is ignored)"
-    unchecked = f" (your record cannot be read: {problem})" if problem else ""
-    return (
-        f"This notebook asks for {asks} — not applied: {why}{unchecked}. `%chat trust` shows "
-        "exactly what it asks for; `%chat trust --apply` applies it."
-    )
+    """What the restore says of the permissions it did not apply, and how to apply them: those
+    the file asks for, and those the user granted the thread in a notebook at another path."""
+    lines = []
+    for moved in (False, True):
+        group = [t for t in threads if bool(t.proposed_by) is moved]
+        if not group:
+            continue
+        asks = "; ".join(f"thread {t.name!r}: {describe_guarded(t.withheld)}" for t in group)
+        if moved:
+            paths = ", ".join(sorted({str(t.proposed_by) for t in group}))
+            why = f"you granted them to this thread in the notebook at {paths}, not here "
+            why += "(moved, renamed or copied?)"
+        else:
+            why = "permissions come only from your own record of what you granted this thread "
+            why += "in this notebook; a notebook's settings are a proposal"
+            if signed:
+                why += " (the signature in its settings, from an earlier jupyter_turns, is ignored)"
+        unchecked = f" (your record cannot be read: {problem})" if problem else ""
+        lines.append(
+            f"This notebook asks for {asks} — not applied: {why}{unchecked}. `%chat trust` "
+            "shows exactly what it asks for; `%chat trust --apply` applies it."
+        )
+    return "\n".join(lines)
 
 
 def _servers_not_started(session: Session, settings: CellSettings, thread: Thread) -> None:

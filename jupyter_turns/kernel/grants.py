@@ -92,8 +92,14 @@ def _plain(value: Any) -> Any:
 
 
 def event_digest(saved: Mapping[str, Any]) -> str:
-    """The digest of one event as saved (``event.model_dump(mode="json")``)."""
-    return hashlib.sha256(canonical(saved)).hexdigest()[:_DIGEST]
+    """The digest of one event as saved (``event.model_dump(mode="json")``). Never raises: an
+    event JSON cannot hold (a NaN in a tool's arguments) is digested as Python writes it,
+    which holds within one kernel and is simply someone else's after a restore."""
+    try:
+        text = canonical(saved)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(saved).encode("utf-8", "replace")
+    return hashlib.sha256(text).hexdigest()[:_DIGEST]
 
 
 def _sent(event: ConversationEvent) -> bool:
@@ -130,11 +136,16 @@ class Authorship:
         return bool(self.quoted)
 
 
-def authorship(events: Sequence[ConversationEvent], authored: Iterable[str]) -> Authorship:
+def authorship(
+    events: Sequence[ConversationEvent],
+    authored: Iterable[str],
+    sent: list[tuple[ConversationEvent, str]] | None = None,
+) -> Authorship:
     """Cut ``events`` into turns (each starts at a request of the thread's own; what precedes
-    the first belongs to it) and keep those holding an event not in ``authored``."""
+    the first belongs to it) and keep those holding an event not in ``authored``. ``sent``:
+    their :func:`sent_digests`, when the caller has them."""
     known = set(authored)
-    digests = dict((id(e), d) for e, d in sent_digests(events))
+    digests = {id(e): d for e, d in (sent if sent is not None else sent_digests(events))}
     quoted: set[str] = set()
     foreign: set[str] = set()
     requests = 0
@@ -195,8 +206,9 @@ def judge(
         return Verdict(authorship(events, ()))
     conversations = {conversation_id, *_forked_from(events)}
     authored = frozenset(d for c in conversations for d in store.authored(c))
-    who = authorship(events, authored)
-    digests = [d for _, d in sent_digests(events)]
+    sent = sent_digests(events)
+    who = authorship(events, authored, sent)
+    digests = [d for _, d in sent]
     grants = store.grants(conversation_id)
     here = grants.get(path) if path is not None else None
     if here is not None and here.covers(digests, authored):

@@ -217,7 +217,10 @@ class Session:
     ) -> None:
         """Record the thread's settings as granted in this notebook (or the one at ``path``;
         written only when they changed: a revocation too); nothing when the notebook's path is
-        not known."""
+        not known, or while the user's grant of the thread at another path waits for their
+        answer (it would hide it)."""
+        if thread.proposed_by is not None:
+            return  # the user has not answered yet: their grant at the other path still waits
         store, path = self.user_store(), path or self.notebook_path()
         if store is None or path is None:
             return

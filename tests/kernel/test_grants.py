@@ -415,9 +415,19 @@ def test_a_moved_notebook_asks_once_naming_the_path_it_had(tmp_path: Path) -> No
                 f"Thread 'main' asks for (you granted it in the notebook at {old.resolve()})"
                 in shown
             )
-            assert "Applied to thread 'main'" in kernel.run("%chat trust --apply").stdout()
+            server.enqueue(Reply.sse(sse_text_response(["Not yet."])))
+            kernel.run("%%chat\nFirst, a question.")  # saved here before the user answers
         finally:
             kernel.close()
+        asked = _kernel(_env(server, data_dir, new))
+        try:  # the save did not hide the grant at the old path: it still asks
+            assert (
+                f"in the notebook at {old.resolve()}, not here"
+                in asked.run("%chat use main").stdout()
+            )
+            assert "Applied to thread 'main'" in asked.run("%chat trust --apply").stdout()
+        finally:
+            asked.close()
         server.enqueue(Reply.sse(python_call(marker, "m")), Reply.sse(sse_text_response(["."])))
         again = _kernel(_env(server, data_dir, new))
         try:

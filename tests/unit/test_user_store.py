@@ -109,6 +109,8 @@ def test_a_digest_survives_a_json_round_trip_and_javascripts_numbers() -> None:
         rebuilt = type(event).model_validate(reordered).model_dump(mode="json")
         assert event_digest(rebuilt) == event_digest(saved)
     assert renumbered == 2  # the call's timeout and the result's duration
+    nan = ToolCallRequest(call_id="c2", name="f", arguments={"x": float("nan")})
+    assert len(event_digest(nan.model_dump(mode="json"))) == 32  # JSON cannot hold it: no raise
     assert canonical({"b": 1.0, "a": [2.5]}) == b'{"a":[2.5],"b":1}'
     changed = _events()[0].model_copy(update={"content": "Plot it!"}).model_dump(mode="json")
     assert event_digest(changed) != event_digest(_events()[0].model_dump(mode="json"))
