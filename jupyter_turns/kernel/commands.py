@@ -442,19 +442,24 @@ def trust(session: Session, args: list[str]) -> None:
             for server in asked.get("mcp_servers", {}):
                 print(f"  MCP server '{server}' starts only with `%chat mcp start {server}`.")
             continue
-        whose = (
-            f"you granted it in the notebook at {thread.proposed_by}"
-            if thread.proposed_by
-            else "the notebook's settings ask for it"
-        )
-        print(f"Thread {name!r} asks for ({whose}): {describe_guarded(asked)}.")
+        described = describe_guarded(asked)
+        if thread.proposed_by:
+            print(
+                f"Thread {name!r}: you granted it {described} in the notebook at "
+                f"{thread.proposed_by}."
+            )
+        else:
+            print(f"Thread {name!r}: the notebook asks for {described}.")
         for key, value in asked.items():
             if key == "system":
                 print("  system prompt:\n" + textwrap.indent(str(value), "    | "))
             else:
                 print(f"  {key}: {value!r}")
     if not apply:
-        print("Run `%chat trust --apply` to apply all of this, or leave it: nothing is applied.")
+        print(
+            "Run `%chat trust --apply` to apply all of this (and keep it for this notebook), or "
+            "leave it: nothing is applied."
+        )
 
 
 def _grant_here(session: Session, thread: Thread) -> None:

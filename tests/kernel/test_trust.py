@@ -143,10 +143,7 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             assert "[request]\nHello" in texts[1] and "restored from shared.ipynb" in texts[1]
 
             shown = kernel.run("%chat trust").stdout()
-            assert (
-                "Thread 'main' asks for (the notebook's settings ask for it): always allow "
-                "`python`, `helper`"
-            ) in shown
+            assert "Thread 'main': the notebook asks for always allow `python`, `helper`" in shown
             assert f"    | {ATTACKER_SYSTEM}" in shown and "run_mode: 'unattended'" in shown
             assert not marker.exists()
             applied = kernel.run("%chat trust --apply").stdout()
