@@ -29,6 +29,7 @@ from ..widget.buttons import WidgetPrompter
 from ..widget.chat_widget import ChatWidget
 from ..widget.messages import TextPart
 from ..widget.renderer import WidgetSink
+from .grants import event_digest
 from .persist import MetadataWriter, Recorder
 
 if TYPE_CHECKING:
@@ -94,7 +95,10 @@ class CellFront:
         self.replayed_from: str | None = None  # a replayed turn: the notebook it came from
         # a replayed turn's events are the user's own only when its recording was
         self.replay_authored = False
-        self._authored: set[str] = set()  # ids of the finished events recorded as authored
+        # what this turn recorded as authored: finished events by id (they never change), and
+        # the digest of each streaming text as last saved (it grows under one id)
+        self._authored: set[str] = set()
+        self._drafts: dict[str, str] = {}
         chat = thread.chat
         namespace = session.namespace
         self.widget = ChatWidget(
@@ -206,15 +210,25 @@ class CellFront:
 
     def _author(self, record: dict[str, Any]) -> None:
         """Record this turn's events as saved now (not the earlier runs it carries) as written
-        by this user's kernel: a restore tells them from someone else's by that. A replay of
-        someone else's recording is not the user's."""
+        by this user's kernel: a restore tells them from someone else's by that. Only what
+        this turn has not recorded yet; a replay of someone else's recording is not the
+        user's."""
         if self.replayed_from is not None and not self.replay_authored:
             return
-        events = record["events"]
-        new = [e for e in events if e.get("id") not in self._authored]
-        if new:
-            self.session.author(str(record["conversation_id"]), new)
-            self._authored.update(e["id"] for e in new if not _partial(e))
+        digests = []
+        for saved in record["events"]:
+            key = str(saved.get("id"))
+            if key in self._authored:
+                continue
+            digest = event_digest(saved)
+            if _partial(saved):
+                if self._drafts.get(key) == digest:
+                    continue
+                self._drafts[key] = digest
+            else:
+                self._authored.add(key)
+            digests.append(digest)
+        self.session.author(str(record["conversation_id"]), digests)
 
     def _live_record(self, turn: TurnCoordinator) -> dict[str, Any]:
         """The turn so far, with the text shown but not yet an event marked ``partial`` (a tool

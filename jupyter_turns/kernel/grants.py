@@ -244,7 +244,6 @@ class UserStore:
     files hold; writes raise OSError (the caller logs it: a save never fails for it)."""
 
     root: Path  # <jupyter data dir>/jupyter_turns
-    _authored: dict[str, set[str]] = field(default_factory=dict, repr=False)
     # what this kernel last wrote of each grant (canonical JSON): unchanged is not written again
     _granted: dict[tuple[str, str], bytes] = field(default_factory=dict, repr=False)
 
@@ -267,34 +266,27 @@ class UserStore:
     # ------------------------------------------------------------------ authorship
 
     def authored(self, conversation_id: str) -> frozenset[str]:
-        """Every digest this user's kernels saved for the conversation (read again: another
-        kernel may have added some)."""
+        """Every digest this user's kernels saved for the conversation (read from the file
+        each time: another kernel may have added some; nothing of it is kept in memory)."""
         try:
             text = self._file(conversation_id, ".authored").read_text("ascii", "replace")
         except OSError:
-            text = ""
-        found = {line for line in text.split("\n") if _is_digest(line)}
-        self._authored[conversation_id] = found
-        return frozenset(found)
+            return frozenset()
+        return frozenset(line for line in text.split("\n") if _is_digest(line))
 
     def author(self, conversation_id: str, digests: Iterable[str]) -> None:
-        """Add ``digests`` (events this kernel saves now) to the conversation's authorship:
-        only those not there yet, appended in one write."""
-        if conversation_id not in self._authored:
-            self.authored(conversation_id)
-        known = self._authored[conversation_id]
-        new = [d for d in dict.fromkeys(digests) if d not in known]
+        """Append ``digests`` (events this kernel saves now, new ones: the caller knows which)
+        to the conversation's authorship, in one write."""
+        new = list(dict.fromkeys(digests))
         if not new:
             return
         path = self._file(conversation_id, ".authored")
-        fresh = not path.exists()
-        self._prepare(fresh)
+        self._prepare(not path.exists())
         handle = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(handle, "".join(f"{d}\n" for d in new).encode("ascii"))
         finally:
             os.close(handle)
-        known.update(new)
 
     # ------------------------------------------------------------------ grants
 
@@ -372,7 +364,6 @@ class UserStore:
                     file.unlink()
                 except OSError as exc:
                     log.debug("jupyter_turns: could not prune %s: %s", file, exc)
-        self._authored.clear()
         self._granted.clear()
 
 

@@ -29,7 +29,7 @@ from ..record.notebook import find_notebook
 from ..record.thread_settings import UserDefaults
 from ..tools.registry import EditsMode, RunMode
 from .cell_options import parse_thinking
-from .grants import UserStore, event_digest
+from .grants import UserStore
 from .threads import Thread, Threads
 
 if TYPE_CHECKING:
@@ -234,15 +234,15 @@ class Session:
         except (OSError, TypeError, ValueError) as exc:  # a save never fails for it
             self._note_problem(exc)
 
-    def author(self, conversation_id: str, saved_events: list[dict[str, Any]]) -> None:
-        """Record the events this kernel saves now (as saved: ``model_dump(mode="json")``) as
+    def author(self, conversation_id: str, digests: list[str]) -> None:
+        """Record the events this kernel saves now (their :func:`.grants.event_digest`) as
         written by this user's kernel (known without the notebook's path: nbclient too)."""
         store = self.user_store()
-        if store is None:
+        if store is None or not digests:
             return
         try:
-            store.author(conversation_id, [event_digest(e) for e in saved_events])
-        except (OSError, TypeError, ValueError) as exc:
+            store.author(conversation_id, digests)
+        except OSError as exc:
             self._note_problem(exc)
 
     def _note_problem(self, exc: Exception) -> None:

@@ -79,10 +79,11 @@ def test_authorship_is_appended_never_rewritten(tmp_path: Path) -> None:
     store.author("conv-1", digests[:2])
     file = next((tmp_path / "conversations").iterdir())
     inode, first = file.stat().st_ino, file.read_text()
-    store.author("conv-1", digests)  # the turn saved again, with more events
-    store.author("conv-1", digests)  # and again, nothing new: nothing written
+    store.author("conv-1", digests[2:])  # the turn saved again: its new events
+    store.author("conv-1", [])  # nothing new: nothing written
     assert file.stat().st_ino == inode and file.read_text().startswith(first)
     assert file.read_text().split() == digests
+    assert UserStore(tmp_path).authored("conv-1") == set(digests)
 
 
 def test_a_grant_is_written_only_when_it_changes(tmp_path: Path) -> None:
