@@ -151,7 +151,7 @@ class ChatMagics(Magics, McpSettings):
         help="How the model's cell changes are approved: ask (each before it is made) or "
         "review (insert, edit, delete and move are made as they come; the turn ends with a "
         "review panel to keep or undo each). Running code always asks. A notebook's saved "
-        "'review' applies only when this user signed it.",
+        "'review' applies only when you granted it to that thread in that notebook.",
     ).tag(config=True)
     reasoning = Unicode(
         "full", help="How reasoning shows: full, hidden, truncate:N, progress, static."

@@ -4,7 +4,7 @@ tells the user.
 ``ChatMagics.allowed_providers`` / ``ChatMagics.allowed_models`` are the user's (or the
 administrator's) own configuration. They are checked on every cell against the provider and
 model the cell would use, wherever those came from (an option, the thread, a notebook's saved
-settings, even signed ones), so nothing read from a file widens them.
+settings, even granted ones), so nothing read from a file widens them.
 """
 
 from __future__ import annotations

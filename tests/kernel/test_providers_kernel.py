@@ -681,11 +681,13 @@ def _error(cell: Cell) -> str:
     return f"{cell.reply['ename']}: {cell.reply['evalue']}"
 
 
-def test_allowed_providers_holds_for_cells_and_for_signed_saved_settings(tmp_path: Path) -> None:
+def test_allowed_providers_holds_for_cells_and_for_granted_saved_settings(tmp_path: Path) -> None:
+    path = tmp_path / "openai.ipynb"
+    nbformat.write(new_notebook(), path)  # the kernel's notebook, as JupyterLab's
     with AnthropicTestServer() as server:
         server.enqueue(for_responses(Reply.sse(responses_body([Text(["Recorded answer."])]))))
         env = {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": f"{server.url}/v1"}
-        kernel = KernelDriver(env=env, cwd=str(tmp_path))
+        kernel = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)}, cwd=str(tmp_path))
         try:
             kernel.run("%load_ext jupyter_turns")
             source = "%%chat --provider openai --model gpt-5-mini\nHello"
@@ -697,9 +699,8 @@ def test_allowed_providers_holds_for_cells_and_for_signed_saved_settings(tmp_pat
             model = _printed(kernel, f"{THREAD}.by_name['main'].model")
         finally:
             kernel.close()
-        path = tmp_path / "openai.ipynb"
         nbformat.write(notebook_from([(source, recorded.outputs)]), path)
-        fresh = KernelDriver(env=env, cwd=str(tmp_path))  # the same JUPYTER_DATA_DIR: signed
+        fresh = KernelDriver(env=env, cwd=str(tmp_path))  # the same JUPYTER_DATA_DIR: granted
         try:
             fresh.run("%load_ext jupyter_turns")
             fresh.run(LIMITED)
@@ -713,5 +714,5 @@ def test_allowed_providers_holds_for_cells_and_for_signed_saved_settings(tmp_pat
     assert NOT_ALLOWED in _error(failed)
     assert (events, after, model) == ("2", "2", "gpt-5-mini")  # the failed cell changed nothing
     assert "Restored thread 'main': 2 events" in restored and "not applied" not in restored
-    assert provider == "openai"  # the saved settings are this user's: they apply
+    assert provider == "openai"  # the user granted them in that notebook: they apply
     assert NOT_ALLOWED in _error(refused)  # but never widen the limit
