@@ -37,7 +37,13 @@ from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
 from . import commands
 from .cell_context import cells_above_for, instructions_for, page_said
-from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
+from .cell_hooks import (
+    await_chat_cells,
+    chat_help_as_output,
+    check_ipykernel,
+    keep_cell_parents,
+    sigint_menu,
+)
 from .cell_options import parse_fix, parse_options
 from .kernel_status import busy_while_running
 from .persist import MetadataWriter
@@ -560,8 +566,9 @@ def load_ipython_extension(ipython: Any) -> None:
         if transformer not in ipython.input_transformers_post:
             ipython.input_transformers_post.append(transformer)
     ipython.register_magics(ChatMagics)
-    if getattr(ipython, "kernel", None) is not None:  # the page's Undo buttons reach the kernel
-        from ..editing.control import register_control
+    if getattr(ipython, "kernel", None) is not None:
+        keep_cell_parents(ipython.kernel)
+        from ..editing.control import register_control  # the page's Undo buttons reach the kernel
 
         session = ipython.magics_manager.registry["ChatMagics"].session
         register_control(session, on_page=lambda message: _page_opened(session, message))
