@@ -42,21 +42,25 @@ def _own(cell: Cell) -> list[str]:
     return [m["msg_type"] for m in cell.messages]
 
 
+def _round(kernel: KernelDriver, comm_id: str, number: int) -> None:
+    first, queued = kernel.execute(FIRST), kernel.execute(NEXT)
+    assert _flood(kernel, comm_id, 0.4) > 100
+    kernel.wait(lambda: first.done, 60, f"round {number}: the first cell to end")
+    try:
+        kernel.wait(lambda: queued.done, 30, f"round {number}: the queued cell's idle")
+    except AssertionError:
+        raise AssertionError(
+            f"round {number}: the queued cell got no idle of its own; its messages: "
+            f"{_own(queued)}; the first cell's: {_own(first)}"
+        ) from None
+    assert queued.stdout() == "next\n", _own(queued)
+    assert _own(first).count("status") == 2, _own(first)  # busy and idle, once each
+
+
 def test_a_queued_cell_ends_under_its_own_request_while_comm_messages_arrive(
     kernel: KernelDriver,
 ) -> None:
     kernel.run("from comm import create_comm\nprobe = create_comm(target_name='probe')")
     comm_id = kernel.wait(lambda: next(iter(kernel.widgets), None), 30, "the probe comm")
-    for round_ in range(ROUNDS):
-        first, queued = kernel.execute(FIRST), kernel.execute(NEXT)
-        assert _flood(kernel, comm_id, 0.4) > 100
-        kernel.wait(lambda: first.done, 60, f"round {round_}: the first cell to end")
-        try:
-            kernel.wait(lambda: queued.done, 30, f"round {round_}: the queued cell's idle")
-        except AssertionError:
-            raise AssertionError(
-                f"round {round_}: the queued cell got no idle of its own; its messages: "
-                f"{_own(queued)}; the first cell's: {_own(first)}"
-            ) from None
-        assert queued.stdout() == "next\n", _own(queued)
-        assert _own(first).count("status") == 2, _own(first)  # busy and idle, once each
+    for number in range(ROUNDS):
+        _round(kernel, comm_id, number)
