@@ -221,7 +221,8 @@ class ChatMagics(Magics, McpSettings):
         %%chat [options]      the cell body is your request; the answer streams below
           --new               start a new thread       --thread NAME   use (or create) a thread
           --provider anthropic|openai|openai-chat|ollama|bedrock|vertex|scripted
-          --model NAME        --script VAR (a ScriptedProvider)
+          --model NAME        --script VAR  this cell plays VAR (a ScriptedProvider or a
+                              list of cycles); later cells use the thread's provider
           --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1)
           --region NAME       Bedrock's or Vertex's region   --project ID   Vertex's project
           --tools ask|unattended|deny     default run mode of tools without their own
@@ -262,11 +263,12 @@ class ChatMagics(Magics, McpSettings):
         %chat export [NAME] [PATH] | compact | forget N | cost
         %chat mcp list | add | remove NAME | start NAME | restart NAME
 
-        Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
-        (provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
-        output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
-        cache_ttl, instructions, context, mcp_servers, base_url, region, project; admin limits:
-        allowed_providers, allowed_models).
+        Options stick to the thread (--script, --fix and --use are the cell's).
+        Defaults: %config ChatMagics.<setting> = value (provider, model, tools, edits,
+        reasoning, thinking, max_cycles, system, headless, builtins, output_chars, stream,
+        replay, replay_check, replay_pace, budget_usd, compact_at, cache_ttl, instructions,
+        context, mcp_servers, base_url, region, project; admin limits: allowed_providers,
+        allowed_models).
         """
         if cell is None and line.split(maxsplit=1)[:1] == ["fix"]:
             return self._fix_line(line.split()[1:])
@@ -317,16 +319,18 @@ class ChatMagics(Magics, McpSettings):
         threads, namespace = session.threads, session.namespace
         name = options.thread or (threads.fresh_name() if options.new else threads.current)
         existing = None if options.new else threads.by_name.get(name)
-        key = self._provider_key(existing, options)
-        check_allowed(key, self.allowed_providers, self.allowed_models)
-        replay, provider = self._replay_or_live(name, key, body)
+        key = self._provider_key(existing, options)  # the thread's, from this cell on
+        # what this cell runs: ``--script VAR`` plays VAR for this cell alone
+        played = ProviderChoice("scripted", script=options.script) if options.script else key
+        check_allowed(played, self.allowed_providers, self.allowed_models)
+        replay, provider = self._replay_or_live(name, played, body)
         if provider is not None:  # the provider's own default model is checked too
             check_allowed(
-                key._replace(model=getattr(provider, "model", key.model)),
+                played._replace(model=getattr(provider, "model", played.model)),
                 self.allowed_providers,
                 self.allowed_models,
             )
-        switched = switch_notes(existing, key)
+        switched = switch_notes(existing, played)
         builtins = self._builtins(existing, options)
         only = [n.strip() for n in options.use.split(",")] if options.use else None
         tools = namespace_tools(namespace, only, builtins, session.reader)
@@ -336,19 +340,20 @@ class ChatMagics(Magics, McpSettings):
                 raise UsageError(f"--use: no @tool named {', '.join(missing)} in the notebook")
         thread = threads.get(name, new=options.new)
         self._apply(thread, options, key, builtins)
-        if provider is not None:
+        script = provider if options.script else None  # this turn's alone
+        if provider is not None and script is None:
             threads.use_provider(thread, provider, self.stream)
         thread.chat.tools = {t.name: t for t in tools}
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
-        return self._run(thread, body, replay, switched, attached or [])
+        return self._run(thread, body, replay, switched, attached or [], script)
 
     def _replay_or_live(
         self, name: str, key: ProviderChoice, request: str
     ) -> tuple[ReplayPlan | None, Provider | None]:
         """The cell's replay, else the provider it runs live with (raises UsageError: its
         missing key, with why the notebook cannot replay it when it has a say; a script that
-        has no cycle left, with how to leave it)."""
+        has no cycle left, with how to play it again)."""
         session = self.session
         strict = self.replay_check == "strict"
         chosen = choose(
@@ -364,11 +369,10 @@ class ChatMagics(Magics, McpSettings):
             raise UsageError(said) from None
         session.unbuilt = None
         if key.script and getattr(provider, "exhausted", False):
-            other = self.provider if self.provider != "scripted" else "anthropic"
             raise UsageError(
-                f"%%chat: this thread plays the script `{key.script}`, which has no cycle left: "
-                f"`--provider {other}` or `--new` (a thread keeps its options until a cell "
-                "changes them)"
+                f"%%chat --script {key.script}: the script has no cycle left (each cycle plays "
+                f"once). Run the cell that sets `{key.script}` again to play it from the start, "
+                "or leave out --script: the thread's own provider answers."
             )
         return None, provider
 
@@ -379,6 +383,7 @@ class ChatMagics(Magics, McpSettings):
         replay: ReplayPlan | None = None,
         switched: list[str] | None = None,
         extra: list[Attachment] | None = None,
+        script: Provider | None = None,
     ) -> None:
         from .front import CellFront
 
@@ -386,9 +391,10 @@ class ChatMagics(Magics, McpSettings):
         loop = asyncio.get_running_loop()
         attachments, told, instructions = await self._sent_with(thread, body, switched, extra)
         held = len(chat.conversation.events)  # the cells above count as seen once sent after
-        provider = chat.provider  # the thread's own (a replay plays its recording instead)
+        # the thread's own; a replay plays its recording instead, a --script cell its script
+        provider = chat.provider
         streamed = getattr(provider, "streaming", False)
-        played = replay.provider if replay is not None else None
+        played = replay.provider if replay is not None else script
         saved = replay.calls if replay is not None else None
         kernel = getattr(self.shell, "kernel", None)
         if kernel is None:  # plain IPython: print instead
@@ -484,16 +490,14 @@ class ChatMagics(Magics, McpSettings):
         return names
 
     def _provider_key(self, thread: Thread | None, options: argparse.Namespace) -> ProviderChoice:
-        """Which provider the cell asks for: the thread's, or the defaults, with the options.
-        Another provider starts from its own default model and endpoint unless the cell
-        names them."""
+        """Which provider the thread uses from this cell on: its own, or the defaults, with
+        the options (``--script`` is the cell's alone: see :meth:`_start`). Another provider
+        starts from its own default model and endpoint unless the cell names them."""
         if thread is not None and thread.configured:
             key = thread.provider_key
         else:
             key = self._default_choice(self.provider)._replace(model=self.model or None)
-        if options.script:
-            key = key._replace(kind=options.provider or "scripted", script=options.script)
-        elif options.provider and options.provider != key.kind:
+        if options.provider and options.provider != key.kind:
             key = self._default_choice(options.provider)
         named = {
             "model": options.model,
@@ -522,7 +526,7 @@ class ChatMagics(Magics, McpSettings):
             thread.configured = True
             mark_new(thread, self.settings().changed)
         mark_cell(thread, options, provider_changed=key.kind != thread.provider)
-        thread.provider, thread.model, thread.script = key.kind, key.model, key.script
+        thread.provider, thread.model = key.kind, key.model
         thread.base_url, thread.region, thread.project = key.base_url, key.region, key.project
         if options.reasoning:
             thread.reasoning = options.reasoning

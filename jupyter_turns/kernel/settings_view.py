@@ -45,7 +45,6 @@ _FROM_CONFIG = {
 # a cell option (its argparse name) -> the thread's settings it sets
 _FROM_OPTION = {
     "provider": ("provider",),
-    "script": ("provider", "script"),
     "model": ("model",),
     "base_url": ("base_url",),
     "region": ("region",),
@@ -104,7 +103,7 @@ def _thread_rows(thread: Thread, settings: CellSettings) -> list[Row]:
 
     named = getattr(thread.chat.provider, "model", None) or default_model(thread.provider)
     model = thread.model or _default_model(named, thread.provider)
-    provider = _provider(thread.provider, thread.script)
+    provider = _provider(thread.provider)
     rows: list[Row] = [
         ("provider", provider, source("provider")),
         ("model", model, source("model")),
@@ -153,7 +152,7 @@ def _default_rows(settings: CellSettings) -> list[Row]:
     model = settings.model or _default_model(default_model(settings.provider), settings.provider)
     builtins = ", ".join(sorted(default_builtins(settings.builtins))) or "none"
     return [
-        ("provider", _provider(settings.provider, None), source("provider")),
+        ("provider", _provider(settings.provider), source("provider")),
         ("model", model, source("model")),
         ("tools run mode", settings.tools, source("tools")),
         ("cell changes", settings.edits, source("edits")),
@@ -179,10 +178,9 @@ def _default_model(model: object, kind: str) -> str:
     return "the provider's own (none named here: scripted, Bedrock's by region, or --model)"
 
 
-def _provider(kind: str, script: str | None) -> str:
+def _provider(kind: str) -> str:
     label = KINDS[kind].label if kind in KINDS else kind
-    played = f", playing the script {script!r}" if script else ""
-    return f"{kind} — {label}{played}"
+    return f"{kind} — {label}"
 
 
 def _on(value: bool) -> str:

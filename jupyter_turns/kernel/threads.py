@@ -1,10 +1,12 @@
 """Threads of a notebook session: named Chat objects that later %%chat cells continue.
 
 A thread keeps its Chat (conversation, "always allow" decisions), its provider settings and the
-built-in tools it enabled. Settings given on a cell stick to the thread. A thread restored from
-a notebook file gets the settings this user's kernel saved for it (signed: see
-:mod:`jupyter_turns.kernel.trust`), or, from a copy that does not verify, its conversation and
-harmless settings; what would grant a permission waits in ``withheld`` for ``%chat trust --apply``.
+built-in tools it enabled. Settings given on a cell stick to the thread; ``--script VAR`` does
+not: the script plays that cell's turn, and the thread's provider answers the next plain cell.
+A thread restored from a notebook file gets the settings this user's kernel saved for it
+(signed: see :mod:`jupyter_turns.kernel.trust`), or, from a copy that does not verify, its
+conversation and harmless settings; what would grant a permission waits in ``withheld`` for
+``%chat trust --apply``.
 Nothing here knows about widgets; the magic wires a thread to a cell's widget for each turn.
 """
 
@@ -59,7 +61,6 @@ class Thread:
     name: str
     chat: Chat
     provider: str = "anthropic"
-    script: str | None = None
     base_url: str | None = None  # --base-url: an OpenAI-compatible server's
     region: str | None = None  # --region: Bedrock's or Vertex's
     project: str | None = None  # --project: Vertex's
@@ -94,7 +95,7 @@ class Thread:
     @property
     def provider_key(self) -> ProviderChoice:
         return ProviderChoice(
-            self.provider, self.model, self.script, self.base_url, self.region, self.project
+            self.provider, self.model, None, self.base_url, self.region, self.project
         )
 
     def settings(self) -> dict[str, Any]:
@@ -103,7 +104,6 @@ class Thread:
             "provider": self.provider,
             "reasoning": self.reasoning,
             "model": self.model,
-            "script": self.script,
             "base_url": self.base_url,
             "region": self.region,
             "project": self.project,
@@ -279,7 +279,6 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
 _THREAD_FIELDS = (
     "provider",
     "model",
-    "script",
     "base_url",
     "region",
     "project",

@@ -165,18 +165,3 @@ def test_stream_off_makes_plain_requests_and_sticks(magics: ChatMagics) -> None:
     magics._apply(thread, magics._options("--stream on"), ProviderChoice("anthropic"), set())
     magics.session.threads.use_provider(thread, provider)
     assert provider.streaming is True
-
-
-def test_a_played_out_script_says_what_the_thread_is_bound_to(magics: ChatMagics) -> None:
-    from jupyter_turns.providers.scripted import cycle, message
-
-    magics.session.namespace["s3"] = [cycle(message("only one"))]
-    run(magics, "--script s3")
-    before = state(magics)
-    with pytest.raises(UsageError) as failed:
-        run(magics, "", "Thanks!")
-    assert str(failed.value) == (
-        "%%chat: this thread plays the script `s3`, which has no cycle left: "
-        "`--provider anthropic` or `--new` (a thread keeps its options until a cell changes them)"
-    )
-    assert state(magics) == before
