@@ -31,14 +31,15 @@ _SEE = "See %chat? for the options."
 
 class _Parser(argparse.ArgumentParser):
     """argparse that fails with one line in the cell's error, never its usage dump on stderr
-    (an ambiguous abbreviation, a missing value: argparse would print and exit)."""
+    (a missing value: argparse would print and exit). No abbreviations: ``--tool`` is no
+    option (it gets "did you mean `--tools`?"), never ``--tools`` taken silently."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"%%chat: {message}. {_SEE}")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="%%chat", add_help=False, exit_on_error=False)
+    parser = _Parser(prog="%%chat", add_help=False, exit_on_error=False, allow_abbrev=False)
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--thread")
     parser.add_argument("--model")

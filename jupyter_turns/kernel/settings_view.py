@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import re
 from typing import TYPE_CHECKING
 
 from ..kernel_tools.builtin import default_builtins
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = ["mark_cell", "mark_new", "settings_bundle"]
 
 Row = tuple[str, str, str]  # setting, value, where it came from
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 # a thread's setting (its saved name) -> the ChatMagics setting a new thread takes it from
 _FROM_CONFIG = {
@@ -70,12 +72,12 @@ def mark_new(thread: Thread, changed: frozenset[str]) -> None:
 
 def mark_cell(thread: Thread, options: argparse.Namespace, provider_changed: bool) -> None:
     """The settings this cell's options set (they stick to the thread); another provider
-    starts from its own default model, so a provider the cell changed sets the model too."""
+    starts from its own default model, which is said to be the default, not the cell's."""
     for option, names in _FROM_OPTION.items():
         if getattr(options, option, None) is not None:
             thread.sources.update(dict.fromkeys(names, CELL))
-    if provider_changed:
-        thread.sources["model"] = CELL
+    if provider_changed and options.model is None:
+        thread.sources["model"] = DEFAULT
 
 
 def settings_bundle(thread: Thread | None, settings: CellSettings) -> dict[str, str]:
@@ -213,9 +215,12 @@ def _html(title: str, rows: list[Row], note: str) -> str:
     def cells(row: Row, tag: str) -> str:
         return "".join(f"<{tag}>{html.escape(text)}</{tag}>" for text in row)
 
+    def code(text: str) -> str:  # `...` spans of our own words, as the page shows code
+        return _CODE_SPAN.sub(r"<code>\1</code>", html.escape(text))
+
     body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in rows)
     head = f"<tr>{cells(('setting', 'value', 'from'), 'th')}</tr>"
     return (
         f"<p>{html.escape(title)}</p><table class='jt-settings'><thead>{head}</thead>"
-        f"<tbody>{body}</tbody></table><p>{html.escape(note)}</p>"
+        f"<tbody>{body}</tbody></table><p>{code(note)}</p>"
     )

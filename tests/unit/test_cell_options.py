@@ -37,7 +37,9 @@ def state(magics: ChatMagics) -> tuple[str, dict[str, int]]:
         ("--thread other --budget lots", "--budget must be an amount in USD"),
         ("--budget -1", "--budget must be an amount in USD"),
         ("--modle claude-haiku-4-5", r"no option `--modle`: did you mean `--model`\?"),
-        ("--t main", "ambiguous option: --t could match --thread, --tools, --thinking"),
+        ("--t main", r"no option `--t`: did you mean `--tools`\?"),
+        ("--tool unattended", r"no option `--tool`: did you mean `--tools`\?"),
+        ("--thread other --mod claude-x", r"no option `--mod`: did you mean `--model`\?"),
         ("please be brief", "'please' is not an option: the request goes in the cell below"),
     ],
 )
