@@ -10,6 +10,7 @@
  *
  * Tool text is only ever set as textContent (through `h` and the cell views).
  */
+import { responseStatus } from "../protocol/fields.js";
 import { h } from "../util/dom.js";
 import { whoName } from "../util/who.js";
 import { callPreview } from "./cells.js";
@@ -69,7 +70,7 @@ export function reviewedChanges(events) {
 function madeForReview(response) {
   const decisions = Array.isArray(response.decisions) ? response.decisions : [];
   return (
-    response.status === "done" &&
+    responseStatus(response) === "done" &&
     !response.parent &&
     decisions.some((d) => d?.by === "policy" && d?.detail === REVIEWED)
   );
