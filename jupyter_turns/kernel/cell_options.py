@@ -19,6 +19,7 @@ from ..kernel_tools.builtin import parse_builtins
 from ..providers.catalog import KINDS
 from ..providers.endpoints import shown
 from ..reading.above import parse_context
+from ..reading.failing import ABOVE, Which
 from ..record.thread_settings import DISPLAY_PATTERN
 
 __all__ = ["parse_base_url", "parse_budget", "parse_fix", "parse_options", "parse_thinking"]
@@ -122,17 +123,22 @@ def parse_base_url(value: str) -> str:
     return value.strip()
 
 
-def parse_fix(value: str) -> int | None:
-    """``--fix [INDEX]`` and ``%chat fix [INDEX]``: the index of the cell whose error to ask
-    about (as notebook_cells numbers cells), or None for the last that raised."""
-    text = value.strip()
+def parse_fix(value: str) -> Which:
+    """``--fix [N|above]`` and ``%chat fix [N|above]``: the cell whose error to ask about, by
+    the execution count Jupyter shows beside it (``19`` for ``[19]``; ``[19]`` is taken too),
+    or the cell right above the asking one; None for the last that raised."""
+    text = value.strip().lower()
     if text in ("", "last"):
         return None
-    if not text.isdigit():
+    if text == ABOVE:
+        return ABOVE
+    number = text.removeprefix("[").removesuffix("]").removesuffix(":")
+    if not number.isdigit():
         raise UsageError(
-            f"--fix takes a cell index (as notebook_cells numbers cells), not {text!r}"
+            f"--fix takes the number Jupyter shows beside the cell (19 for [19]) or 'above', "
+            f"not {value.strip()!r}"
         )
-    return int(text)
+    return int(number)
 
 
 def parse_thinking(value: str) -> Any:

@@ -238,15 +238,16 @@ class ChatMagics(Magics, McpSettings):
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
           --budget USD|off    pause a turn before a request that would spend past USD
-          --fix [INDEX]       ask about cell INDEX's error (default: the last cell that
-                              failed): its source, traceback and the variables of the
-                              failing line go with the request; no request: "Why does
-                              cell [INDEX] fail, and how do I fix it?"
+          --fix [N|above]     ask about the error of the cell Jupyter shows as [N] (or
+                              of the cell above; default: the last that failed): its
+                              source, traceback and the variables of the failing line go
+                              with the request; no request: "Why does cell [N] fail, and
+                              how do I fix it?"
           --context none|above[:N]  send the cells above (the N nearest; default all) with
                               the request; later turns send only the cells that changed
 
-        %chat fix [INDEX]   a turn asking why cell INDEX (default: the last that failed)
-                            raises: %%chat --fix INDEX, which the page's Ask chat writes
+        %chat fix [N|above] a turn asking why the cell shown as [N] (default: the last that
+                            failed) raises: %%chat --fix N, which the page's Ask chat writes
 
         %chat threads | new [NAME] | use NAME | history [NAME] | settings
         %chat instructions  the instruction files (AGENTS.md, CLAUDE.md) sent, and their text
@@ -435,9 +436,9 @@ class ChatMagics(Magics, McpSettings):
                     front.close()
 
     def _fix_line(self, words: list[str]) -> Coroutine[Any, Any, None]:
-        """``%chat fix [INDEX]``: what ``%%chat --fix [INDEX]`` with no request does."""
+        """``%chat fix [N|above]``: what ``%%chat --fix [N|above]`` with no request does."""
         if len(words) > 1:
-            raise UsageError("%chat fix takes one cell index at most: %chat fix [INDEX]")
+            raise UsageError("%chat fix takes one cell at most: %chat fix [N|above]")
         options = self._options(f"--fix {words[0] if words else 'last'}")
         return self._fix(options, "")
 

@@ -8,7 +8,8 @@ which always ask).
 
 ``python`` runs code in the user's namespace on the kernel's main thread, like a cell: it is
 ``ask`` by default, captures stdout, stderr and the last expression's repr, and truncates huge
-output; code that raises gives an error result (what it printed, the traceback). While it runs, a kernel interrupt raises KeyboardInterrupt in the code, as in a cell.
+output; code that raises gives an error result (what it printed, the traceback). While it runs,
+a kernel interrupt raises KeyboardInterrupt in the code, as in a cell.
 ``inspect`` is read-only: a short summary of one variable.
 """
 

@@ -40,6 +40,7 @@ def state(magics: ChatMagics) -> tuple[str, dict[str, int]]:
         ("--t main", r"no option `--t`: did you mean `--tools`\?"),
         ("--tool unattended", r"no option `--tool`: did you mean `--tools`\?"),
         ("--thread other --mod claude-x", r"no option `--mod`: did you mean `--model`\?"),
+        ("--fix cell3", r"--fix takes the number Jupyter shows beside the cell \(19 for \[19\]\)"),
         ("please be brief", "'please' is not an option: the request goes in the cell below"),
     ],
 )
