@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 # The one place the version is written (pyproject's [tool.hatch.version] reads it too)
 _INIT = (Path(__file__).parents[1] / "jupyter_turns" / "__init__.py").read_text()
@@ -50,3 +51,14 @@ html_theme = "furo"
 html_title = f"jupyter_turns {release}"
 html_static_path: list[str] = []
 html_show_sourcelink = False
+
+
+def _example_links(app: object, docname: str, source: list[str]) -> None:
+    """A page links an example notebook as ``../examples/NAME.ipynb``, which GitHub follows
+    (it does not follow the docs/examples link); the site has the notebook as ``examples/NAME``.
+    """
+    source[0] = source[0].replace("](../examples/", "](examples/")
+
+
+def setup(app: Any) -> None:
+    app.connect("source-read", _example_links)
