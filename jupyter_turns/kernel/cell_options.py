@@ -131,7 +131,7 @@ def parse_fix(value: str) -> Which:
     if text in ("", "last"):
         return None
     if text == ABOVE:
-        return ABOVE
+        return "above"
     number = text.removeprefix("[").removesuffix("]").removesuffix(":")
     if not number.isdigit():
         raise UsageError(

@@ -106,7 +106,7 @@ def _chosen(view: NotebookView, which: Which) -> CellView:
             )
         # the last to run: the highest execution count (the history's entries count as run)
         return max(failed, key=lambda c: (c.execution_count or 0, c.index))
-    cell = _above(view) if which == ABOVE else _counted(view, which, where)
+    cell = _above(view) if isinstance(which, str) else _counted(view, which, where)
     if _error(cell) is None:
         others = f" Cells with an error: {names}." if names else " No cell has one."
         raise FixRefused(

@@ -328,8 +328,8 @@ class ToolExecutor:
         text, images = result_content(value, self.settings.max_result_chars)
         if not isinstance(value, ToolResult):
             return Outcome(text, False, "done", images)
-        failed = value.is_error
-        return Outcome(text, failed, "error" if failed else "done", images, value.fields)
+        error = value.is_error
+        return Outcome(text, error, "error" if error else "done", images, value.fields)
 
     async def _ask(self, question: str, choices: Sequence[str] | None) -> str | None:
         """``ctx.ask()``: the question and its answer are recorded as inquiry events."""
