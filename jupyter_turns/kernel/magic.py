@@ -238,11 +238,9 @@ class ChatMagics(Magics, McpSettings):
           --use a,b           only these @tool functions (default: every @tool in the notebook)
           --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
           --budget USD|off    pause a turn before a request that would spend past USD
-          --fix [N|above]     ask about the error of the cell Jupyter shows as [N] (or
-                              of the cell above; default: the last that failed): its
-                              source, traceback and the variables of the failing line go
-                              with the request; no request: "Why does cell [N] fail, and
-                              how do I fix it?"
+          --fix [N|above]     ask about the error of the cell shown as [N] (or above;
+                              default: the last that failed): its source, traceback and
+                              the failing line's variables go with the request
           --context none|above[:N]  send the cells above (the N nearest; default all) with
                               the request; later turns send only the cells that changed
 
