@@ -35,10 +35,13 @@ def test_a_plain_chat_after_the_quickstart_talks_to_claude(lab: Lab, page: str) 
         open_page(lab, page, "quickstart.ipynb")
         run_setup(lab, 2)
         scripted = start_chat(lab, 2)
-        scripted.get_by_role("button", name="Approve", exact=True).click()
+        prompt = scripted.locator(".jt-tool .jt-prompt-approval")
+        expect(prompt).to_contain_text("Run python?")
+        prompt.get_by_role("button", name="Approve", exact=True).click()
         lab.wait_cell_idle(2, timeout=60)
         expect(scripted.locator(".jt-message").last).to_have_text("The total is 42.")
-        run_setup(lab, 4)  # cells 0..3 ran; the endpoint cell now
+        lab.run_cell(3)  # the endpoint: the local server
+        assert lab.errors(3) == []
 
         lab.run_cell(4, wait=False)  # %chat key asks in a password box
         box = lab.cell(4).locator("input.jp-Stdin-input")
@@ -57,6 +60,10 @@ def test_a_plain_chat_after_the_quickstart_talks_to_claude(lab: Lab, page: str) 
     note = root.locator(".jt-notice").filter(has_text="A script played this thread's last turn")
     expect(note).to_have_count(1)
     expect(lab.cell_output(5)).not_to_contain_text("no cycle left")
-    assert sent.headers["x-api-key"] == KEY
+    given = {k.lower(): v for k, v in sent.headers.items()}
+    assert KEY in (
+        given.get("x-api-key", ""),
+        given.get("authorization", "").removeprefix("Bearer "),
+    )
     assert "Thanks! Who are you?" in str(sent.body["messages"][-1]["content"])
     assert lab.errors(5) == [] and lab.unexpected_page_errors() == []
