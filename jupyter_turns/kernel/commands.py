@@ -4,6 +4,7 @@ where replay reads from (``%chat replay --from FILE``: :func:`.replay.replay_com
 
 from __future__ import annotations
 
+import difflib
 import functools
 import os
 import shlex
@@ -62,7 +63,9 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
     command, args = (words[0], words[1:]) if words else ("help", [])
     handler = COMMANDS.get(command)
     if handler is None:
-        raise UsageError(f"unknown %chat command {command!r}; see %chat?")
+        close = difflib.get_close_matches(command, COMMANDS, n=1, cutoff=0.6)
+        guess = f": did you mean `%chat {close[0]}`?" if close else "."
+        raise UsageError(f"unknown %chat command {command!r}{guess} See %chat?")
     return handler(_Call(session, settings, args, help_text))
 
 

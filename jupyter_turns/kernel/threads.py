@@ -1,12 +1,13 @@
 """Threads of a notebook session: named Chat objects that later %%chat cells continue.
 
 A thread keeps its Chat (conversation, "always allow" decisions), its provider settings and the
-built-in tools it enabled. Settings given on a cell stick to the thread. A thread restored from
-a notebook file gets its conversation, and the settings the user granted it in that notebook
-(their own store: :mod:`jupyter_turns.kernel.grants`), else the file's harmless settings; what
-would grant a permission waits in ``withheld`` for ``%chat trust --apply``. Turns someone else
-wrote are marked so that a request quotes them (``Chat.quoted``). Nothing here knows about
-widgets; the magic wires a thread to a cell's widget for each turn.
+built-in tools it enabled. Settings given on a cell stick to the thread; ``--script VAR`` does
+not: the script plays that cell's turn, and the thread's provider answers the next plain cell.
+A thread restored from a notebook file gets its conversation, and the settings the user granted
+it in that notebook (their own store: :mod:`jupyter_turns.kernel.grants`), else the file's
+harmless settings; what would grant a permission waits in ``withheld`` for ``%chat trust
+--apply``. Turns someone else wrote are marked so that a request quotes them (``Chat.quoted``).
+Nothing here knows about widgets; the magic wires a thread to a cell's widget for each turn.
 """
 
 from __future__ import annotations
@@ -67,7 +68,6 @@ class Thread:
     name: str
     chat: Chat
     provider: str = "anthropic"
-    script: str | None = None
     base_url: str | None = None  # --base-url: an OpenAI-compatible server's
     region: str | None = None  # --region: Bedrock's or Vertex's
     project: str | None = None  # --project: Vertex's
@@ -112,7 +112,7 @@ class Thread:
     @property
     def provider_key(self) -> ProviderChoice:
         return ProviderChoice(
-            self.provider, self.model, self.script, self.base_url, self.region, self.project
+            self.provider, self.model, None, self.base_url, self.region, self.project
         )
 
     def settings(self) -> dict[str, Any]:
@@ -121,7 +121,6 @@ class Thread:
             "provider": self.provider,
             "reasoning": self.reasoning,
             "model": self.model,
-            "script": self.script,
             "base_url": self.base_url,
             "region": self.region,
             "project": self.project,
@@ -317,7 +316,6 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
 _THREAD_FIELDS = (
     "provider",
     "model",
-    "script",
     "base_url",
     "region",
     "project",

@@ -8,8 +8,9 @@ from their own store (:mod:`jupyter_turns.kernel.grants`). A file's copy is spli
 fewer built-ins, the user's own provider and model) and those that *grant* something or change
 where requests go, what they cost or what runs: "always allow" decisions, unattended tools,
 built-in kernel tools, MCP servers (commands the kernel would start), a system prompt, a higher
-cycle limit, another provider, model or script variable, more thinking. Those wait for the user
-(``%chat trust``).
+cycle limit, another provider or model, more thinking. Those wait for the user (``%chat
+trust``). A script (``--script VAR``) is an option of one cell, never a thread's setting: the
+``script`` field older versions saved is ignored.
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 _Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][\w.-]{0,99}\Z")]
-_Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w{0,99}\Z")]
 _Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 DISPLAY_PATTERN = r"^(full|hidden|progress|static|truncate:\d{1,6})\Z"  # how reasoning shows
 _Display = Annotated[str, StringConstraints(pattern=DISPLAY_PATTERN)]
@@ -61,7 +61,6 @@ class ThreadSettings(BaseModel):
     conversation_id: _Short | None = None
     provider: ProviderName | None = None
     model: _Short | None = None
-    script: _Identifier | None = None
     base_url: _Url | None = None
     region: _Place | None = None
     project: _Place | None = None
@@ -92,7 +91,6 @@ GUARDED_FIELDS = (
     "mcp_servers",
     "provider",
     "model",
-    "script",
     "thinking",
     "base_url",
     "region",
@@ -177,10 +175,9 @@ def split_settings(
     the user's. Everything else of :data:`GUARDED_FIELDS` is guarded: "unattended", ``edits``
     review (whatever the user's own default: a file never relaxes approval), other built-ins,
     "always allow", MCP servers, a system prompt, a higher cycle limit, another provider or
-    model (where requests go and what they cost), a script variable (what a scripted provider
-    plays), more thinking, and ``context`` sending the cells above unless the user's own
-    default does (it sends notebook data with every request: a file must not turn on what the
-    user keeps off, as with the reading built-ins).
+    model (where requests go and what they cost), more thinking, and ``context`` sending the
+    cells above unless the user's own default does (it sends notebook data with every request:
+    a file must not turn on what the user keeps off, as with the reading built-ins).
     """
     harmless: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
@@ -216,7 +213,7 @@ def _within(name: str, value: Any, defaults: UserDefaults) -> bool:
         if value in ("off", default):
             return True
         return isinstance(value, int) and isinstance(default, int) and value <= default
-    return False  # system, script
+    return False  # system
 
 
 def describe_guarded(guarded: dict[str, Any]) -> str:
@@ -238,8 +235,6 @@ def describe_guarded(guarded: dict[str, Any]) -> str:
         parts.append(f"the `{guarded['provider']}` provider")
     if "model" in guarded:
         parts.append(f"the model `{guarded['model']}`")
-    if "script" in guarded:
-        parts.append(f"playing the variable `{guarded['script']}`")
     if "base_url" in guarded:
         parts.append(f"requests sent to {shown(guarded['base_url'])}")
     for name in ("region", "project"):

@@ -424,7 +424,7 @@ def test_the_target_thread_restores_untouched_with_its_settings_withheld(
     assert (
         "always allow `python`, unattended tools, built-in tools `python`, a system prompt "
         "(8 characters), up to 500 cycles a turn, the `scripted` provider, the model "
-        "`claude-opus-4-1`, playing the variable `results`, thinking (1,000,000 tokens), "
+        "`claude-opus-4-1`, thinking (1,000,000 tokens), "  # a script is no thread setting
         "MCP servers `evil` (stdio: touch /tmp/jupyter-turns-pwned) — not applied: "
         "permissions come only from your own record of what you granted this thread in this "
         "notebook; a notebook's settings are a proposal (the signature in its settings, from an "

@@ -50,7 +50,8 @@ def test_settings_is_a_table_with_stream_the_model_and_where_each_came_from(
     assert plain.startswith("Settings of thread 'main':")
     assert "ChatMagics.provider = " not in plain and "{'" not in plain  # no dump, no repr
     assert _row(plain, "provider") == ["scripted — Scripted (offline)", "cell option"]
-    assert _row(plain, "model") == ["none: the scripted provider calls no model", "cell option"]
+    # --provider alone: the model is the provider's default, not an option of the cell
+    assert _row(plain, "model") == ["none: the scripted provider calls no model", "default"]
     assert _row(plain, "stream") == ["off (plain requests)", "cell option"]
     assert _row(plain, "thinking") == ["off", "cell option"]
     assert _row(plain, "max cycles (answers per turn)") == ["7", "%config"]
@@ -59,6 +60,8 @@ def test_settings_is_a_table_with_stream_the_model_and_where_each_came_from(
     plain = _display(kernel.run("%chat settings"))["text/plain"]
     assert _row(plain, "always allowed") == ["python", "%chat allow"]
     assert "<th>from</th>" in shown["text/html"] and "<td>cell option</td>" in shown["text/html"]
+    note = shown["text/html"].rsplit("<p>", 1)[1]  # what the page shows, code as code
+    assert "<code>%%chat --model NAME</code>" in note and "`" not in note
 
 
 def test_settings_name_the_default_model_and_what_a_restore_set(tmp_path: Path) -> None:

@@ -24,7 +24,7 @@ def test_the_option_sticks_to_the_thread_and_is_saved(tmp_path: Path) -> None:
         for source in ("%load_ext jupyter_turns", SETUP, SCRIPT):
             kernel.run(source)
         first = kernel.run("%%chat --provider scripted --script script --edits review\nhi")
-        second = kernel.run("%%chat\nagain")  # no option: the thread keeps review
+        second = kernel.run("%%chat --script script\nagain")  # no --edits: the thread keeps review
         shown = next(
             o["data"]["text/plain"]
             for o in kernel.run("%chat settings").outputs

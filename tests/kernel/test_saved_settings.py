@@ -4,11 +4,12 @@ Written as the attacker: a notebook whose turn and settings sit in cell and note
 (where Clear Outputs leaves them) has no rich output, so JupyterLab signs it when the victim
 presses Ctrl+S — here ``NotebookNotary().sign`` in the kernel's data dir does the same. Its
 settings ask for everything: "always allow python", unattended tools, a system prompt, a
-higher cycle limit, another provider, model and script variable, a 1,000,000-token thinking
-budget, an MCP server. None of it applies: the real kernel's requests to the local Anthropic
-server carry the user's defaults, and its turn goes quoted. The user's own settings round-trip
-through a kernel and a restart (their grant, recorded by the kernel that knew its notebook);
-a changed copy elsewhere, or a save after a turn, never makes a file's asks the user's.
+higher cycle limit, another provider and model, a script variable (which no version reads as a
+thread's setting any more: a script is one cell's option), a 1,000,000-token thinking budget, an
+MCP server. None of it applies: the real kernel's requests to the local Anthropic server carry
+the user's defaults, and its turn goes quoted. The user's own settings round-trip through a
+kernel and a restart (their grant, recorded by the kernel that knew its notebook); a changed
+copy elsewhere, or a save after a turn, never makes a file's asks the user's.
 """
 
 from __future__ import annotations
@@ -159,12 +160,12 @@ def test_a_notebook_jupyterlab_signed_on_save_grants_nothing(tmp_path: Path, sto
             assert (
                 "always allow `python`, unattended tools, built-in tools `python`, a system "
                 f"prompt ({len(ATTACKER_SYSTEM)} characters), up to 500 cycles a turn, the "
-                "`scripted` provider, the model `claude-opus-4-1`, playing the variable "
-                "`results`, thinking (1,000,000 tokens), MCP servers `helper` (stdio: touch "
+                "`scripted` provider, the model `claude-opus-4-1`, thinking (1,000,000 tokens), "
+                "MCP servers `helper` (stdio: touch "
             ) in restored
             assert "not applied: permissions come only from your own record" in restored
-            settings = f"{THREAD}.chat.config.max_cycles, {THREAD}.script, {THREAD}.mcp_servers"
-            assert _printed(kernel, settings) == "25 None {}"
+            settings = f"{THREAD}.chat.config.max_cycles, {THREAD}.mcp_servers"
+            assert _printed(kernel, settings) == "25 {}"
             sessions = "get_ipython().magics_manager.registry['ChatMagics'].session.mcp"
             assert _printed(kernel, f"{sessions}.specs, {sessions}.connections") == "{} {}"
         finally:
@@ -262,7 +263,7 @@ def test_a_save_after_a_turn_never_grants_what_the_file_asked_for(tmp_path: Path
         assert "signature" not in own
         assert own["conversation_id"] == "attacker-conv"  # the same thread, continued
         assert (own["system"], own["always_allow"], own["mcp_servers"]) == (None, [], {})
-        assert (own["provider"], own["model"], own["script"]) == ("anthropic", None, None)
+        assert (own["provider"], own["model"]) == ("anthropic", None) and "script" not in own
         assert own["run_mode"] == "ask" and own["max_cycles"] == 25
         # the file as saved: the crafted metadata and cell kept, the new turn's output added
         saved = copy.deepcopy(nbformat.read(path, as_version=4))
@@ -284,7 +285,7 @@ def test_a_save_after_a_turn_never_grants_what_the_file_asked_for(tmp_path: Path
             assert "not applied: permissions come only from your own record" in restored
             assert "1 request in thread 'main' was written elsewhere" in restored
             shown = fresh.run("%chat trust").stdout()
-            assert f"    | {ATTACKER_SYSTEM}" in shown and "script: 'results'" in shown
+            assert f"    | {ATTACKER_SYSTEM}" in shown and "results" not in shown
             assert _printed(fresh, f"{THREAD}.chat.allowed_tools, {THREAD}.chat.config.system") == (
                 "set() None"
             )
@@ -311,7 +312,7 @@ def test_when_the_users_default_provider_is_scripted_a_file_cannot_pick_the_vari
         kernel.run("%config ChatMagics.provider = 'scripted'")
         kernel.run(USER_CODE)
         restored = kernel.run(f"%chat restore {path}").stdout()
-        assert "playing the variable `results` — not applied" in restored
+        assert "results" not in restored  # a script is one cell's option, never restored
         cell = kernel.run("%%chat\nWhat now?")
         assert cell.reply is not None and cell.reply["status"] == "ok"
         assert _printed(kernel, "results, type(results).__name__") == "[1, 2, 3] list"

@@ -307,14 +307,13 @@ def test_a_restored_fork_quotes_the_turns_of_someone_else_it_was_forked_with(
     assert not {"mine", "in the fork"} & {texts.get(i) for i in quoted.ids}
 
 
-def test_provider_model_script_and_thinking_beyond_the_users_defaults_are_guarded() -> None:
-    asks = {"provider": "scripted", "model": "claude-opus-4-1", "script": "results"}
+def test_provider_model_and_thinking_beyond_the_users_defaults_are_guarded() -> None:
+    asks = {"provider": "scripted", "model": "claude-opus-4-1"}
     defaults = UserDefaults(max_cycles=25, thinking="adaptive")
     harmless, guarded = split_settings({**asks, "thinking": 1_000_000}, defaults)
     assert harmless == {} and guarded == {**asks, "thinking": 1_000_000}
     assert describe_guarded(guarded) == (
-        "the `scripted` provider, the model `claude-opus-4-1`, playing the variable `results`, "
-        "thinking (1,000,000 tokens)"
+        "the `scripted` provider, the model `claude-opus-4-1`, thinking (1,000,000 tokens)"
     )
     # the user's own provider and model, and no more thinking than theirs, are harmless
     own = UserDefaults(max_cycles=25, provider="anthropic", model="claude-x", thinking=4096)
@@ -332,6 +331,18 @@ def test_a_restored_thread_starts_from_the_users_provider_and_model(tmp_path: Pa
     thread = _adopt(_write(tmp_path, [_cell(record)]), defaults)
     assert thread.provider_key[:3] == ("anthropic", "claude-mine", None)
     assert thread.chat.config.thinking != 1_000_000
+
+
+def test_an_older_notebooks_saved_script_is_ignored(tmp_path: Path) -> None:
+    """Older versions saved a cell's ``--script VAR`` as the thread's: a script is an option
+    of one cell, so reading it back asks for nothing and plays nothing (issue 45)."""
+    record = turn_record("c1", "main", _turn("hi", "10:00:00"))
+    record["settings"] = {"provider": "anthropic", "script": "story"}
+    saved = _read(_write(tmp_path, [_cell(record)])).threads["main"]
+    assert "script" not in saved.settings.values and saved.settings.problems == []
+    thread = Threads(Chat).adopt(saved, UserDefaults(max_cycles=25))
+    assert thread.withheld == {} and "script" not in thread.settings()
+    assert thread.provider_key == ("anthropic", None, None, None, None, None)
 
 
 # ---------------------------------------------------------------- exact restore
