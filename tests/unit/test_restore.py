@@ -338,7 +338,7 @@ def test_an_older_notebooks_saved_script_is_ignored(tmp_path: Path) -> None:
     of one cell, so reading it back asks for nothing and plays nothing (issue 45)."""
     record = turn_record("c1", "main", _turn("hi", "10:00:00"))
     record["settings"] = {"provider": "anthropic", "script": "story"}
-    saved = _read(_write(tmp_path, [_cell(record)])).threads["main"]
+    saved = read_notebook(_write(tmp_path, [_cell(record)])).threads["main"]
     assert "script" not in saved.settings.values and saved.settings.problems == []
     thread = Threads(Chat).adopt(saved, UserDefaults(max_cycles=25))
     assert thread.withheld == {} and "script" not in thread.settings()
