@@ -338,9 +338,10 @@ def test_an_older_notebooks_saved_script_is_ignored(tmp_path: Path) -> None:
     of one cell, so reading it back asks for nothing and plays nothing (issue 45)."""
     record = turn_record("c1", "main", _turn("hi", "10:00:00"))
     record["settings"] = {"provider": "anthropic", "script": "story"}
-    saved = read_notebook(_write(tmp_path, [_cell(record)])).threads["main"]
+    path = _write(tmp_path, [_cell(record)])
+    saved = read_notebook(path).threads["main"]
     assert "script" not in saved.settings.values and saved.settings.problems == []
-    thread = Threads(Chat).adopt(saved, UserDefaults(max_cycles=25))
+    thread = _adopt(path, UserDefaults(max_cycles=25))
     assert thread.withheld == {} and "script" not in thread.settings()
     assert thread.provider_key == ("anthropic", None, None, None, None, None)
 
