@@ -83,3 +83,17 @@ test("a python card shows its code once: Add to notebook adds the code the argum
     assert.ok(buttons.includes("Add to notebook") && buttons.includes("Undo"), status);
   }
 });
+
+test("a rewind says who took the turns back, or that a chat cell before them ran again", async () => {
+  const { install } = await import("./fakedom.js");
+  install();
+  const { renderRewind } = await import("../src/render/cardactions.js");
+  const base = { id: "rw", kind: "rewind", requests: ["q2", "q3"], turn: 2, done: [] };
+  const byUser = renderRewind({ ...base, who: { name: "Ada" } }).textContent;
+  assert.ok(byUser.startsWith("Rewound by Ada: turns 2–3, no longer sent to the model."), byUser);
+  const rerun = renderRewind({ ...base, by: "rerun" }).textContent;
+  assert.equal(
+    rerun,
+    "Rewound: turns 2–3, no longer sent to the model (a chat cell that ran before them ran again).",
+  );
+});

@@ -15,6 +15,7 @@ confirm with it); :func:`rewind` does it.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,7 +28,7 @@ from .page import NotebookEditor
 from .undo import SIDE_EFFECTS, Step, UndoRefused, undo_log
 from .undoing import UndoSession, revert, save_in_record
 
-__all__ = ["RewindPlan", "plan_rewind", "rewind"]
+__all__ = ["RewindPlan", "mark_records", "plan_rewind", "rewind"]
 
 # tools whose applied calls are undo steps (editing/undo.py); a call of one that is not in
 # the kernel's undo log cannot be undone here
@@ -154,32 +155,31 @@ async def rewind(
         who=who,
     )
     plan.conversation.append(event)
-    await _mark_records(session, editor, plan.requests, event)
+    await mark_records(session, editor, event)
     return [rewound_line(event)]
 
 
-async def _mark_records(
-    session: UndoSession, editor: NotebookEditor | None, requests: list[str], event: Rewind
-) -> None:
+async def mark_records(session: UndoSession, editor: NotebookEditor | None, event: Rewind) -> None:
     """Add the rewind to the record of each rewound turn's cell (after a restart the cell's
-    record is the one read back from the notebook)."""
-    wanted = set(requests)
-    cells = set(session.shown_records) | set(session.cell_records)
-    for cell_id in sorted(cells):
+    record is the one read back from the notebook), the cells at once: a page that does not
+    answer costs one wait, not one per cell."""
+    wanted = set(event.requests)
+    marked = event.model_dump(mode="json")
+    cells = []
+    for cell_id in sorted(set(session.shown_records) | set(session.cell_records)):
         record = session.shown_records.get(cell_id)
         if record is None:
             runs = session.cell_records.get(cell_id) or [{}]
             record = runs[-1]
         if _holds(record, wanted):
             session.shown_records[cell_id] = record
-            await save_in_record(session, editor, cell_id, event)
+            cells.append(cell_id)
             # a re-run of the cell carries its earlier runs: marked there too
-            runs = session.cell_records.get(cell_id, [])
-            marked = event.model_dump(mode="json")
             session.cell_records[cell_id] = [
                 {**run, "events": [*run["events"], marked]} if _holds(run, wanted) else run
-                for run in runs
+                for run in session.cell_records.get(cell_id, [])
             ]
+    await asyncio.gather(*(save_in_record(session, editor, c, event) for c in cells))
 
 
 def _holds(record: dict[str, Any], ids: set[str]) -> bool:

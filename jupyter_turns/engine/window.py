@@ -5,6 +5,9 @@ A thread keeps every event (the notebook shows them all), but a request need not
 - a rewind (``%chat rewind``, a saved card's "Rewind to before this turn") leaves a ``rewind``
   event naming the requests of the turns it took back: each of those turns (from its request
   up to the next one) and the undo events of its calls are never sent again (:func:`rewound`);
+- a chat cell run again takes its own earlier turn's place (:func:`replacement`): that turn
+  leaves the thread, and the turns sent after it are rewound (``rewind`` with ``by="rerun"``),
+  so the cell continues the thread from before it, as a notebook re-runs a cell;
   ``%chat fork`` starts a thread from what is sent before a turn (:func:`fork_history`), and
   its first turn says where it came from (:func:`fork_notice`), so a restore can graft it;
 - ``%chat forget N`` leaves a marker (a notice whose ``data.forget.through`` names the last event
@@ -26,19 +29,23 @@ output: the next request starts from there) against the model's window (see docs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from ..model.events import (
     ChatRequest,
     ConversationEvent,
     Notice,
+    Rewind,
+    ToolCallRequest,
     Usage,
     compaction_note,
     is_scripted,
 )
 
 __all__ = [
+    "Replacement",
     "compaction_block",
     "context_tokens",
     "exchanges",
@@ -49,6 +56,8 @@ __all__ = [
     "format_tokens",
     "gauge",
     "gauge_level",
+    "own_turns",
+    "replacement",
     "rewound",
     "to_send",
     "turn_requests",
@@ -147,6 +156,99 @@ def rewound(events: Sequence[ConversationEvent]) -> set[str]:
     dropped.update(e.id for e in events if e.kind == "undo" and e.call_id in calls)
     dropped.update(e.id for e in events if e.kind == "review" and set(e.kept) <= calls)
     return dropped
+
+
+def own_turns(
+    events: Sequence[ConversationEvent], requests: Collection[str], calls: Collection[str] = ()
+) -> list[str]:
+    """The requests of the thread's turns that a chat cell ran before, oldest first: those
+    opened by one of ``requests`` (the request ids of the cell's saved records), or holding a
+    tool call of ``calls`` (a replay of the cell's recording has new event ids and the recorded
+    call ids, a sub-agent's nested call too)."""
+    found: list[str] = []
+    opened: str | None = None  # the newest top-level request so far
+    for event in events:
+        if isinstance(event, ChatRequest) and event.parent is None:
+            opened = event.id
+        if opened is None or (found and found[-1] == opened):
+            continue
+        if event.id in requests or (isinstance(event, ToolCallRequest) and event.call_id in calls):
+            found.append(opened)
+    return found
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """What a chat cell run again does to its thread before its new turn: its own earlier
+    turns (``own``) leave the thread (``removed``: their events, the undo and review events of
+    their calls, and a rewind that named only them); if one of them was still sent, every turn
+    sent after it is rewound (``rewind``: a ``rewind`` event by ``"rerun"``) — those stay in
+    their cells, marked, and are never sent again."""
+
+    own: tuple[str, ...]
+    removed: frozenset[str]
+    rewind: Rewind | None = None
+
+    def events(self, events: Sequence[ConversationEvent]) -> list[ConversationEvent]:
+        """``events`` as the thread holds them after it."""
+        kept = [e for e in events if e.id not in self.removed]
+        return [*kept, self.rewind] if self.rewind is not None else kept
+
+    def sends_nothing(self, events: Sequence[ConversationEvent]) -> bool:
+        """Whether the thread of ``events`` sends no turn after it (every turn it keeps was
+        rewound): it starts over."""
+        after = self.events(events)
+        dropped = rewound(after)
+        return all(r.id in dropped for r in turn_requests(after))
+
+
+def replacement(events: Sequence[ConversationEvent], own: Collection[str]) -> Replacement:
+    """How the thread's ``events`` make room for a cell run again whose earlier turns open
+    with the requests ``own`` (:func:`own_turns`); see :class:`Replacement`."""
+    dropped = rewound(events)
+    removed: set[str] = set()
+    calls: set[str] = set()
+    first_sent: int | None = None  # the index of the first of the cell's turns still sent
+    inside = False
+    for index, event in enumerate(events):
+        if event.kind == "chat_request" and event.parent is None:
+            inside = event.id in own
+            if inside and first_sent is None and event.id not in dropped:
+                first_sent = index
+        if not inside or event.kind in ("rewind", "undo", "review"):
+            continue  # what the thread did since is judged below, by the calls it names
+        removed.add(event.id)
+        if isinstance(event, ToolCallRequest):
+            calls.add(event.call_id)
+    staying = [r.id for r in turn_requests(events) if r.id not in own]
+    removed.update(_marks_of(events, calls, set(staying)))
+    later = [
+        r.id
+        for r in turn_requests(events[first_sent + 1 :] if first_sent is not None else ())
+        if r.id not in dropped and r.id not in own
+    ]
+    if not later:
+        return Replacement(tuple(own), frozenset(removed))
+    rewind = Rewind(requests=later, turn=staying.index(later[0]) + 1, by="rerun")
+    return Replacement(tuple(own), frozenset(removed), rewind)
+
+
+def _marks_of(events: Sequence[ConversationEvent], calls: set[str], staying: set[str]) -> set[str]:
+    """The undo and review events of ``calls``, and the rewind events that name no turn of
+    ``staying`` (the requests the thread keeps): what marks nothing once the others are gone."""
+    return {event.id for event in events if _marks_only(event, calls, staying)}
+
+
+def _marks_only(event: ConversationEvent, calls: set[str], staying: set[str]) -> bool:
+    match event.kind:
+        case "undo":
+            return event.call_id in calls
+        case "review":
+            return bool(event.kept) and set(event.kept) <= calls
+        case "rewind":
+            return not staying.intersection(event.requests)
+        case _:
+            return False
 
 
 def fork_history(

@@ -21,7 +21,7 @@ from ..editing.page import NotebookEditor
 from ..editing.rewinding import plan_rewind, rewind
 from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
-from ..engine.window import exchanges, fork_history, fork_notice, turn_requests
+from ..engine.window import exchanges, fork_history, fork_notice, rewound, turn_requests
 from ..mcp.mcp_command import mcp_command
 from ..model.events import tally
 from ..providers.catalog import KINDS
@@ -37,12 +37,12 @@ from .endpoint_command import endpoint_command
 from .grants import judge
 from .replay import replay_command
 from .settings_view import settings_bundle
-from .threads import ALLOWED, Thread, apply_settings, user_tools
+from .threads import ALLOWED, RestoreNote, Thread, apply_settings, user_tools
 
 if TYPE_CHECKING:
     from .session import CellSettings, Session
 
-__all__ = ["COMMANDS", "restore", "restore_once", "run", "trust"]
+__all__ = ["COMMANDS", "restore", "restore_once", "run", "say_restored", "trust"]
 
 
 @dataclass(frozen=True)
@@ -102,7 +102,9 @@ def _threads(call: _Call) -> None:
         print("No threads yet: run a %%chat cell.")
     for name, thread in threads.by_name.items():
         mark = "*" if name == threads.current else " "
-        held = tally(thread.chat.conversation.events)
+        events = thread.chat.conversation.events
+        dropped = rewound(events)  # rewound turns stay in their cells, not in the thread's count
+        held = tally(e for e in events if e.id not in dropped)
         model = thread.model or getattr(thread.chat.provider, "model", None) or ""
         line = f"{mark} {name}: {held}; {thread.provider} {model}".rstrip()
         if thread.base_url:
@@ -314,7 +316,10 @@ def _need(args: list[str], usage: str) -> None:
 
 def restore_once(session: Session, settings: CellSettings) -> None:
     """The first time a session needs its threads (a chat cell, ``%chat use``), a restarted
-    kernel with none picks up those saved in its notebook, quietly."""
+    kernel with none picks up those saved in its notebook, quietly: what a restore says of a
+    thread waits for the first chat cell that runs in it (:func:`say_restored`), after that
+    cell took its own earlier turn's place (:mod:`.rerun`), so it speaks only of the history
+    the thread keeps."""
     if session.restore_tried:
         return
     session.restore_tried = True
@@ -323,7 +328,9 @@ def restore_once(session: Session, settings: CellSettings) -> None:
 
 
 def restore(session: Session, settings: CellSettings, path: str | None, *, verbose: bool) -> int:
-    """Rebuild the threads saved in the notebook; how many were restored.
+    """Rebuild the threads saved in the notebook; how many were restored. ``verbose`` (``%chat
+    restore``): say what each thread brought at once; else each thread's first chat cell says
+    it (:func:`say_restored`).
 
     Conversations always restore; their turns that this user's kernel did not write go to the
     model quoted, as someone else's. Settings come from the user's own store of what they
@@ -342,31 +349,47 @@ def restore(session: Session, settings: CellSettings, path: str | None, *, verbo
     except OSError as exc:
         raise UsageError(f"cannot read {notebook}: {exc.strerror or exc}") from None
     origin = os.path.realpath(notebook)
-    store, withheld, defaults = session.user_store(), [], settings.defaults()
-    for name, thread in saved.threads.items():
+    store, defaults = session.user_store(), settings.defaults()
+    signed = any(t.settings.signature for t in saved.threads.values())
+    for thread in saved.threads.values():
         conversation = thread.conversation
         verdict = judge(store, origin, conversation.conversation_id, conversation.events)
         adopted = session.threads.adopt(thread, defaults, verdict, origin)
-        count = plural(len(thread.conversation), "event")
-        print(f"Restored thread {name!r}: {count} from {notebook.name}")
-        for problem in [*thread.problems, *thread.settings.problems]:
-            print(f"  skipped: {problem}")
-        if verdict.authorship.mixed:
-            print(_quoted_note(adopted, verdict.authorship.requests, notebook.name))
-        if adopted.withheld:
-            withheld.append(adopted)
-        _servers_not_started(session, settings, adopted)
+        problems = (*thread.problems, *thread.settings.problems)
+        adopted.unsaid = RestoreNote(notebook.name, problems, signed)
+        if verbose:
+            say_restored(session, settings, adopted)
     for problem in saved.problems:
         print(f"Skipped in {notebook.name}: {problem}")
-    signed = any(t.settings.signature for t in saved.threads.values())
-    if withheld:
-        print(_withheld_note(withheld, signed, session.store_problem))
     session.cell_records.update(saved.cell_records)
     if saved.current in session.threads.by_name:
         session.threads.current = saved.current
     elif saved.threads:
         session.threads.current = next(iter(saved.threads))
     return len(saved.threads)
+
+
+def say_restored(session: Session, settings: CellSettings, thread: Thread) -> None:
+    """What the restore of ``thread`` has not said yet (once): the history it keeps, what of
+    it someone else wrote (sent quoted), the permissions it asked for and did not get, its MCP
+    servers not started. Of turns rewound since (a chat cell took their place) it says
+    nothing: they are not sent."""
+    note, thread.unsaid = thread.unsaid, None
+    if note is None:
+        return
+    events = thread.chat.conversation.events
+    dropped = rewound(events)
+    kept = [e for e in events if e.id not in dropped]
+    print(f"Restored thread {thread.name!r}: {plural(len(kept), 'event')} from {note.file}")
+    for problem in note.problems:
+        print(f"  skipped: {problem}")
+    quoted = thread.chat.quoted.ids if thread.chat.quoted is not None else frozenset()
+    requests = sum(1 for r in turn_requests(kept) if r.id in quoted)
+    if requests:
+        print(_quoted_note(thread, requests, note.file))
+    if thread.withheld:
+        print(_withheld_note([thread], note.signed, session.store_problem))
+    _servers_not_started(session, settings, thread)
 
 
 def _quoted_note(thread: Thread, requests: int, file: str) -> str:

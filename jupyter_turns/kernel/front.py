@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..engine.turn_state import cycles_record
@@ -139,7 +140,7 @@ class CellFront:
         )
         self._loop = loop
         self._last: TurnCoordinator | None = None
-        self._displaced = list(session.cell_records.get(self.cell_id or "", ()))
+        self._displaced = _still_held(session, session.cell_records.get(self.cell_id or "", ()))
         self._saved: tuple[int, list[tuple[int, int]]] | None = None  # what the record holds
         self._ticker: asyncio.Handle | None = None
 
@@ -306,6 +307,21 @@ class CellFront:
                 name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
             },
         }
+
+
+def _still_held(session: Session, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The records of a cell's earlier runs whose turn a thread still holds, which its new
+    record carries (``displaced``) so that a restore gets them back; a turn the cell's re-run
+    took the place of (:mod:`.rerun`) is gone from its thread, and from the notebook."""
+    held = {e.id for c in session.conversations() for e in c.events}
+    return [record for record in records if _first_id(record) in held]
+
+
+def _first_id(record: dict[str, Any]) -> Any:
+    """The id of a saved record's first event (its turn's request), None if it has none."""
+    events = record.get("events")
+    first = events[0] if isinstance(events, list) and events else None
+    return first.get("id") if isinstance(first, dict) else None
 
 
 def _partial(saved: dict[str, Any]) -> bool:

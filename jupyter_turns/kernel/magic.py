@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from IPython.core.error import UsageError
@@ -25,7 +26,7 @@ from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
 from ..mcp.settings import McpSettings
 from ..model.content import Attachment
-from ..model.events import Notice
+from ..model.events import Notice, Rewind
 from ..model.sink import PrintSink
 from ..providers import endpoints
 from ..providers.base import Provider
@@ -49,6 +50,7 @@ from .kernel_status import busy_while_running
 from .persist import CellPrints, MetadataWriter
 from .provider_limits import check_allowed, switch_notes
 from .replay import ReplayPlan, choose, replaying
+from .rerun import Rerun, mark_rewound, plan_rerun
 from .session import CellRun, CellSettings, Session
 from .settings_view import mark_cell, mark_new
 from .threads import Thread, Threads, namespace_tools, stepped_aside, stepped_aside_notes
@@ -330,17 +332,21 @@ class ChatMagics(Magics, McpSettings):
         self, options: argparse.Namespace, body: str, attached: list[Attachment] | None = None
     ) -> Coroutine[Any, Any, None]:
         """The turn of a cell whose options and request are checked; ``attached`` goes with
-        the request besides its ``@name`` variables."""
+        the request besides its ``@name`` variables. A cell run again takes its earlier
+        turn's place in its thread (:mod:`.rerun`)."""
         session = self.session
         commands.restore_once(session, self.settings())  # a restarted kernel's saved threads
         threads, namespace = session.threads, session.namespace
-        name = options.thread or (threads.fresh_name() if options.new else threads.current)
-        existing = None if options.new else threads.by_name.get(name)
+        rerun = plan_rerun(session, thread=options.thread, new=options.new)
+        name, existing = self._thread_for(options, rerun)
         key = self._provider_key(existing, options)  # the thread's, from this cell on
         # what this cell runs: ``--script VAR`` plays VAR for this cell alone
         played = ProviderChoice("scripted", script=options.script) if options.script else key
         check_allowed(played, self.allowed_providers, self.allowed_models)
         replay, provider = self._replay_or_live(name, played, body)
+        if replay is not None:  # where the thread holds an earlier replay of the recording
+            recorded = replay.turn.events
+            rerun = plan_rerun(session, thread=name, new=options.new, recorded=recorded) or rerun
         if provider is not None:  # the provider's own default model is checked too
             check_allowed(
                 played._replace(model=getattr(provider, "model", played.model)),
@@ -355,7 +361,8 @@ class ChatMagics(Magics, McpSettings):
             missing = sorted(set(only) - {t.name for t in tools})
             if missing:
                 raise UsageError(f"--use: no @tool named {', '.join(missing)} in the notebook")
-        thread = threads.get(name, new=options.new)
+        thread = threads.get(name, new=options.new) if rerun is None else rerun.apply(threads)
+        commands.say_restored(session, self.settings(), thread)  # what it keeps, if restored
         self._apply(thread, options, key, builtins)
         script = provider if options.script else None  # this turn's alone
         if provider is not None and script is None:
@@ -364,8 +371,19 @@ class ChatMagics(Magics, McpSettings):
         notes += stepped_aside_notes(thread, stepped_aside(tools, builtins))
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
-            replay.start(thread.chat)
-        return self._run(thread, body, replay, notes, attached or [], script)
+        rewound = rerun.replacement.rewind if rerun is not None else None
+        return self._run(thread, body, _Played(replay, script, rewound), notes, attached or [])
+
+    def _thread_for(
+        self, options: argparse.Namespace, rerun: Rerun | None
+    ) -> tuple[str, Thread | None]:
+        """The name of the thread the cell runs in, and that thread as it stands, unless the
+        cell starts it (``--new``, or a re-run that leaves it nothing to send)."""
+        threads = self.session.threads
+        if rerun is not None:
+            return rerun.thread, None if rerun.fresh else threads.by_name.get(rerun.thread)
+        name = options.thread or (threads.fresh_name() if options.new else threads.current)
+        return name, None if options.new else threads.by_name.get(name)
 
     def _replay_or_live(
         self, name: str, key: ProviderChoice, request: str
@@ -399,21 +417,23 @@ class ChatMagics(Magics, McpSettings):
         self,
         thread: Thread,
         body: str,
-        replay: ReplayPlan | None = None,
+        played: _Played,
         cell_notes: list[str | Notice] | None = None,
         extra: list[Attachment] | None = None,
-        script: Provider | None = None,
     ) -> None:
         from .front import CellFront
 
         chat = thread.chat
         loop = asyncio.get_running_loop()
+        if played.rewound is not None:  # the turns a re-run took back: marked in their cells
+            await mark_rewound(self.session, played.rewound)
         attachments, told, instructions = await self._sent_with(thread, body, cell_notes, extra)
         held = len(chat.conversation.events)  # the cells above count as seen once sent after
         # the thread's own; a replay plays its recording instead, a --script cell its script
         provider = chat.provider
         streamed = getattr(provider, "streaming", False)
-        played = replay.provider if replay is not None else script
+        replay = played.replay
+        player = replay.provider if replay is not None else played.script
         saved = replay.calls if replay is not None else None
         kernel = getattr(self.shell, "kernel", None)
         if kernel is None:  # plain IPython: print instead
@@ -424,7 +444,7 @@ class ChatMagics(Magics, McpSettings):
                         attachments,
                         [*told, *notes],
                         sink=PrintSink(),
-                        provider=played,
+                        provider=player,
                         saved=saved,
                         instructions=instructions,
                     )
@@ -443,7 +463,7 @@ class ChatMagics(Magics, McpSettings):
                         [*told, *notes],
                         sink=front.sink,
                         prompter=front.prompter,
-                        provider=played,
+                        provider=player,
                         on_boundary=front.boundary,
                         saved=saved,
                         instructions=instructions,
@@ -560,6 +580,15 @@ class ChatMagics(Magics, McpSettings):
         chat = thread.chat
         chat.config = self.settings().cell_config(chat.config, options)
         chat.ledger, chat.name = self.session.ledger, thread.name
+
+
+@dataclass(frozen=True)
+class _Played:
+    """What one turn plays besides the thread's provider, and what it took back first."""
+
+    replay: ReplayPlan | None = None  # the cell's recording
+    script: Provider | None = None  # ``--script VAR``: this turn's alone
+    rewound: Rewind | None = None  # the turns a re-run rewound (:mod:`.rerun`)
 
 
 def _remember_fallback(thread: Thread, provider: Any, streamed: bool) -> None:

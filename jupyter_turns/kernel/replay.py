@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..engine.quoted import Quoted
 from ..model.events import ConversationEvent, Notice, ToolCallResponse, is_replay_notice
 from ..record.replay_match import Found, SavedIndex, find_saved
-from ..record.replay_rebuild import ReplayProvider, SavedCalls, cycles_of, recorded_start
+from ..record.replay_rebuild import ReplayProvider, SavedCalls, cycles_of
 from ..record.saved_turns import SavedTurn
 from .grants import sent_digests
 
@@ -82,15 +82,6 @@ class ReplayPlan:
     # every event of the recording was written by this user's kernel (kernel.grants): else
     # the replayed turn is someone else's, quoted in later requests like a restored one
     authored: bool = False
-
-    def start(self, chat: Chat) -> None:
-        """Give ``chat`` the history the recording started from: a thread that holds this
-        turn already (restored from the notebook, or replayed before) is cut back to before
-        it (:func:`~jupyter_turns.record.replay_rebuild.recorded_start`); its later turns stay
-        in the notebook's cells, and each of those cells replays its own."""
-        start = recorded_start(chat.conversation.events, self.turn.events)
-        if start is not None:
-            chat.conversation.truncate(start)
 
 
 @contextlib.contextmanager

@@ -42,6 +42,7 @@ __all__ = [
     "CONFIG",
     "DEFAULT",
     "RESTORED",
+    "RestoreNote",
     "Thread",
     "Threads",
     "apply_settings",
@@ -61,6 +62,17 @@ ALLOWED = "%chat allow"
 
 if TYPE_CHECKING:
     from ..record.notebook import SavedThread
+
+
+@dataclass(frozen=True)
+class RestoreNote:
+    """What a restore has to say of a thread, until its first chat cell says it: the file it
+    came from, the turns and settings of it that could not be read, and whether the file's
+    settings carry an old signature (ignored)."""
+
+    file: str
+    problems: tuple[str, ...] = ()
+    signed: bool = False
 
 
 @dataclass
@@ -91,6 +103,7 @@ class Thread:
     # and only those, may be there when the grant is applied again)
     foreign: frozenset[str] = frozenset()
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
+    unsaid: RestoreNote | None = None  # restored quietly: its first chat cell says so
     gone_reported: set[str] = field(default_factory=set)  # names already reported as gone
     # the built-ins a notebook tool of the same name replaced, as its cards last said it
     stepped_aside: set[str] = field(default_factory=set)

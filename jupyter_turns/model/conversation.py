@@ -11,7 +11,7 @@ The events are provider-neutral: the Anthropic wire format they are sent in is
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from pydantic import ValidationError
@@ -101,6 +101,18 @@ class Conversation:
         for event in kept:
             self.append(event)
         return dropped
+
+    def remove(self, ids: Collection[str]) -> list[ConversationEvent]:
+        """Take the events ``ids`` out (whole turns: a chat cell run again takes its earlier
+        turn's place); returns them. Raises ConversationError, changing nothing, when what is
+        left would not be valid."""
+        kept = [e for e in self._events if e.id not in ids]
+        checked = Conversation(kept, conversation_id=self.conversation_id)
+        taken = [e for e in self._events if e.id in ids]
+        self._events, self._outstanding = checked._events, checked._outstanding
+        self._seen_calls, self._nested_calls = checked._seen_calls, checked._nested_calls
+        self._open_inquiries, self._answering = checked._open_inquiries, checked._answering
+        return taken
 
     def answer_orphans(self, text: str = ORPHAN_TEXT) -> list[str]:
         """Give every unanswered tool call an error response; returns their call ids."""

@@ -295,14 +295,16 @@ class Rewind(_Event):
     before this turn"): each turn of ``requests`` (from its request up to the next one) stays
     for readers, marked rewound, and is never sent again
     (:func:`jupyter_turns.engine.window.rewound`). Their steps were undone newest first:
-    ``done`` and, plainly, ``not_undone`` say how that went."""
+    ``done`` and, plainly, ``not_undone`` say how that went. ``by="rerun"``: a chat cell whose
+    earlier turn came before them ran again and took that turn's place
+    (:func:`jupyter_turns.engine.window.replacement`); nothing was undone."""
 
     kind: Literal["rewind"] = "rewind"
     requests: list[str]  # the top-level chat_request ids of the turns taken back
     turn: int  # the number of the first of them in the thread (1: its first turn)
     done: list[str] = Field(default_factory=list)
     not_undone: list[str] = Field(default_factory=list)
-    by: Literal["user"] = "user"
+    by: Literal["user", "rerun"] = "user"
     who: Who | None = _optional(_schema.WHO)  # whose click it was, as their page said
 
 

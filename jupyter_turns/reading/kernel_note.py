@@ -69,11 +69,13 @@ def _bound(code: str) -> tuple[str, ...]:
 
 
 def _undone_since_last_request(events: list[ConversationEvent]) -> list[str]:
-    """The user's undos since the model last answered (``%chat undo``, a card's Undo)."""
+    """The user's undos since the model last answered (``%chat undo``, a card's Undo, ``%chat
+    rewind``). A chat cell run again rewinds the turns after its earlier one and undoes nothing
+    (``by="rerun"``): the model is not told, as a notebook cell run again is not."""
     last = max((i for i, e in enumerate(events) if e.kind == "chat_request"), default=-1)
     lines = []
     for event in events[last + 1 :]:
-        if event.kind == "rewind":
+        if event.kind == "rewind" and event.by == "user":
             line = (
                 "The user rewound this conversation: later turns you no longer see were taken "
                 "back and their changes to the notebook and kernel undone"

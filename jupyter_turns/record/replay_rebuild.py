@@ -19,7 +19,6 @@ from typing import Any, cast, get_args
 
 from ..model.events import (
     SCRIPTED,
-    ChatRequest,
     ConversationEvent,
     Finished,
     FinishReason,
@@ -28,7 +27,6 @@ from ..model.events import (
     Part,
     ReasoningDelta,
     ToolCall,
-    ToolCallRequest,
     ToolCallResponse,
     Usage,
     is_scripted,
@@ -36,7 +34,7 @@ from ..model.events import (
 from ..providers.base import Request
 from ..providers.scripted import Delay, ScriptedProvider
 
-__all__ = ["ReplayProvider", "SavedCalls", "cycles_of", "recorded_start", "subtree"]
+__all__ = ["ReplayProvider", "SavedCalls", "cycles_of", "subtree"]
 
 _WORDS = re.compile(r"\S+\s*|\s+")
 _BLOCKS = ("reasoning", "message", "block", "tool_call_request")
@@ -117,29 +115,6 @@ class SavedCalls:
         usage = _nested_usage(summary, events, self.responses, call_id)
         cycles, _ = cycles_of(events, self.pace, summary.get("per_cycle") or (), usage, call_id)
         return ReplayProvider(cycles)
-
-
-def recorded_start(
-    history: Sequence[ConversationEvent], recorded: Sequence[ConversationEvent]
-) -> int | None:
-    """Where a thread's ``history`` already holds the ``recorded`` turn a cell is about to
-    replay: the index of the request that opens it there, else None.
-
-    A thread restored from the notebook holds the recording itself (its request's id); one
-    that replayed the cell before holds a replay of it (new event ids, the recorded call ids).
-    The replay starts from the history before that turn, as the recording did, so the
-    recorded calls are not played into a history that has them already."""
-    if not recorded:
-        return None
-    request = recorded[0].id
-    calls = {e.call_id for e in recorded if isinstance(e, ToolCallRequest)}
-    opened: int | None = None  # the index of the newest top-level request so far
-    for index, event in enumerate(history):
-        if isinstance(event, ChatRequest) and event.parent is None:
-            opened = index
-        if event.id == request or (isinstance(event, ToolCallRequest) and event.call_id in calls):
-            return index if opened is None else opened
-    return None
 
 
 def subtree(events: Sequence[ConversationEvent], call_id: str) -> list[ConversationEvent]:

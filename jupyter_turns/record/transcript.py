@@ -451,9 +451,14 @@ def _undone(event: Undo) -> str:
 def rewound_line(event: Rewind) -> str:
     """What a rewind took back, undid and, plainly, could not undo (the card, the transcript
     and ``%chat rewind`` say it alike)."""
-    who = event.who.name if event.who is not None else "the user"
     last = event.turn + len(event.requests) - 1
     turns = f"turn {event.turn}" if last == event.turn else f"turns {event.turn}–{last}"
+    if event.by == "rerun":
+        return (
+            f"Rewound: {turns} of this thread, no longer sent to the model (a chat cell that "
+            "ran before them ran again)"
+        )
+    who = event.who.name if event.who is not None else "the user"
     text = f"Rewound by {who}: {turns} of this thread, no longer sent to the model"
     text += "; undone: " + ("; ".join(event.done) or "nothing")
     if event.not_undone:

@@ -72,7 +72,7 @@ export const EVENT_FIELDS = {
   inquiry_response: ["id", "inquiry_id", "call_id", "answer", "by"],
   notice: ["id", "level", "text"],
   undo: ["id", "call_id", "done", "not_undone"],
-  rewind: ["id", "requests", "turn", "done", "not_undone", "who"],
+  rewind: ["id", "requests", "turn", "done", "not_undone", "by", "who"],
   review: ["id", "kept", "who"],
   error: ["id", "message", "error_type"],
 };

@@ -278,10 +278,12 @@ export function renderRewind(event) {
   const turns = count > 1 ? `turns ${first}–${first + count - 1}` : `turn ${first}`;
   const done = Array.isArray(event.done) ? event.done.map(String) : [];
   const kept = Array.isArray(event.not_undone) ? event.not_undone.map(String) : [];
+  // a chat cell that ran before them ran again (kernel/rerun.py): nothing was undone
+  const why = event.by === "rerun" ? " (a chat cell that ran before them ran again)" : "";
   return h(
     "div",
     { class: "jt-rewind jt-undo" },
-    h("div", null, `${rewoundBy(event)}: ${turns}, no longer sent to the model.`),
+    h("div", null, `${rewoundBy(event)}: ${turns}, no longer sent to the model${why}.`),
     done.length ? h("div", null, `Undone: ${done.join("; ")}`) : null,
     kept.length ? h("div", { class: "jt-undo-kept" }, `Not undone: ${kept.join("; ")}`) : null,
   );
