@@ -129,7 +129,8 @@ def _use(call: _Call) -> None:
             f"no thread {name!r}; the threads are: {known}. "
             f"`%chat new {name}` creates it, `%chat threads` lists them."
         )
-    threads.get(name)
+    thread = threads.get(name)
+    say_restored(call.session, call.settings, thread)  # a quiet restore's word on it, once
     print(f"Thread {name!r} is current.")
 
 

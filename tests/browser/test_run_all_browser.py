@@ -10,6 +10,7 @@ what arrived) until every cell has its execution count.
 
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -26,7 +27,7 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 QUICKSTART = "quickstart.ipynb"  # in JupyterLab and Notebook 7: its own test below
 NOTEBOOKS = sorted(p.name for p in EXAMPLES.glob("*.ipynb") if p.name != QUICKSTART)
 
-ROUNDS = 3  # Run All of the quickstart, one after the other
+ROUNDS = 3  # Run All of the quickstart: from a fresh copy, after a restart, then again
 
 # What a person answers, by the prompt's class: the button they click.
 ANSWERS = {"approval": "Approve", "interrupt": "Stop"}
@@ -45,6 +46,18 @@ _STATE = """
   }
   return false;
 }
+"""
+
+# IPython's own word when `%load_ext` runs again in the same kernel
+_LOADED = re.compile(
+    r"The \w+ extension is already loaded\. To reload it, use:\n  %reload_ext \w+\n"
+)
+
+# What each code cell shows under it, as text
+_OUTPUTS = """
+() => window.__jt.panel.content.widgets
+  .filter((cell) => cell.model.type === "code")
+  .map((cell) => cell.node.querySelector(".jp-OutputArea")?.innerText ?? "")
 """
 
 
@@ -93,12 +106,21 @@ def test_run_all_of_an_example_ends(lab: Lab, name: str) -> None:
 def test_run_all_of_the_quickstart_ends_after_its_python_cell(lab: Lab, page: str) -> None:
     """The quickstart's last cell (plain Python awaiting `Chat.send`, right after a `%%chat`
     cell) gets its execution count and its output, in JupyterLab and Notebook 7, Run All after
-    Run All (the old failure depended on timing: it showed in about half of the runs)."""
+    Run All (the old failure depended on timing: it showed in about half of the runs). And each
+    Run All shows what the first showed (issue 45, point 1): after Restart Kernel, the kernel
+    restores the threads saved in the notebook and each chat cell takes its own earlier turn's
+    place; run again in the same kernel, likewise."""
     _copy_example(lab, QUICKSTART)
     open_page(lab, page, QUICKSTART)
     last = lab.cells().count() - 1
-    for _ in range(ROUNDS):
+    shown: list[list[str]] = []
+    for round_ in range(ROUNDS):
+        if round_ == 1:  # Restart Kernel and Run All, from what the first Run All saved
+            lab.save()
+            lab.restart_kernel()
         _run_all_approving(lab, timeout=120)
         counts = [p for p in _prompts(lab) if p.strip() not in ("", "[ ]:")]
         assert lab.prompt(last).inner_text().strip() == counts[-1] != "[*]:", counts
         assert "complete" in lab.cell_output(last).inner_text()
+        shown.append([_LOADED.sub("", text) for text in lab.page.evaluate(_OUTPUTS)])
+        assert shown[-1] == shown[0], f"Run All {round_ + 1} differs from the first"

@@ -254,15 +254,15 @@ def test_a_notebook_whose_file_the_kernel_knows_replays_its_tool_call_once(
     recorded: Path, tmp_path: Path
 ) -> None:
     """JupyterLab names the notebook (JPY_SESSION_NAME): the first chat cell restores the
-    thread saved there, then replays its own saved turn, which that history already holds."""
+    thread saved there, then replays its own saved turn, which that history already holds: the
+    replay takes that turn's place, the thread starts over from it, and the restore has
+    nothing to say (the history it brought is the cell's own, issue 45)."""
     saved = nbformat.read(recorded, as_version=4)
     with AnthropicTestServer() as server:
         env = {**_offline(server, "auto"), "JPY_SESSION_NAME": str(recorded)}
         again = _run(copy.deepcopy(saved), tmp_path, env)
         assert server.requests == []
-    restored, shown = again.cells[2].outputs  # the restore says so, then the turn
-    # (the recording's model is a proposal here: no grant of this user's names that notebook)
-    assert restored["text"].startswith("Restored thread 'main': 5 events from recorded.ipynb\n")
+    [shown] = again.cells[2].outputs  # the turn, and no word of the restore
     record = shown["data"][RECORD_MIME]
     assert record["turn"]["replayed_from"] == "recorded.ipynb"
     kinds = [e["kind"] for e in record["events"]]

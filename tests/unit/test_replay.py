@@ -353,12 +353,12 @@ def test_nbval_sees_a_long_headless_turn_as_its_outputs_and_one_record() -> None
     assert got[0]["content"]["data"] == {RECORD_MIME: {"final": True}}
 
 
-def test_a_replay_starts_from_the_history_before_the_turn_it_replays() -> None:
+def test_a_replay_finds_its_earlier_turn_in_the_thread() -> None:
     """The recorded turn in the thread (restored: its own ids), or a replay of it (new ids,
-    the recorded call ids, a nested one too): the replay starts at its request; a thread
-    that holds neither keeps all of its history."""
+    the recorded call ids, a nested one too) is the cell's own turn, which its replay takes the
+    place of; a thread that holds neither has none."""
+    from jupyter_turns.engine.window import own_turns
     from jupyter_turns.model.events import ChatRequest, Message, ToolCallRequest
-    from jupyter_turns.record.replay_rebuild import recorded_start
 
     def turn(text: str, call: str) -> list[Any]:
         request = ChatRequest(content=text)
@@ -367,10 +367,33 @@ def test_a_replay_starts_from_the_history_before_the_turn_it_replays() -> None:
         return [request, Message(content="On it."), outer, inner]
 
     earlier, recorded, later = turn("a", "c1"), turn("b", "c2"), turn("c", "c3")
-    assert recorded_start([*earlier, *recorded, *later], recorded) == 4
+    request, calls = {recorded[0].id}, {"c2-outer", "c2"}
+    assert own_turns([*earlier, *recorded, *later], request, calls) == [recorded[0].id]
     replayed = turn("b", "c2")  # new event ids, the recorded call ids
-    assert recorded_start([*earlier, *replayed], recorded) == 4
+    assert own_turns([*earlier, *replayed], request, calls) == [replayed[0].id]
     nested_only = [replayed[0], replayed[1], replayed[3]]  # matched by its nested call
-    assert recorded_start([*earlier, *nested_only], recorded) == 4
-    assert recorded_start([*earlier, *later], recorded) is None
-    assert recorded_start(earlier, []) is None
+    assert own_turns([*earlier, *nested_only], request, calls) == [replayed[0].id]
+    assert own_turns([*earlier, *later], request, calls) == []
+    assert own_turns(earlier, (), ()) == []
+
+
+def test_a_cell_run_again_takes_its_turns_place_and_rewinds_the_later_ones() -> None:
+    """Its earlier turn leaves the thread; the turns sent after it stay, rewound by the re-run
+    (nothing undone); a cell whose turn is the thread's last one just takes its place."""
+    from jupyter_turns.engine.window import replacement, rewound, to_send
+    from jupyter_turns.model.events import ChatRequest, Message
+
+    a, b, c = ([ChatRequest(content=t), Message(content=t.upper())] for t in "abc")
+    events = [*a, *b, *c]
+    cut = replacement(events, [b[0].id])
+    after = cut.events(events)
+    assert cut.removed == {b[0].id, b[1].id}
+    assert cut.rewind is not None and cut.rewind.by == "rerun"
+    assert (cut.rewind.requests, cut.rewind.turn) == ([c[0].id], 2)
+    assert [e.id for e in after] == [*(e.id for e in [*a, *c]), cut.rewind.id]
+    assert rewound(after) == {c[0].id, c[1].id}
+    assert [e.id for e in to_send(after) if e.kind != "rewind"] == [e.id for e in a]
+    assert not cut.sends_nothing(events)
+    last = replacement(events, [c[0].id])
+    assert last.rewind is None and last.events(events) == [*a, *b]
+    assert replacement(events, [a[0].id]).sends_nothing(events)
