@@ -33,6 +33,7 @@ from . import keys, long_threads
 from .cell_context import show_instructions
 from .endpoint_command import endpoint_command
 from .replay import replay_command
+from .serve_command import serve_command
 from .settings_view import settings_bundle
 from .threads import ALLOWED, Thread, apply_settings, user_tools
 
@@ -285,6 +286,7 @@ COMMANDS: dict[str, Callable[[_Call], Any]] = {
     "fork": _fork,
     "trust": lambda call: trust(call.session, call.args),
     "mcp": _mcp,
+    "serve": lambda call: serve_command(call.session, call.settings, call.args),  # awaited
     "replay": lambda call: print(replay_command(call.session, call.settings.replay, call.args)),
     "restore": _restore,
     "export": _export,

@@ -1,0 +1,99 @@
+"""Helpers for the ``%chat serve`` tests: a real kernel serving, and the real ``mcp`` SDK's
+client reaching it over Streamable HTTP (run on a thread of its own, so the test's main thread
+can go on playing the page: pumping IOPub, saying ``ready``, clicking)."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import mcp_types as types
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
+
+from jupyter_turns.serve.runtime import RuntimeInfo, find
+
+from .kernel import KernelDriver
+
+T = TypeVar("T")
+CLAUDE = types.Implementation(name="claude-code", version="2.1.332")
+
+
+def start_serving(kernel: KernelDriver, runtime: Path, line: str = "%chat serve") -> RuntimeInfo:
+    """Run ``line`` in the kernel and read the server it started from the runtime folder."""
+    cell = kernel.run(line)
+    errors = [o for o in cell.outputs if o["output_type"] == "error"]
+    assert not errors, errors
+    servers = find(runtime).servers
+    assert len(servers) == 1, (servers, cell.outputs)
+    return servers[0]
+
+
+async def _session(
+    url: str,
+    token: str | None,
+    use: Callable[[ClientSession], Awaitable[T]],
+    client: types.Implementation = CLAUDE,
+    headers: dict[str, str] | None = None,
+) -> T:
+    sent = dict(headers or {})
+    if token is not None:
+        sent["Authorization"] = f"Bearer {token}"
+    http = create_mcp_http_client(headers=sent)
+    async with (
+        http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write, client_info=client) as session,
+    ):
+        await session.initialize()
+        return await use(session)
+
+
+def with_client(
+    info: RuntimeInfo,
+    use: Callable[[ClientSession], Awaitable[T]],
+    *,
+    token: str | None = "",
+    client: types.Implementation = CLAUDE,
+    headers: dict[str, str] | None = None,
+) -> T:
+    """Connect, initialize, ``use`` the session; blocking (the kernel needs no pumping)."""
+    chosen = info.token if token == "" else token
+    return asyncio.run(_session(info.url, chosen, use, client, headers))
+
+
+def in_background(
+    info: RuntimeInfo,
+    use: Callable[[ClientSession], Awaitable[T]],
+    *,
+    client: types.Implementation = CLAUDE,
+) -> concurrent.futures.Future[T]:
+    """``with_client`` on a thread: the test pumps the kernel and clicks meanwhile."""
+    future: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        try:
+            future.set_result(asyncio.run(_session(info.url, info.token, use, client)))
+        except BaseException as exc:
+            future.set_exception(exc)
+
+    threading.Thread(target=run, daemon=True).start()
+    return future
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "".join(c.text for c in result.content if isinstance(c, types.TextContent))
+
+
+def call(
+    name: str, arguments: dict[str, Any] | None = None, **kwargs: Any
+) -> Callable[[ClientSession], Awaitable[types.CallToolResult]]:
+    async def use(session: ClientSession) -> types.CallToolResult:
+        return await session.call_tool(name, arguments or {}, **kwargs)
+
+    return use

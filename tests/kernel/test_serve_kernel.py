@@ -1,0 +1,148 @@
+"""``%chat serve`` in a real kernel, reached by the real ``mcp`` SDK's client over HTTP: the tools
+it lists and their annotations, a read call, who gets in (the token, Host, Origin), the kernel
+usable while it listens, and its status and stop."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import mcp_types as types
+import pytest
+from mcp import ClientSession
+
+from .kernel import KernelDriver
+from .serving import call, start_serving, text_of, with_client
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Path:
+    return tmp_path / "runtime"
+
+
+@pytest.fixture
+def serving_kernel(tmp_path: Path, runtime: Path):  # type: ignore[no-untyped-def]
+    kernel = KernelDriver(env={"JUPYTER_RUNTIME_DIR": str(runtime)})
+    kernel.run("%load_ext jupyter_turns")
+    yield kernel
+    kernel.close()
+
+
+def test_the_server_lists_the_notebook_tools_with_truthful_annotations_and_reads(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    kernel = serving_kernel
+    kernel.run("import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's'], 'x': [1, 2]})")
+    info = start_serving(kernel, runtime)
+    assert info.url.startswith("http://127.0.0.1:") and info.url.endswith("/mcp")
+    file = next(runtime.glob("jupyter_turns-mcp-*.json"))
+    assert file.stat().st_mode & 0o777 == 0o600
+
+    async def use(session: ClientSession) -> tuple[types.ListToolsResult, types.CallToolResult]:
+        return await session.list_tools(), await session.call_tool("inspect", {"name": "sales"})
+
+    listed, inspected = with_client(info, use)
+    tools = {t.name: t for t in listed.tools}
+    assert sorted(tools) == sorted(
+        [
+            "notebook_cells",
+            "cell_output",
+            "variables",
+            "inspect",
+            "insert_cell",
+            "edit_cell",
+            "run_cell",
+            "delete_cell",
+            "move_cell",
+        ]
+    )  # python only with --builtins python
+    read = tools["notebook_cells"].annotations
+    assert read is not None and read.read_only_hint is True and read.idempotent_hint is True
+    edit = tools["edit_cell"].annotations
+    assert edit is not None and edit.read_only_hint is False and edit.destructive_hint is True
+    insert = tools["insert_cell"].annotations
+    assert insert is not None and insert.destructive_hint is False
+    assert tools["insert_cell"].input_schema["required"] == ["source"]
+    assert not inspected.is_error
+    assert "DataFrame" in text_of(inspected) and "region" in text_of(inspected)
+
+
+def test_only_the_token_of_this_server_gets_in_from_this_server_address(
+    tmp_path: Path, runtime: Path
+) -> None:
+    kernels = [KernelDriver(env={"JUPYTER_RUNTIME_DIR": str(runtime / str(i))}) for i in (1, 2)]
+    try:
+        infos = []
+        for i, kernel in enumerate(kernels, 1):
+            kernel.run("%load_ext jupyter_turns")
+            infos.append(start_serving(kernel, runtime / str(i)))
+        first, second = infos
+        base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        }
+        port = first.url.split(":")[2].split("/")[0]
+
+        def post(headers: dict[str, str]) -> httpx.Response:
+            return httpx.post(first.url, json=body, headers={**base, **headers}, timeout=30)
+
+        bearer = {"Authorization": f"Bearer {first.token}"}
+        answers = {
+            "missing": post({}),
+            "wrong": post({"Authorization": "Bearer " + "x" * len(first.token)}),
+            "another server's": post({"Authorization": f"Bearer {second.token}"}),
+            "basic": post({"Authorization": f"Basic {first.token}"}),
+            "bad host": post({**bearer, "Host": f"evil.example:{port}"}),
+            "bad origin": post({**bearer, "Origin": "http://evil.example"}),
+            "other port origin": post({**bearer, "Origin": "http://127.0.0.1:8888"}),
+            "right": post(bearer),
+            "right from localhost": post(
+                {**bearer, "Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}
+            ),
+        }
+    finally:
+        for kernel in kernels:
+            kernel.close()
+    codes = {name: answer.status_code for name, answer in answers.items()}
+    assert codes == {
+        "missing": 401,
+        "wrong": 401,
+        "another server's": 401,
+        "basic": 401,
+        "bad host": 421,
+        "bad origin": 403,
+        "other port origin": 403,
+        "right": 200,
+        "right from localhost": 200,
+    }
+    assert answers["missing"].headers["www-authenticate"] == "Bearer"
+    assert "jupyter" in answers["right"].text  # the server's name in its initialize result
+
+
+def test_the_kernel_stays_usable_while_it_serves_and_the_status_counts_calls(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    kernel = serving_kernel
+    info = start_serving(kernel, runtime)
+    assert kernel.run("x = 21 * 2\nprint(x)").stdout().strip() == "42"
+    result = with_client(info, call("variables", {"pattern": "x"}))
+    assert "x" in text_of(result) and "42" in text_of(result)
+    status = kernel.run("%chat serve").stdout()
+    assert info.url in status
+    assert "Claude Code (1 call)" in status and "Calls: 1." in status
+    assert "already runs" in str(kernel.run("%chat serve --tools read").outputs)
+    stopped = kernel.run("%chat serve stop").stdout()
+    assert stopped.strip() == "The MCP server stopped after 1 call."
+    assert not list(runtime.glob("jupyter_turns-mcp-*.json"))
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(info.url, json={}, timeout=5)
+    assert kernel.run("print(x + 1)").stdout().strip() == "43"
