@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.display import display, update_display
 
-from .. import redaction
 from ..kernel_tools.builtin import DEFAULT, READ_ONLY
 from ..model.conversation import parse_events
 from ..model.events import ConversationEvent, Who, new_id
 from ..model.prompter import PolicyPrompter
 from ..record.format import RECORD_MIME, turn_record
 from ..record.notebook import find_notebook
+from ..redaction import remember
 from ..text import plural
 from ..tools.executor import ExecutionSettings
 from .front import has_frontend, metadata_writer, notebook_state
@@ -37,9 +37,11 @@ from .persist import MetadataWriter, Recorder
 from .threads import namespace_tools
 
 if TYPE_CHECKING:
+    from ..serve.calls import ServeSession
     from ..serve.server import McpHost
-    from ..serve.session import ServeSession
+    from ..widget.buttons import WidgetPrompter
     from ..widget.chat_widget import ChatWidget
+    from ..widget.renderer import WidgetSink
     from .session import CellSettings, Session
 
 __all__ = ["serve_command"]
@@ -63,8 +65,7 @@ class _Serving:
     runtime_file: Path
     connect_id: str  # the display of the connection commands
     tools: str
-    cell_id: str | None
-    earlier: int  # events from the record this one continues
+    served_in: Session  # the kernel's session, which lists the calls for undo
 
 
 _serving: _Serving | None = None
@@ -105,13 +106,10 @@ def _options(args: list[str]) -> tuple[str, set[str]]:
 async def _start(session: Session, settings: CellSettings, tools: str, extra: set[str]) -> None:
     """Build the session (tools, widget, prompter, record), start the server, show the cell."""
     global _serving
+    from ..serve.calls import ServeSession
     from ..serve.protocol import mcp_tool
     from ..serve.runtime import RuntimeInfo, write
     from ..serve.server import McpHost
-    from ..serve.session import ServeSession
-    from ..widget.buttons import WidgetPrompter
-    from ..widget.chat_widget import ChatWidget
-    from ..widget.renderer import WidgetSink
 
     loop = asyncio.get_running_loop()
     offered = namespace_tools(
@@ -120,6 +118,47 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
         [*TOOL_SETS[tools], *sorted(extra)],
         session.reader,
     )
+    widget, sink, prompter, recorder = _front(session, settings, loop)
+    earlier_id, earlier = _earlier(session)
+    serve = ServeSession(
+        offered,
+        conversation_id=earlier_id or new_id(),
+        prompter=prompter,
+        sink=sink,
+        settings=ExecutionSettings(default_run="ask"),
+        earlier=earlier,
+    )
+    host = McpHost([mcp_tool(t) for t in offered], serve, loop)
+    host.start()
+    remember(host.token)  # never in an output, a result or the record
+    session.served.append(serve.log)  # %chat undo and a card's Undo find its calls
+    notebook = find_notebook(session.namespace)
+    runtime_file = write(
+        RuntimeInfo(host.url, host.token, _pid(), str(notebook) if notebook else None, tools)
+    )
+    atexit.register(_at_exit, host, runtime_file)
+    connect_id = f"jupyter-turns-serve-{new_id()}"
+    _show_connection(host, notebook, connect_id, [t.name for t in offered])
+    serving = _serving = _Serving(
+        host, serve, widget, recorder, runtime_file, connect_id, tools, session
+    )
+    serve.on_change = lambda: recorder.save(lambda: _record_of(serving, live=True))
+    widget.handle("interrupt_request", _on_stop)
+    widget.status = {"state": "serving", "retry": None}
+    if has_frontend(session.namespace):
+        recorder.show(widget)
+    recorder.save(lambda: _record_of(serving, live=True))
+
+
+def _front(
+    session: Session, settings: CellSettings, loop: asyncio.AbstractEventLoop
+) -> tuple[ChatWidget, WidgetSink, WidgetPrompter, Recorder]:
+    """The serve cell's widget, its sink and prompter (declining where nobody can click: no
+    page, a headless kernel) and the recorder of its one output."""
+    from ..widget.buttons import WidgetPrompter
+    from ..widget.chat_widget import ChatWidget
+    from ..widget.renderer import WidgetSink
+
     widget = ChatWidget(thread="serve", settings={"thread": "serve", "model": "MCP server"})
     widget.bind(loop)
     sink = WidgetSink(widget, max_rate=settings.max_rate)
@@ -136,7 +175,6 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
         interactive=interactive,
         before_prompt=sink.flush,
     )
-    earlier_id, earlier = _earlier(session)
     recorder = Recorder(
         thread="serve",
         cell_id=session.cell_id,
@@ -144,47 +182,7 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
         notebook_state=lambda: notebook_state(session),
         printed=session.cell_prints,
     )
-    serve = ServeSession(
-        offered,
-        conversation_id=earlier_id or new_id(),
-        prompter=prompter,
-        sink=sink,
-        settings=ExecutionSettings(default_run="ask"),
-        events=list(earlier),
-        calls=sum(1 for e in earlier if e.kind == "tool_call_request"),
-    )
-    host = McpHost([mcp_tool(t) for t in offered], serve, loop)
-    host.start()
-    redaction.remember(host.token)  # never in an output, a result or the record
-    notebook = find_notebook(session.namespace)
-    runtime_file = write(
-        RuntimeInfo(host.url, host.token, _pid(), str(notebook) if notebook else None, tools)
-    )
-    atexit.register(_at_exit, host, runtime_file)
-    connect_id = f"jupyter-turns-serve-{new_id()}"
-    _show_connection(host, runtime_file, notebook, connect_id, [t.name for t in offered])
-    _serving = _Serving(
-        host,
-        serve,
-        widget,
-        recorder,
-        runtime_file,
-        connect_id,
-        tools,
-        session.cell_id,
-        len(earlier),
-    )
-    serve.on_change = lambda: recorder.save(lambda: _record_of(_serving_now(), live=True))
-    widget.handle("interrupt_request", _on_stop)
-    widget.status = {"state": "serving", "retry": None}
-    if frontend:
-        recorder.show(widget)
-    recorder.save(lambda: _record_of(_serving_now(), live=True))
-
-
-def _serving_now() -> _Serving:
-    assert _serving is not None
-    return _serving
+    return widget, sink, prompter, recorder
 
 
 def _on_stop(message: dict[str, Any]) -> None:
@@ -200,6 +198,8 @@ def _stop() -> str:
     assert serving is not None
     serving.session.stop()
     serving.host.stop()
+    if serving.session.log in serving.served_in.served:
+        serving.served_in.served.remove(serving.session.log)
     from ..serve.runtime import remove
 
     remove(serving.runtime_file)
@@ -274,7 +274,7 @@ def _earlier(session: Session) -> tuple[str | None, list[ConversationEvent]]:
 
 
 def _show_connection(
-    host: McpHost, runtime_file: Path, notebook: Path | None, display_id: str, tools: list[str]
+    host: McpHost, notebook: Path | None, display_id: str, tools: list[str]
 ) -> None:
     """How to connect, ready to copy, in a widget: its text (the token) is never saved."""
     import ipywidgets

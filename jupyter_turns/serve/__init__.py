@@ -5,7 +5,7 @@
  protocol.py   the tools as MCP shows them (schemas, truthful annotations), results as content
  server.py     McpHost: Streamable HTTP on 127.0.0.1 from a thread of its own; the token, Host
                and Origin checks; each call handed to the kernel's loop, progress while it waits
- session.py    ServeSession: the calls run like a turn's tool calls (executor, widget, record)
+ calls.py      ServeSession: the calls run like a turn's tool calls (executor, widget, record)
  runtime.py    the 0600 runtime file naming each server, for the bridge
  bridge.py     ``jupyter turns mcp``: a stdio server relaying to a running one
 

@@ -60,7 +60,7 @@ class Incoming:
 
 
 class Calls(Protocol):
-    """What the server needs of the kernel's side (:class:`~.session.ServeSession`)."""
+    """What the server needs of the kernel's side (:class:`~.calls.ServeSession`)."""
 
     async def call(self, incoming: Incoming) -> ToolCallResponse:
         """Run the call on the kernel's loop; its one response, however it ended."""

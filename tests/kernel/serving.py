@@ -17,6 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from jupyter_turns.serve.runtime import RuntimeInfo, find
+from tests.support.fake_page import FakePage
 
 from .kernel import KernelDriver
 
@@ -97,3 +98,34 @@ def call(
         return await session.call_tool(name, arguments or {}, **kwargs)
 
     return use
+
+
+class PagePlayer:
+    """Plays the notebook page for the kernel: answers the metadata comm's requests (cells,
+    edits) as the extension would, with a :class:`~tests.support.fake_page.FakePage`, and
+    keeps the records the kernel writes to cell metadata."""
+
+    def __init__(self, kernel: KernelDriver, page: FakePage) -> None:
+        self.kernel = kernel
+        self.page = page
+        self.records: dict[str, dict[str, Any]] = {}
+        kernel.on_comm = self._on_comm
+
+    def _on_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        if "request" in data and "request_id" in data:
+            answer = asyncio.run(self.page.ask(dict(data), 0)) or {"ok": False}
+            self.kernel.reply_comm(comm_id, {"request_id": data["request_id"], **answer})
+        elif data.get("key") == "jupyter_turns" and isinstance(data.get("value"), dict):
+            self.records[str(data.get("cell_id"))] = data["value"]
+
+
+def run_agent(
+    kernel: KernelDriver,
+    info: RuntimeInfo,
+    use: Callable[[ClientSession], Awaitable[T]],
+    timeout: float = 90,
+) -> T:
+    """Run the client on its thread while the test pumps the kernel (the page answers)."""
+    future = in_background(info, use)
+    kernel.wait(future.done, timeout, "the agent's calls to end")
+    return future.result()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..model.budget import BudgetAnswer, BudgetPrompt
+from ..model.conversation import Conversation
 from ..model.events import ConversationEvent, Part, ToolCallRequest, ToolCallResponse, Who
 from ..model.interrupt import InterruptChoice, InterruptContext
 from ..model.prompter import (
@@ -100,10 +101,33 @@ class _Watching:
         self._sink.part(part)
 
     def update(self, update: Update) -> None:
-        if isinstance(update, ToolUpdate) and self._request is not None:
+        if isinstance(update, ToolUpdate):
             running = update.status == "running"
-            self._session.running_code(self._request.call_id if running else None)
+            self._session.note(update.call_id, "running" if running else update.status)
+            if self._request is not None:
+                self._session.running_code(self._request.call_id if running else None)
         self._sink.update(update)
+
+
+class _Log(Conversation):
+    """The session's calls in the order they happened, unchecked (a client's calls may
+    overlap; nothing here is sent to a model); whatever joins it is shown and saved (an undo
+    of a call joins it too: the kernel's Session lists it among its conversations)."""
+
+    def __init__(
+        self,
+        events: Sequence[ConversationEvent],
+        conversation_id: str,
+        on_event: Callable[[ConversationEvent], None],
+    ) -> None:
+        self._on_event: Callable[[ConversationEvent], None] | None = None  # not the earlier
+        super().__init__(events, conversation_id=conversation_id, checked=False)
+        self._on_event = on_event
+
+    def append(self, event: ConversationEvent) -> None:
+        super().append(event)
+        if self._on_event is not None:
+            self._on_event(event)
 
 
 @dataclass
@@ -128,7 +152,7 @@ class ServeSession:
     settings: ExecutionSettings = field(default_factory=ExecutionSettings)
     on_change: Callable[[], None] = lambda: None  # the record has new events: save it
     busy: Callable[[], str | None] = lambda: None  # what holds the kernel now (a chat cell)
-    events: list[ConversationEvent] = field(default_factory=list)
+    earlier: Sequence[ConversationEvent] = ()  # the record this session continues
     calls: int = 0
     clients: dict[str, int] = field(default_factory=dict)  # name -> calls made
     _open: dict[str, _Open] = field(default_factory=dict)
@@ -138,6 +162,17 @@ class ServeSession:
 
     def __post_init__(self) -> None:
         self._by_name = {tool.name: tool for tool in self.tools}
+        self.log = _Log(self.earlier, self.conversation_id, self._show)
+        self.calls = max(self.calls, self._numbered())
+
+    @property
+    def events(self) -> Sequence[ConversationEvent]:
+        return self.log.events
+
+    def _numbered(self) -> int:
+        """The last call number the earlier record gave (a restarted session goes on)."""
+        numbers = [e.metadata.get("call") for e in self.earlier if isinstance(e, ToolCallRequest)]
+        return max((n for n in numbers if isinstance(n, int)), default=0)
 
     # ------------------------------------------------------------------ from the server
 
@@ -170,11 +205,12 @@ class ServeSession:
             settings=dataclasses.replace(self.settings, origin=origin),
         )
         opened = self._open[incoming.call_id] = _Open(executor, asyncio.current_task())
-        self._status[incoming.call_id] = "waiting in the notebook"
+        self._status[incoming.call_id] = "starting"
         try:
             response = await executor.run()
         except asyncio.CancelledError:
-            reason = executor.token.reason or f"cancelled by {incoming.client}"
+            stopped = opened.stopped and executor.token.reason
+            reason = stopped or f"cancelled by {incoming.client}"
             response = executor.cancelled_response(reason, who=opened.stopped_by)
             self._record(response)
             if not opened.stopped:
@@ -191,6 +227,12 @@ class ServeSession:
 
     def status(self, call_id: str) -> str:
         return self._status.get(call_id, "running")
+
+    def note(self, call_id: str, status: str) -> None:
+        """What the call does now, for the progress notifications the client gets."""
+        if call_id in self._open:
+            waiting = "waiting for the user's approval in the notebook"
+            self._status[call_id] = waiting if status == "waiting" else status
 
     def connected(self, client: str) -> None:
         self.clients.setdefault(client, 0)
@@ -224,7 +266,10 @@ class ServeSession:
     # ------------------------------------------------------------------ the record
 
     def _record(self, event: ConversationEvent) -> None:
-        self.events.append(event)
+        self.log.append(event)
+
+    def _show(self, event: ConversationEvent) -> None:
+        """Every event the log gains (a call, its response, an undo): shown, then saved."""
         self.sink.update(Appended((event,)))
         self.on_change()
 
