@@ -27,8 +27,8 @@ from ..kernel_tools.builtin import DEFAULT, READ_ONLY
 from ..model.conversation import parse_events
 from ..model.events import ConversationEvent, Who, new_id
 from ..model.prompter import PolicyPrompter
-from ..record.format import RECORD_MIME, turn_record
-from ..record.notebook import find_notebook
+from ..record.format import META_KEY, RECORD_MIME, turn_record
+from ..record.notebook import find_notebook, session_paths
 from ..redaction import remember
 from ..text import plural
 from ..tools.executor import ExecutionSettings
@@ -132,7 +132,7 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
     host.start()
     remember(host.token)  # never in an output, a result or the record
     session.served.append(serve.log)  # %chat undo and a card's Undo find its calls
-    notebook = find_notebook(session.namespace)
+    notebook = _notebook_path(session)
     runtime_file = write(
         RuntimeInfo(host.url, host.token, _pid(), str(notebook) if notebook else None, tools)
     )
@@ -181,6 +181,7 @@ def _front(
         metadata=metadata_writer() if frontend else MetadataWriter(lambda: None),
         notebook_state=lambda: notebook_state(session),
         printed=session.cell_prints,
+        parts=False,
     )
     return widget, sink, prompter, recorder
 
@@ -246,6 +247,12 @@ def _status(serving: _Serving) -> str:
     )
 
 
+def _notebook_path(session: Session) -> Path | None:
+    """The notebook's path as the frontend named it (saved or not yet)."""
+    named = [Path(p) for p in session_paths(session.namespace) if p.endswith(".ipynb")]
+    return named[0] if named else None
+
+
 def _pid() -> int:
     import os
 
@@ -262,11 +269,9 @@ def _earlier(session: Session) -> tuple[str | None, list[ConversationEvent]]:
     try:
         notebook = json.loads(Path(path).read_text(encoding="utf-8"))
         cell = next(c for c in notebook.get("cells", []) if c.get("id") == cell_id)
-        record = next(
-            o["data"][RECORD_MIME]
-            for o in cell.get("outputs", [])
-            if isinstance(o.get("data"), dict) and "serve" in o["data"].get(RECORD_MIME, {})
-        )
+        saved = [o.get("data", {}).get(RECORD_MIME) for o in cell.get("outputs", [])]
+        saved.append(cell.get("metadata", {}).get(META_KEY))  # a live one, if the kernel died
+        record = next(r for r in saved if isinstance(r, dict) and "serve" in r)
         events = parse_events(record)
     except (OSError, ValueError, StopIteration, AttributeError, TypeError, KeyError):
         return None, []

@@ -23,6 +23,7 @@ from .kernel import KernelDriver
 
 T = TypeVar("T")
 CLAUDE = types.Implementation(name="claude-code", version="2.1.332")
+CODEX = types.Implementation(name="codex-mcp-client", version="0.80.0")
 
 
 def start_serving(kernel: KernelDriver, runtime: Path, line: str = "%chat serve") -> RuntimeInfo:

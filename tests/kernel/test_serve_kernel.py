@@ -5,14 +5,20 @@ usable while it listens, and its status and stop."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import httpx
 import mcp_types as types
+import nbformat
 import pytest
 from mcp import ClientSession
+from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from .kernel import KernelDriver
-from .serving import call, start_serving, text_of, with_client
+from jupyter_turns.record.format import record_bundle
+from jupyter_turns.serve.runtime import find
+
+from .kernel import Cell, KernelDriver
+from .serving import CODEX, call, start_serving, text_of, with_client
 
 pytestmark = pytest.mark.kernel
 
@@ -146,3 +152,62 @@ def test_the_kernel_stays_usable_while_it_serves_and_the_status_counts_calls(
     with pytest.raises(httpx.ConnectError):
         httpx.post(info.url, json={}, timeout=5)
     assert kernel.run("print(x + 1)").stdout().strip() == "43"
+
+
+def _record(cell: Cell) -> dict[str, Any]:
+    records = [r for r in cell.raw_records() if "serve" in r]
+    assert records, cell.outputs
+    return records[-1]
+
+
+def test_after_a_restart_the_cell_continues_its_record_with_a_new_token(
+    tmp_path: Path, runtime: Path
+) -> None:
+    path = tmp_path / "served.ipynb"
+    env = {"JPY_SESSION_NAME": str(path), "JUPYTER_RUNTIME_DIR": str(runtime)}
+    first = KernelDriver(env=env)
+    try:
+        first.run("%load_ext jupyter_turns")
+        first.run("n = 7")
+        serve_cell = first.execute("%chat serve", cell_id="serve-cell")
+        first.wait(lambda: serve_cell.done, 60, "%chat serve")
+        before = find(runtime).servers[0]
+        with_client(before, call("inspect", {"name": "n"}))
+        first.run("%chat serve stop")
+        saved = _record(serve_cell)
+    finally:
+        first.close()
+    notebook = new_notebook()
+    cell = new_code_cell("%chat serve")
+    cell["id"] = "serve-cell"
+    cell.outputs = [new_output("display_data", data=record_bundle(saved))]
+    notebook.cells.append(cell)
+    nbformat.write(notebook, path)
+    assert not find(runtime).servers  # the first kernel's file went with its server
+
+    second = KernelDriver(env=env)
+    try:
+        second.run("%load_ext jupyter_turns")
+        second.run("m = 8")
+        again = second.execute("%chat serve", cell_id="serve-cell")
+        second.wait(lambda: again.done, 60, "%chat serve")
+        after = find(runtime).servers[0]
+        with_client(after, call("inspect", {"name": "m"}), client=CODEX)
+        old_token = {"Authorization": f"Bearer {before.token}"}
+        refused = httpx.post(after.url, json={}, headers=old_token, timeout=30).status_code
+        second.run("%chat serve stop")
+        continued = _record(again)
+        restored = second.run(f"%chat restore {path}").stdout()
+        threads = second.run("%chat threads").stdout()
+    finally:
+        second.close()
+    assert refused == 401
+    assert after.token != before.token
+    assert continued["conversation_id"] == saved["conversation_id"]
+    requests = [e for e in continued["events"] if e["kind"] == "tool_call_request"]
+    assert [r["metadata"] for r in requests] == [
+        {"client": "Claude Code", "call": 1},
+        {"client": "Codex", "call": 2},
+    ]
+    assert continued["serve"]["calls"] == 2
+    assert "serve" not in threads, (restored, threads)  # the calls are no thread to restore

@@ -86,7 +86,9 @@
  * @typedef {{id: string, type: string, call_id?: string, builtin?: true,
  *            [field: string]: any}} Prompt
  *   builtin: an approval of one of the kernel's built-in tools (only they carry it): drawn
- *   with that built-in's form (live/prompt-forms.js); without it, every argument as it is
+ *   with that built-in's form (live/prompt-forms.js); without it, every argument as it is;
+ *   asker: who asks, when not the thread's model (a terminal agent through %chat serve:
+ *   "Claude Code · call 7"), shown above the form
  * @typedef {{attempt: number, max_attempts: number, delay_s: number, reason?: string|null,
  *            until: number}} Retry
  * @typedef {{state: string, retry: Retry|null}} Status
