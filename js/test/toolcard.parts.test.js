@@ -91,3 +91,14 @@ test("an edited call's header says who edited its arguments, before the badge", 
   assert.equal(edited.hidden, false);
   assert.equal(edited.nextSibling, card.badge);
 });
+
+test("a terminal agent's call (%chat serve) says which client asked, in the card's head", () => {
+  const card = new ToolCard("c1");
+  card.renderRequest({ ...request(), metadata: { client: "Claude Code", call: 7 } });
+  const asker = card.head.find("jt-tool-asker")[0];
+  assert.equal(asker.hidden, false);
+  assert.equal(asker.textContent, "Claude Code · call 7");
+  const model = new ToolCard("c2");
+  model.renderRequest(request()); // a model's call: nothing more in the head
+  assert.equal(model.head.find("jt-tool-asker")[0].hidden, true);
+});

@@ -40,7 +40,7 @@
  * @typedef {EventBase & {kind: "tool_call_request", call_id: string, name: string,
  *            arguments: {[key: string]: unknown},
  *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, scripted?: boolean,
- *            [key: string]: unknown}}} ToolCallRequestEvent
+ *            client?: string, call?: number, [key: string]: unknown}}} ToolCallRequestEvent
  * @typedef {{kind: "insert"|"edit"|"run"|"delete"|"move", cell_type?: string, diff?: string,
  *            index?: number, run?: boolean, source?: string, after?: number, to?: number,
  *            outputs?: string[]}} Preview
