@@ -35,6 +35,7 @@ from ..reading.failing import FixRefused, failure_of
 from ..reading.history import KernelHistory
 from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
+from ..serve.calls import calling_cell
 from . import commands
 from .cell_context import cells_above_for, instructions_for, page_said
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
@@ -255,7 +256,7 @@ class ChatMagics(Magics, McpSettings):
             shell.user_ns,
             metadata=_metadata_writer,
             history=KernelHistory.of(shell),
-            cell_id=lambda: self.session.cell_id,
+            cell_id=lambda: calling_cell() or self.session.cell_id,
             hidden=lambda: set(getattr(shell, "user_ns_hidden", ())),
             output_chars=lambda: self.output_chars,
         )

@@ -127,6 +127,7 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
         sink=sink,
         settings=ExecutionSettings(default_run="ask"),
         earlier=earlier,
+        cell_id=session.cell_id,
     )
     host = McpHost([mcp_tool(t) for t in offered], serve, loop)
     host.start()
@@ -159,7 +160,9 @@ def _front(
     from ..widget.chat_widget import ChatWidget
     from ..widget.renderer import WidgetSink
 
-    widget = ChatWidget(thread="serve", settings={"thread": "serve", "model": "MCP server"})
+    widget = ChatWidget(
+        thread="serve", settings={"thread": "serve", "model": "MCP server", "serve": True}
+    )
     widget.bind(loop)
     sink = WidgetSink(widget, max_rate=settings.max_rate)
     frontend = has_frontend(session.namespace)

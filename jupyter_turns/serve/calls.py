@@ -18,6 +18,7 @@ Everything here runs on the kernel's loop; :meth:`ServeSession.status`, :meth:`i
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import dataclasses
 import os
 import signal
@@ -43,12 +44,23 @@ from ..model.provenance import TurnOrigin
 from ..model.sink import Appended, Sink, ToolUpdate, Update
 from ..tools.executor import ExecutionSettings, ToolExecutor
 from ..tools.registry import Tool
-from .server import Incoming
 
-__all__ = ["DECLINED", "ServeSession", "runs_code"]
+__all__ = ["DECLINED", "Incoming", "ServeSession", "calling_cell", "runs_code"]
 
 DECLINED = "the user declined the call in the notebook"
 THREAD = "serve"  # the record's thread name (a serve record is never restored as a thread)
+
+# The cell a running call belongs to (the serve cell), set in each call's task: the notebook
+# tools read it as a turn's tools read its chat cell (cells go in below it, it is not edited),
+# whatever cell the user ran last
+_calling_cell: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "jupyter_turns_serve_cell", default=None
+)
+
+
+def calling_cell() -> str | None:
+    """The serve cell, inside a served call's task; None elsewhere."""
+    return _calling_cell.get()
 
 
 class _CallPrompter:
@@ -76,6 +88,17 @@ class _CallPrompter:
 
     async def budget(self, prompt: BudgetPrompt) -> BudgetAnswer:
         return await self._base.budget(prompt)
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One ``tools/call`` as it reaches the kernel: its id there, the tool, the arguments and
+    the client that asked (named from its ``clientInfo``)."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any]
+    client: str
 
 
 _CODE_TOOLS = ("run_cell", "python")  # and insert_cell / edit_cell with run=True
@@ -151,7 +174,7 @@ class ServeSession:
     sink: Sink
     settings: ExecutionSettings = field(default_factory=ExecutionSettings)
     on_change: Callable[[], None] = lambda: None  # the record has new events: save it
-    busy: Callable[[], str | None] = lambda: None  # what holds the kernel now (a chat cell)
+    cell_id: str | None = None  # the serve cell
     earlier: Sequence[ConversationEvent] = ()  # the record this session continues
     calls: int = 0
     clients: dict[str, int] = field(default_factory=dict)  # name -> calls made
@@ -178,6 +201,7 @@ class ServeSession:
 
     async def call(self, incoming: Incoming) -> ToolCallResponse:
         """Run one client call to its one response (cancelled: the response says so)."""
+        _calling_cell.set(self.cell_id)  # this task's own context (run_coroutine_threadsafe)
         self.calls += 1
         number = self.calls
         self.clients[incoming.client] = self.clients.get(incoming.client, 0) + 1

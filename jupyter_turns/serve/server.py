@@ -37,26 +37,16 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..model.events import ToolCallResponse, new_id
+from .calls import Incoming
 from .protocol import call_result, client_label
 
-__all__ = ["SERVER_NAME", "Calls", "Incoming", "McpHost", "guarded"]
+__all__ = ["SERVER_NAME", "Calls", "McpHost", "guarded"]
 
 SERVER_NAME = "jupyter"  # the name in clients' configs: Claude Code sees mcp__jupyter__...
 PROGRESS_EVERY = 5.0  # seconds between progress notifications while a call is open
 START_TIMEOUT = 20.0
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class Incoming:
-    """One ``tools/call`` as it reaches the kernel: its id there, the tool, the arguments and
-    the client that asked (named from its ``clientInfo``)."""
-
-    call_id: str
-    name: str
-    arguments: dict[str, Any]
-    client: str
 
 
 class Calls(Protocol):

@@ -98,7 +98,9 @@
  *            context?: {used: number|null, window: number|null}}} Usage
  *   cache_creation_1h_input_tokens: of the cache writes, those kept an hour
  *   context: the gauge, the context in use after the last response against the model's window
- * @typedef {{reasoning?: string, thread?: string, model?: string, endpoint?: string}} Settings
+ * @typedef {{reasoning?: string, thread?: string, model?: string, endpoint?: string,
+ *            serve?: boolean}} Settings
+ *   serve: the widget of a `%chat serve` session (live for long: its cards get Undo at once)
  * @typedef {(msg: import("./messages.js").PageMessage) => void} Send
  *
  * The subset of the anywidget model the view uses.
