@@ -69,6 +69,7 @@ class _Serving:
 
 
 _serving: _Serving | None = None
+_exit_hooked = False
 
 
 def serve_command(session: Session, settings: CellSettings, args: list[str]) -> Any:
@@ -105,7 +106,7 @@ def _options(args: list[str]) -> tuple[str, set[str]]:
 
 async def _start(session: Session, settings: CellSettings, tools: str, extra: set[str]) -> None:
     """Build the session (tools, widget, prompter, record), start the server, show the cell."""
-    global _serving
+    global _serving, _exit_hooked
     from ..serve.calls import ServeSession
     from ..serve.protocol import mcp_tool
     from ..serve.runtime import RuntimeInfo, write
@@ -137,7 +138,9 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
     runtime_file = write(
         RuntimeInfo(host.url, host.token, _pid(), str(notebook) if notebook else None, tools)
     )
-    atexit.register(_at_exit, host, runtime_file)
+    if not _exit_hooked:
+        atexit.register(_at_exit)  # once: it ends whichever server runs at exit
+        _exit_hooked = True
     connect_id = f"jupyter-turns-serve-{new_id()}"
     _show_connection(host, notebook, connect_id, [t.name for t in offered])
     serving = _serving = _Serving(
@@ -219,11 +222,13 @@ def _stop() -> str:
     return f"The MCP server stopped after {plural(calls, 'call')}."
 
 
-def _at_exit(host: McpHost, runtime_file: Path) -> None:
+def _at_exit() -> None:
+    """The kernel exits: its server's runtime file goes (the thread ends with the process)."""
     from ..serve.runtime import remove
 
-    remove(runtime_file)
-    host.stop(wait=1.0)
+    if _serving is not None:
+        remove(_serving.runtime_file)
+        _serving.host.stop(wait=1.0)
 
 
 def _record_of(serving: _Serving, *, live: bool) -> dict[str, Any]:

@@ -45,6 +45,7 @@ __all__ = ["SERVER_NAME", "Calls", "McpHost", "guarded"]
 SERVER_NAME = "jupyter"  # the name in clients' configs: Claude Code sees mcp__jupyter__...
 PROGRESS_EVERY = 5.0  # seconds between progress notifications while a call is open
 START_TIMEOUT = 20.0
+JSON = False
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +193,7 @@ class McpHost:
         security = TransportSecuritySettings(
             allowed_hosts=hosts, allowed_origins=[f"http://{h}" for h in hosts]
         )
-        app: ASGIApp = server.streamable_http_app(transport_security=security)
+        app: ASGIApp = server.streamable_http_app(transport_security=security, json_response=JSON)
         return app
 
     async def _list_tools(
