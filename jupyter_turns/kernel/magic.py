@@ -104,8 +104,8 @@ CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server
 %chat replay [--from FILE] (default: this notebook's own) | export [NAME] [PATH]
 %chat compact | forget N | cost
 %chat mcp list | add | remove NAME | start NAME | restart NAME
-%chat serve [--tools read|edit|all] [--builtins python] | stop   an MCP server for
-                    terminal agents (Claude Code, Codex, Cursor); approvals here
+%chat serve [--tools read|edit|all] [--builtins python]   an MCP server for terminal
+                    agents (Claude Code, Codex, Cursor); approvals here. %chat serve stop
 
 Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
 (provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
