@@ -45,7 +45,6 @@ __all__ = ["SERVER_NAME", "Calls", "McpHost", "guarded"]
 SERVER_NAME = "jupyter"  # the name in clients' configs: Claude Code sees mcp__jupyter__...
 PROGRESS_EVERY = 5.0  # seconds between progress notifications while a call is open
 START_TIMEOUT = 20.0
-JSON = False
 
 log = logging.getLogger(__name__)
 
@@ -136,7 +135,10 @@ class McpHost:
         """Bind a free port on 127.0.0.1 and serve from a thread; returns once it listens."""
         import uvicorn
 
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP named: asyncio sets TCP_NODELAY on each accepted socket only when its
+        # protocol says TCP, and without it every response waited ~40 ms (Nagle's algorithm
+        # holding the body until the client's delayed ACK of the headers)
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         self.port = sock.getsockname()[1]
@@ -193,7 +195,7 @@ class McpHost:
         security = TransportSecuritySettings(
             allowed_hosts=hosts, allowed_origins=[f"http://{h}" for h in hosts]
         )
-        app: ASGIApp = server.streamable_http_app(transport_security=security, json_response=JSON)
+        app: ASGIApp = server.streamable_http_app(transport_security=security)
         return app
 
     async def _list_tools(
