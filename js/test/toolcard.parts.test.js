@@ -102,3 +102,18 @@ test("a terminal agent's call (%chat serve) says which client asked, in the card
   model.renderRequest(request()); // a model's call: nothing more in the head
   assert.equal(model.head.find("jt-tool-asker")[0].hidden, true);
 });
+
+test("an error result is never drawn as done, whatever status its record says (issue 45)", () => {
+  // a python run whose code raised, as an older version saved it: status "done"
+  const raised = response({ content: "NameError: name 'df' is not defined", is_error: true });
+  for (const saved of [raised, { ...raised, status: "error" }, { ...raised, status: undefined }]) {
+    const card = new ToolCard("c1");
+    card.update(state({ response: saved }));
+    assert.equal(card.el.dataset.status, "error");
+    assert.equal(card.badge.textContent, "error");
+    assert.match(card.el.find("jt-tool-result")[0].textContent, /Error/);
+  }
+  const skipped = new ToolCard("c1");
+  skipped.update(state({ response: response({ is_error: true, status: "skipped" }) }));
+  assert.equal(skipped.el.dataset.status, "skipped"); // a call not run keeps its own word
+});
