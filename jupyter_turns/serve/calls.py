@@ -45,9 +45,12 @@ from ..model.sink import Appended, Sink, ToolUpdate, Update
 from ..tools.executor import ExecutionSettings, ToolExecutor
 from ..tools.registry import Tool
 
-__all__ = ["DECLINED", "Incoming", "ServeSession", "calling_cell", "runs_code"]
+__all__ = ["BEHIND_A_CELL", "DECLINED", "Incoming", "ServeSession", "calling_cell", "runs_code"]
 
 DECLINED = "the user declined the call in the notebook"
+# A call not begun on the kernel's loop yet: a cell runs there (the loop takes the call once
+# the cell ends, as it would take a queued cell)
+BEHIND_A_CELL = "waiting for the cell that is running in the kernel to finish"
 THREAD = "serve"  # the record's thread name (a serve record is never restored as a thread)
 
 # The cell a running call belongs to (the serve cell), set in each call's task: the notebook
@@ -250,7 +253,8 @@ class ServeSession:
         return response
 
     def status(self, call_id: str) -> str:
-        return self._status.get(call_id, "running")
+        """What the call does now, in a few words (read from the server's thread)."""
+        return self._status.get(call_id, BEHIND_A_CELL)
 
     def note(self, call_id: str, status: str) -> None:
         """What the call does now, for the progress notifications the client gets."""

@@ -76,7 +76,7 @@ def test_an_agents_edit_is_a_diff_card_approved_in_the_page_and_undone(lab: Lab,
     edited = in_background(info, _edit)
     card = tool_card(root, "edit_cell")
     expect(card.locator(".jt-prompt-asker")).to_have_text("Claude Code · call 2 wants to:")
-    expect(card.locator(".jt-prompt-title")).to_have_text("Edit cell [2]?")
+    expect(card.locator(".jt-prompt-title")).to_have_text("Edit the 3rd cell?")
     expect(card.locator(".jt-diff-del")).to_have_text("-rate = 0.1")
     expect(card.locator(".jt-diff-add")).to_have_text("+rate = 0.5")
     card.get_by_role("button", name="Apply edit").click()
@@ -174,7 +174,8 @@ def test_claude_code_reads_inserts_and_runs_a_cell_a_person_approves(
     assert answer["result"] == "Inserted and ran the cell: 42."
     read = _tool_result(requests, "toolu_read")
     assert "total = 40" in read and "%chat serve" in read
-    assert "Inserted code cell [2] and ran it" in _tool_result(requests, "toolu_insert")
+    inserted_result = _tool_result(requests, "toolu_insert")
+    assert "Inserted a code cell, the 3rd cell (index 2), and ran it" in inserted_result
 
     expect(cell_source(lab, 2)).to_have_text("answer = 6 * 7answer")  # one .cm-line per line
     expect(lab.cell_output(2).locator(".jp-OutputArea-output")).to_have_text("42")

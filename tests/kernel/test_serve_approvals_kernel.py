@@ -87,7 +87,8 @@ def test_an_approved_insert_runs_in_the_page_is_stamped_recorded_and_undone(
     assert prompt["name"] == "insert_cell" and prompt["builtin"] is True
     assert "print('mine')" in text_of(cells)
     assert not made.is_error, text_of(made)
-    assert "Inserted code cell [2] and ran it" in text_of(made) and "42" in text_of(made)
+    assert "Inserted a code cell, the 3rd cell (index 2), and ran it" in text_of(made)
+    assert "42" in text_of(made)
     assert inserted["source"] == "answer = 6 * 7\nanswer"
     assert inserted["outputs"][-1]["data"]["text/plain"] == "42"
     stamp = inserted["provenance"]

@@ -4,6 +4,9 @@ usable while it listens, and its status and stop."""
 
 from __future__ import annotations
 
+import html
+import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ from mcp import ClientSession
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from jupyter_turns.record.format import record_bundle
+from jupyter_turns.serve.calls import BEHIND_A_CELL
 from jupyter_turns.serve.runtime import find
 
 from .kernel import Cell, KernelDriver
@@ -152,6 +156,68 @@ def test_the_kernel_stays_usable_while_it_serves_and_the_status_counts_calls(
     with pytest.raises(httpx.ConnectError):
         httpx.post(info.url, json={}, timeout=5)
     assert kernel.run("print(x + 1)").stdout().strip() == "43"
+
+
+def test_a_call_waits_behind_a_running_cell_and_the_client_is_told(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    kernel = serving_kernel
+    info = start_serving(kernel, runtime)
+    progress: list[str] = []
+
+    async def noted(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    busy = kernel.execute("import time\ntime.sleep(12)\nslept = 'yes'")
+    kernel.wait(lambda: busy.busy, 30, "the cell to start")
+    read = with_client(info, call("variables", {"pattern": "slept"}, progress_callback=noted))
+    kernel.wait(lambda: busy.done, 60, "the cell to end")
+    assert "slept" in text_of(read)  # it ran once the cell had ended
+    assert progress and progress[0] == BEHIND_A_CELL
+
+
+def test_the_cell_shows_how_to_connect_and_the_token_goes_nowhere_else(
+    tmp_path: Path, runtime: Path
+) -> None:
+    kernel = KernelDriver(env={"JUPYTER_RUNTIME_DIR": str(runtime)})
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        cell = kernel.run("%chat serve")
+        info = find(runtime).servers[0]
+        shown = [str(w.state.get("value", "")) for w in kernel.widgets.values()]
+        connection = html.unescape(next(v for v in shown if "claude mcp add" in v))
+        # a user's cell that reads the token (here from the runtime file) into a variable
+        kernel.run(
+            "import glob, json\n"
+            f"tok = json.load(open(glob.glob({str(runtime)!r} + '/jupyter_turns-mcp-*.json')[0]))"
+            "['token']"
+        )
+        read = with_client(info, call("inspect", {"name": "tok"}))
+        listed = with_client(info, call("variables", {"pattern": "tok"}))
+        kernel.kc.stop_channels()
+        kernel.km.shutdown_kernel(now=False)  # the kernel ends as a person's shutdown ends it
+        left = list(runtime.glob("jupyter_turns-mcp-*.json"))
+    finally:
+        if kernel.km.is_alive():
+            kernel.close()
+    bearer = f"Authorization: Bearer {info.token}"
+    assert f"claude mcp add --transport http jupyter {info.url} --header '{bearer}'" in connection
+    assert (
+        f'[mcp_servers.jupyter]\nurl = "{info.url}"\n'
+        f'http_headers = {{ "Authorization" = "Bearer {info.token}" }}'
+    ) in connection
+    entry = re.search(r"\(mcp\.json\)</b><pre[^>]*>(.*?)</pre>", connection, re.S)
+    assert entry is not None, connection
+    generic = json.loads(entry.group(1))
+    assert generic["mcpServers"]["jupyter"] == {
+        "type": "http",
+        "url": info.url,
+        "headers": {"Authorization": f"Bearer {info.token}"},
+    }
+    assert info.token not in json.dumps(cell.outputs)  # what the notebook saves of the cell
+    for result in (read, listed):
+        assert info.token not in text_of(result) and "[redacted" in text_of(result)
+    assert left == []  # the runtime file went with the kernel
 
 
 def _record(cell: Cell) -> dict[str, Any]:
