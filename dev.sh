@@ -92,7 +92,7 @@ ensure_chromium() {
 # pins them; npm keeps what it downloaded in ~/.npm, and an install that is up to date takes a
 # second or two). npm runs no install scripts here: the tests call the platform package's binary.
 ensure_agents() {
-    (cd tests/agents && npm install --no-audit --no-fund --silent) ||
+    (cd tests/agents && npm install --no-audit --no-fund --silent --ignore-scripts) ||
         fail "could not install the terminal agents the tests drive (tests/agents: npm install)."
 }
 
