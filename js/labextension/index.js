@@ -266,6 +266,8 @@ const plugin = {
     // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
     rendermime.addFactory(recordRendererFactory, 0);
     setCardActions(cardActions(tracker));
+    // a %chat serve widget's cards (live for long) get Undo too (live/view.js)
+    /** @type {any} */ (globalThis).__jupyter_turns_card_actions = cardActions(tracker);
     // a card's "Go to cell" (the widget's views have no app, like the user above)
     /** @type {any} */ (globalThis).__jupyter_turns_show_cell = (
       /** @type {HTMLElement | null} */ from,

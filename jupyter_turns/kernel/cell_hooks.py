@@ -73,10 +73,10 @@ _CHAT_CALL = re.compile(r"^(\s*)(get_ipython\(\)\.run_cell_magic\((['\"])chat\3)
 
 # ``%chat undo`` and ``%chat rewind`` talk to the page (removing an inserted cell),
 # ``%chat mcp`` starts and closes servers on the kernel's loop and ``%chat fix`` runs a turn,
-# so they are awaited like a turn
+# and ``%chat serve`` starts a server that runs calls on that loop, so they are awaited like a turn
 _UNDO_CALL = re.compile(
     r"""^(\s*)(get_ipython\(\)\.run_line_magic\((['"])chat\3, """
-    r"""(['"])(undo|rewind|mcp|fix)\b.*\4\))\s*$"""
+    r"""(['"])(undo|rewind|mcp|fix|serve)\b.*\4\))\s*$"""
 )
 
 

@@ -37,7 +37,14 @@ if TYPE_CHECKING:
     from .session import CellSettings, Session
     from .threads import Thread
 
-__all__ = ["CellFront", "has_frontend", "metadata_writer", "page_opened", "send_held_records"]
+__all__ = [
+    "CellFront",
+    "has_frontend",
+    "metadata_writer",
+    "notebook_state",
+    "page_opened",
+    "send_held_records",
+]
 
 _metadata_writer: MetadataWriter | None = None
 _running: dict[str, CellFront] = {}  # cell id -> the front of the turn it runs now
@@ -134,7 +141,7 @@ class CellFront:
             cell_id=self.cell_id,
             # no frontend (nbclient, `jupyter execute`): nobody listens on the metadata comm
             metadata=metadata_writer() if has_frontend(namespace) else MetadataWriter(lambda: None),
-            notebook_state=self._notebook_state,
+            notebook_state=lambda: notebook_state(session),
             printed=session.cell_prints,
         )
         self._loop = loop
@@ -297,15 +304,17 @@ class CellFront:
         """The draft blocks of answer text and reasoning the page shows (not tool arguments)."""
         return [part for part in self.sink.live_drafts() if part[1] != "tool_input"]
 
-    def _notebook_state(self) -> dict[str, Any]:
-        threads = self.session.threads
-        return {
-            "version": SCHEMA_VERSION,
-            "current": threads.current,
-            "threads": {
-                name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
-            },
-        }
+
+def notebook_state(session: Session) -> dict[str, Any]:
+    """What the notebook's metadata holds: the current thread and each thread's settings."""
+    threads = session.threads
+    return {
+        "version": SCHEMA_VERSION,
+        "current": threads.current,
+        "threads": {
+            name: session.saved_settings(threads.by_name[name]) for name in threads.names()
+        },
+    }
 
 
 def _partial(saved: dict[str, Any]) -> bool:

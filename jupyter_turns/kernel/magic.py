@@ -35,6 +35,7 @@ from ..reading.failing import FixRefused, failure_of
 from ..reading.history import KernelHistory
 from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
+from ..serve.calls import calling_cell
 from . import commands
 from .cell_context import cells_above_for, instructions_for, page_said
 from .cell_hooks import (
@@ -109,6 +110,8 @@ CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server
 %chat replay [--from FILE] (default: this notebook's own) | export [NAME] [PATH]
 %chat compact | forget N | cost
 %chat mcp list | add | remove NAME | start NAME | restart NAME
+%chat serve [--tools read|edit|all] [--builtins python]   an MCP server for terminal
+                    agents (Claude Code, Codex, Cursor); approvals here. %chat serve stop
 
 Options stick to the thread (--script, --fix and --use are the cell's).
 Defaults: %config ChatMagics.<setting> = value (provider, model, tools, edits,
@@ -260,7 +263,7 @@ class ChatMagics(Magics, McpSettings):
             shell.user_ns,
             metadata=_metadata_writer,
             history=KernelHistory.of(shell),
-            cell_id=lambda: self.session.cell_id,
+            cell_id=lambda: calling_cell() or self.session.cell_id,
             hidden=lambda: set(getattr(shell, "user_ns_hidden", ())),
             output_chars=lambda: self.output_chars,
         )

@@ -284,6 +284,7 @@ class Recorder:
         update_display: Callable[..., Any] | None = None,
         clear_output: Callable[..., Any] | None = None,
         printed: CellPrints | None = None,
+        parts: bool = True,
     ) -> None:
         if display is None or update_display is None or clear_output is None:
             from IPython.display import clear_output as ipy_clear
@@ -311,6 +312,9 @@ class Recorder:
         self._last_write = -math.inf
         self.writes = 0
         self.parts = 0  # outputs added after the live record, each with what was new
+        # False: each write replaces the live record in place (%chat serve: its writes come
+        # while other cells run, and an added output would go to the running cell)
+        self._add_parts = parts
         self._held: dict[str, str | None] = {}  # what the live outputs hold (live_part)
         self._pages_opened = metadata.pages_opened
         # what printed to the cell (since it began, when the magic started noting)
@@ -361,7 +365,7 @@ class Recorder:
     def _write_live(self, record: dict[str, Any]) -> None:
         """No page: the first write shows the live record, each later one adds an output with
         what it lacks (nothing when nothing is new)."""
-        if not self._shown:
+        if not self._shown or not self._add_parts:
             self._output({RECORD_MIME: record, "text/plain": summary(record, live=True)})
             live_part(record, self._held)
             return

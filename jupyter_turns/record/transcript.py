@@ -175,7 +175,9 @@ def _md_call(
     shown = [f"*{arg}*\n\n{_fenced(text, lang)}" for arg, text, lang in code]
     if rest or not code:
         shown.append(_fenced(_json(rest), "json"))
-    parts = ["\n\n".join([f"**Tool call** `{name}`", *shown])]
+    asker = (_asker(event) or "").replace("`", "'")
+    head = f"**Tool call** `{name}`" + (f" (from {asker})" if asker else "")
+    parts = ["\n\n".join([head, *shown])]
     inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
     if inner:
         parts.append(f"*Sub-agent {name}:*\n\n{_quote(_markdown(inner, nested, reasoning))}")
@@ -316,6 +318,9 @@ def _html_card(event: _CardEvent, nested: dict[str, list[ConversationEvent]]) ->
 
 def _html_call(event: ToolCallRequest, nested: dict[str, list[ConversationEvent]]) -> list[str]:
     name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'
+    asker = _asker(event)
+    if asker:
+        name += f' <span class="jt-tool-asker">{_esc(asker)}</span>'
     code, rest = _code_arguments(event)
     parts = [_div("jt-tool-head", name), *(_pre(arg, text) for arg, text, _ in code)]
     if rest or not code:
@@ -344,6 +349,16 @@ def _html_result(event: ToolCallResponse) -> list[str]:
 
 
 # ------------------------------------------------------------ the words, shared by both formats
+
+
+def _asker(event: ToolCallRequest) -> str | None:
+    """Who asked for a terminal agent's call (``%chat serve``): "Claude Code · call 7", as its
+    card's head says it; None for a model's call. One line (the client named itself)."""
+    client, call = event.metadata.get("client"), event.metadata.get("call")
+    if not isinstance(client, str) or not client.strip():
+        return None
+    named = " ".join(client.split())
+    return f"{named} · call {call}" if isinstance(call, int) else named
 
 
 def _attached(attachment: Attachment) -> str:

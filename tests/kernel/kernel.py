@@ -72,6 +72,8 @@ class KernelDriver:
         self.widgets: dict[str, Widget] = {}
         self.order: list[tuple[str, str]] = []  # (msg_id, "busy"|"idle") in arrival order
         self.comm_data: list[dict[str, Any]] = []  # comm messages that are not widget updates
+        # called with (comm id, data) for each such message: a test playing the page answers
+        self.on_comm: Callable[[str, dict[str, Any]], None] | None = None
 
     def close(self) -> None:
         self.kc.stop_channels()
@@ -97,6 +99,11 @@ class KernelDriver:
             msg_id = msg["header"]["msg_id"]
         cell = self.cells[msg_id] = Cell(msg_id)
         return cell
+
+    def reply_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Send ``data`` on comm ``comm_id``, as the page's extension answers the kernel."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
 
     def send_custom(self, widget: Widget, content: dict[str, Any]) -> None:
         msg = self.kc.session.msg(
@@ -153,6 +160,8 @@ class KernelDriver:
                     widget.custom.append(data["content"])
                 elif "method" not in data:
                     self.comm_data.append(data)
+                    if self.on_comm is not None:
+                        self.on_comm(content["comm_id"], data)
         elif cell is not None and kind == "clear_output":  # as JupyterLab and nbclient do
             cell.clear_pending = bool(content.get("wait"))
             if not cell.clear_pending:
