@@ -37,7 +37,7 @@ import { INotebookTracker, NotebookActions } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
-import { COMM_TARGET } from "./constants.js";
+import { COMM_TARGET, HTML_ON_SAVE } from "./constants.js";
 import { showCell, watchBadges } from "./badges.js";
 import { answerEdit, endRuns, trustLive } from "./edit.js";
 import { watchErrors } from "./errors.js";
@@ -69,10 +69,32 @@ function sharedAwareness(context) {
   return model?.collaborative ? (model.sharedModel?.awareness ?? null) : null;
 }
 
+/** @type {boolean | null} read once (htmlOnSave): the page's configuration does not change */
+let savesHtml = null;
+
+/**
+ * Whether this page's server adds a finished record's HTML transcript as it saves a notebook
+ * (the package's server extension, jupyter_turns/server/, says so in the page configuration).
+ * The page's answers then tell the kernel, which leaves the transcript out of the final records
+ * this page saves: the page draws the record, and the file gets the transcript from the server.
+ */
+function htmlOnSave() {
+  if (savesHtml === null) {
+    const node = document.getElementById("jupyter-config-data");
+    try {
+      savesHtml = JSON.parse(node?.textContent || "{}")[HTML_ON_SAVE] === true;
+    } catch {
+      savesHtml = false;
+    }
+  }
+  return savesHtml;
+}
+
 /**
  * The answer to one comm message: a request (cells.js) or a metadata write (metadata.js); null
  * when another page of the shared document acts on it (shared.js). Every page keeps the
- * kernel's vouch for a running turn's widget (vouch.js).
+ * kernel's vouch for a running turn's widget (vouch.js). A metadata write's answer says
+ * `html_on_save` where this page's server adds the transcripts (htmlOnSave).
  * @param {any} context the notebook's DocumentRegistry.IContext
  * @param {unknown} data
  * @param {unknown} session the message's `parent_header.session`
@@ -95,7 +117,8 @@ function reply(context, data, session, vouch) {
       : answerEdit(model, request, () => notebookPath(context), client);
   }
   try {
-    return applyMetadata(model, data);
+    const answer = applyMetadata(model, data);
+    return answer.ok && htmlOnSave() ? { ...answer, html_on_save: true } : answer;
   } catch (err) {
     return { ok: false, reason: `failed to set metadata: ${String(err)}` };
   }

@@ -100,6 +100,7 @@ class MetadataWriter:
         self.sent = 0
         self.pages_opened = 0  # how many times a page opened the notebook (:meth:`reopen`)
         self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+        self._html_on_save: set[str] = set()  # kernel clients whose server adds transcripts
 
     def _send(self, message: dict[str, Any]) -> bool:
         try:
@@ -141,9 +142,12 @@ class MetadataWriter:
             self._waiting.pop(request_id, None)
 
     def _on_msg(self, message: Any) -> None:
-        """A reply from the page (maybe on a comm thread): resolve the waiting :meth:`ask`."""
+        """A reply from the page (maybe on a comm thread): resolve the waiting :meth:`ask`; a
+        page whose server adds the HTML transcript when it saves says so in its answers."""
         try:
             data = message["content"]["data"]
+            if isinstance(data, dict) and data.get("html_on_save") is True:
+                self._html_on_save.add(str(message["header"]["session"]))
             loop, future = self._waiting[data["request_id"]]
         except (KeyError, TypeError):
             return  # an ``{ok}`` answer to a metadata write: nothing waits for it
@@ -155,6 +159,12 @@ class MetadataWriter:
         self._comm = None
         for loop, future in list(self._waiting.values()):
             loop.call_soon_threadsafe(_resolve, future, None)
+
+    def html_on_save(self, client: str | None) -> bool:
+        """Whether the page of kernel client ``client`` (the one that ran a cell) said that its
+        server adds a finished record's HTML transcript when it saves the notebook
+        (:mod:`jupyter_turns.server`): its final record can leave it out."""
+        return client is not None and client in self._html_on_save
 
     def cell(self, cell_id: str | None, value: Any) -> None:
         if cell_id:
@@ -371,14 +381,18 @@ class Recorder:
             part_id = f"{self.display_id}-part-{self.parts}"
             self._display({RECORD_MIME: part, "text/plain": ""}, raw=True, display_id=part_id)
 
-    def finish(self, record: dict[str, Any]) -> None:
-        """The turn ended: its output becomes the final record; the final metadata."""
+    def finish(self, record: dict[str, Any], *, runner: str | None = None) -> None:
+        """The turn ended: its output becomes the final record; the final metadata. Where the
+        page that ran the cell (kernel client ``runner``) shows the widget and its server adds
+        the HTML transcript when it saves (:meth:`MetadataWriter.html_on_save`), the record
+        goes without it: the page draws the record, and the saved file gets the transcript."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self._pending = None
         self._pending_metadata = False
-        bundle = record_bundle(record)
+        html = not (self._widget and self.metadata.html_on_save(runner))
+        bundle = record_bundle(record, html=html)
         if self.parts:  # the cell's one output again: the parts go, the record replaces them
             self._clear(wait=True)
             self._printed.print_again()

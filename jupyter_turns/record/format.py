@@ -21,9 +21,11 @@ __all__ = [
     "RECORD_MIME",
     "REPLAYED",
     "join_live_parts",
+    "is_final",
     "joined_records",
     "live_part",
     "record_bundle",
+    "record_html",
     "summary",
     "turn_record",
 ]
@@ -56,17 +58,29 @@ def turn_record(
     return record
 
 
-def record_bundle(record: dict[str, Any]) -> dict[str, Any]:
+def record_bundle(record: dict[str, Any], *, html: bool = True) -> dict[str, Any]:
     """The final output: the record, an expanded sanitized HTML transcript for readers without
-    the extension's renderer, and a one-line summary."""
+    the extension's renderer, and a one-line summary. ``html=False`` leaves the transcript out
+    where the Jupyter server adds it as it saves the notebook (:mod:`jupyter_turns.server`):
+    the same :func:`record_html`, not sent by the kernel."""
     events = parse_events(record)
     # a replay says so; its notice saying so is not counted (nbval compares it: testing.py)
     replayed = [e for e in events if is_replay_notice(e) and e.parent is None]
-    return {
-        RECORD_MIME: record,
-        "text/html": to_html(events),
-        "text/plain": summary(record, len(events) - len(replayed)) + REPLAYED * bool(replayed),
-    }
+    plain = summary(record, len(events) - len(replayed)) + REPLAYED * bool(replayed)
+    if not html:
+        return {RECORD_MIME: record, "text/plain": plain}
+    return {RECORD_MIME: record, "text/html": to_html(events), "text/plain": plain}
+
+
+def record_html(record: dict[str, Any]) -> str:
+    """A finished record's HTML transcript: its final bundle's ``text/html``."""
+    return to_html(parse_events(record))
+
+
+def is_final(record: Any) -> bool:
+    """Whether ``record`` (an output's record data) is a finished turn's: not the live record
+    of a running or killed turn, nor a live part of one."""
+    return isinstance(record, dict) and record.get("live") is not True and CONTINUES not in record
 
 
 def summary(record: dict[str, Any], count: int | None = None, *, live: bool = False) -> str:

@@ -22,6 +22,7 @@ from typing import Any
 
 import nbformat
 
+from jupyter_turns.server import add_transcripts
 from tests.kernel.kernel import Cell, KernelDriver
 
 from .common import REPO, Dist, Figure, Settings, judge_max, judge_min
@@ -60,7 +61,10 @@ class BenchKernel:
     def __init__(self, *, page: bool) -> None:
         self.page = page
         session = {"JPY_SESSION_NAME": str(REPO / "bench-b2.ipynb")} if page else {}
-        self.driver = KernelDriver(env=session)
+        # the lab extension's answer to the kernel's metadata writes: its server (the package's
+        # server extension) adds a record's HTML transcript when it saves the notebook
+        answer = {"ok": True, "html_on_save": True} if page else None
+        self.driver = KernelDriver(env=session, metadata_answer=answer)
         self.tap = IOPubTap(dict(self.driver.km.get_connection_info()), self.driver.kc.session)
         time.sleep(0.5)  # let the subscription reach the kernel's PUB socket
         self.driver.run("%load_ext jupyter_turns")
@@ -149,8 +153,9 @@ def _total(run: dict[str, Any]) -> int:
 
 
 def _saved_notebook_bytes(messages: list[WireMessage], source: str) -> int:
-    """The .ipynb a page saves for the cell: its one output as the last update left it, the
-    extension's pointer to it in the cell's metadata, the notebook metadata."""
+    """The .ipynb a page saves for the cell: its one output as the last update left it (with
+    the HTML transcript the server adds as it saves), the extension's pointer to it in the
+    cell's metadata, the notebook metadata."""
     final = [m.msg["content"]["data"] for m in messages if m.msg_type == "update_display_data"]
     if not final:
         raise RuntimeError("the benchmark turn left no final record output")
@@ -172,6 +177,8 @@ def _saved_notebook_bytes(messages: list[WireMessage], source: str) -> int:
     notebook = nbformat.v4.new_notebook(cells=[cell])
     if notes:
         notebook.metadata["jupyter_turns"] = notes[-1]
+    # what the server saves: its pre-save hook adds the transcript the kernel left out
+    add_transcripts({"type": "notebook", "content": notebook})
     return len(nbformat.writes(notebook).encode())
 
 
