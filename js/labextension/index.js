@@ -44,7 +44,7 @@ import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
 import { actsHere, alone, announceKernelClient } from "./shared.js";
-import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
+import { joinEndedTurns, keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 import { vouches } from "./vouch.js";
 
 /**
@@ -217,6 +217,19 @@ function cellsOf(tracker, context, cellId) {
 }
 
 /**
+ * A headless turn that ended as live parts shows as one output at once (turns.js
+ * joinEndedTurns): a finished turn, no kernel to wait for. The page's copy then differs from
+ * the file only in how the same turn is laid out, so a document that was clean stays clean
+ * (a shared one is saved by the server).
+ * @param {any} context
+ */
+function showEndedTurns(context) {
+  const model = context.isDisposed ? null : context.model;
+  const clean = model && !model.dirty;
+  if (joinEndedTurns(model) && clean && !sharedAwareness(context)) model.dirty = false;
+}
+
+/**
  * Watch one notebook document (shared by all its views) for kernel changes.
  * @param {any} context a DocumentRegistry.IContext<INotebookModel>
  * @param {WeakSet<object>} watched
@@ -258,6 +271,7 @@ function watchContext(context, watched, tracker) {
   context.ready.then(async () => {
     announceKernelClient(sharedAwareness(context), kernel()?.clientId);
     keepAllWhenCleared(getModel());
+    if (alone(sharedAwareness(context))) showEndedTurns(context);
     // the kernel the notebook gets (a page opening mid-turn: the one running the turn)
     await Promise.race([sessionContext.ready.catch(() => {}), delay(KERNEL_WAIT)]);
     opened = true;

@@ -1,7 +1,8 @@
 """Headless (nbclient, papermill, nbval, ``jupyter execute``), a long turn's live record is
 saved as it grows without resending what it already saved: each save adds an output with only
 what is new; a kernel killed mid-turn leaves a file that loads as one conversation; a turn that
-ends leaves the one final record output it always did."""
+ends adds one last output with what the finished record adds, its transcript and summary,
+and sends none of the text again."""
 
 from __future__ import annotations
 
@@ -86,24 +87,33 @@ def test_a_killed_headless_turn_keeps_its_streamed_paragraphs_sent_once(tmp_path
     conversation.check_sendable()
 
 
-def test_a_long_headless_turn_leaves_the_one_final_record_output(tmp_path: Path) -> None:
+def test_a_long_headless_turn_ends_its_parts_without_sending_its_text_again(
+    tmp_path: Path,
+) -> None:
     notebook = _run_headless(_script("[]"))
     outputs = notebook.cells[2].outputs
-    assert [o.output_type for o in outputs] == ["display_data"]
-    data = outputs[0].data
-    assert sorted(data) == [RECORD_MIME, "text/html", "text/plain"]
-    assert "live" not in data[RECORD_MIME]
-    assert data["text/plain"].startswith("Conversation · thread main · ")
-    assert "running" not in data["text/plain"] and "Paragraph 59" in data["text/html"]
+    assert {o.output_type for o in outputs} == {"display_data"} and len(outputs) >= 4
+    head, *parts, end = (o.data for o in outputs)
+    # the live record no longer says it runs; the parts hold the text; the last output ends
+    # them with what the finished record adds, the transcript and the summary
+    assert head[RECORD_MIME]["live"] is True and head["text/plain"] == ""
+    assert all(p[RECORD_MIME]["live"] is True and p["text/plain"] == "" for p in parts)
+    assert sorted(end) == [RECORD_MIME, "text/html", "text/plain"]
+    assert "live" not in end[RECORD_MIME] and end[RECORD_MIME]["turn"]["outcome"] != "running"
+    assert end["text/plain"].startswith("Conversation · thread main · ")
+    assert "Paragraph 0:" in end["text/html"] and "Paragraph 59:" in end["text/html"]
+    answer = "".join(PARAGRAPHS)
+    records = [len(json.dumps(d[RECORD_MIME])) for d in (head, *parts, end)]
+    assert sum(records) < 1.5 * len(answer)  # the text once (twice: over 2x), and ids, settings
     path = tmp_path / "done.ipynb"
     nbformat.write(notebook, path)
     answers = [e for e in load(path)["main"].events if e.kind == "message"]
-    assert [a.content.strip() for a in answers] == ["".join(PARAGRAPHS).strip()]  # type: ignore[union-attr]
+    assert [a.content.strip() for a in answers] == [answer.strip()]  # type: ignore[union-attr]
 
 
 def test_what_prints_to_the_cell_during_a_long_headless_turn_stays_in_it() -> None:
-    """The parts' clear at the end takes the cell's other outputs too: a notice printed while
-    the turn ran (here by the script, as a provider's or a library's would) is printed again."""
+    """Nothing clears the cell's outputs at the end: a notice printed while the turn ran (here
+    by the script, as a provider's or a library's would) stays where it printed, once."""
     say = (
         "from jupyter_turns.providers.scripted import Gate\n"
         "class Say(Gate):\n"
@@ -118,6 +128,6 @@ def test_what_prints_to_the_cell_during_a_long_headless_turn_stays_in_it() -> No
     script = _script("[]").replace("script = [[", "script = [[Say('a notice mid-turn')] + [", 1)
     assert "Say(" in script
     outputs = _run_headless(say + script).cells[2].outputs
-    assert [o.output_type for o in outputs] == ["stream", "display_data"], outputs
-    assert outputs[0].text == "a notice mid-turn\n"
-    assert RECORD_MIME in outputs[1].data and "live" not in outputs[1].data[RECORD_MIME]
+    printed = [o.text for o in outputs if o.output_type == "stream"]
+    assert printed == ["a notice mid-turn\n"], outputs
+    assert "text/html" in outputs[-1].data and "live" not in outputs[-1].data[RECORD_MIME]
