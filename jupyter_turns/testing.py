@@ -3,9 +3,10 @@
 A chat cell has one output that the kernel replaces in place when the turn ends
 (``update_display_data``), and nbval 0.11 ignores in-place updates: it would compare the
 first display (the live widget or record) with the saved final record. And the record carries
-event ids and timestamps, so it differs on every run. A long turn run headless leaves its
-live parts after that output and ends them with one more (its transcript and summary): nbval
-reads those as the one final output, in the run and in the saved notebook alike. Use this in a
+event ids and timestamps, so it differs on every run. A long answer streamed headless may
+leave its live parts after that output and end them with one more (its transcript and
+summary): nbval reads those as the one final output, in the run and in the saved notebook
+alike. Use this in a
 ``conftest.py`` next to your notebooks::
 
     from jupyter_turns.testing import nbval_for_chat_cells as pytest_collection_modifyitems
@@ -97,21 +98,33 @@ def _one_output_per_turn(outputs: list[Any]) -> list[Any]:
 def _applying_updates(get: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """Wrap nbval's message reader: a chat output's ``data`` is kept as the very node nbval
     stores, and an update of that display rewrites it in place (and is not passed on). A long
-    turn's live parts (:meth:`jupyter_turns.kernel.persist.Recorder.finish` leaves them, and
-    adds one that ends them) are not passed on either: the last one's data (the transcript and
-    the summary) rewrites the first output, as an update would."""
+    turn's live parts are not passed on either. Where the turn ends by clearing them
+    (:meth:`jupyter_turns.kernel.persist.Recorder.finish`, with ``clear_output``, which nbval
+    ignores), neither is that clear, nor what the turn printed again after it (nbval kept the
+    first print); the final record then shown again under the first output's display id
+    updates that output. Where it keeps them and adds one that ends them, that one's data (the
+    transcript and the summary) rewrites the first output, as an update would."""
     shown: dict[str, Any] = {}
+    parted: set[str] = set()  # the cells (request ids) whose turn added live parts
+    cleared: set[str] = set()  # those whose clear was not passed on: their prints come again
 
     def get_kernel_message(*args: Any, **kwargs: Any) -> Any:
         while True:
             message = get(*args, **kwargs)
             kind = message.get("msg_type")
             content = message.get("content") or {}
+            cell = str((message.get("parent_header") or {}).get("msg_id"))
             display_id = str((content.get("transient") or {}).get("display_id") or "")
+            if kind == "clear_output" and cell in parted:
+                cleared.add(cell)
+                continue
+            if kind == "stream" and cell in cleared:
+                continue
             if not display_id.startswith(_OURS):
                 return message
             part, ends = _part(content.get("data"))
             if part:
+                parted.add(cell)
                 head = shown.get(display_id.removesuffix(_END))
                 if ends and head is not None:
                     head.clear()

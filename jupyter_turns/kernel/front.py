@@ -128,6 +128,7 @@ class CellFront:
             # no frontend (nbclient, `jupyter execute`): nobody listens on the metadata comm
             metadata=metadata_writer() if has_frontend(namespace) else MetadataWriter(lambda: None),
             notebook_state=self._notebook_state,
+            printed=session.cell_prints,
         )
         self._loop = loop
         self._last: TurnCoordinator | None = None

@@ -40,7 +40,7 @@ from .cell_context import cells_above_for, instructions_for, page_said
 from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
 from .cell_options import parse_fix, parse_options
 from .kernel_status import busy_while_running
-from .persist import MetadataWriter
+from .persist import CellPrints, MetadataWriter
 from .provider_limits import check_allowed, switch_notes
 from .replay import ReplayPlan, choose, replaying
 from .session import CellRun, CellSettings, Session
@@ -269,6 +269,12 @@ class ChatMagics(Magics, McpSettings):
 
     def _pre_run_cell(self, info: Any) -> None:
         self.session.cell_id = getattr(info, "cell_id", None)
+        # what a chat cell prints before its turn's first output (a .env notice while the
+        # provider is built) is printed again after the turn's final clear takes it away
+        if self.session.cell_prints is not None:
+            self.session.cell_prints.stop()
+        chat = "%chat" in (getattr(info, "raw_cell", None) or "")
+        self.session.cell_prints = CellPrints() if chat else None
         self.session.cell_run = CellRun.of(self.shell)
 
     @line_cell_magic

@@ -36,22 +36,62 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import math
 import os
+import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from ..model.events import new_id
 from ..record.format import META_KEY, RECORD_MIME, end_part, live_part, record_bundle, summary
+from ..tools.capture import noting
 
-__all__ = ["COMM_TARGET", "MetadataWriter", "Recorder"]
+__all__ = ["COMM_TARGET", "KEEP_PARTS", "CellPrints", "MetadataWriter", "Recorder"]
 
 COMM_TARGET = "jupyter_turns.metadata"
+# most of what printed to a headless cell during its turn that is kept to print again
+PRINTED_CHARS = 20_000
+# bytes of live parts from which a headless turn keeps them at its end (a long answer streamed:
+# its text is not sent again); below, the parts go and the final record is the one output
+KEEP_PARTS = 8_192
 
 log = logging.getLogger(__name__)
 _display_ids = itertools.count(1)
+
+
+class CellPrints:
+    """What printed to a cell since it began (a notice about a ``.env`` file, a warning), up to
+    ``PRINTED_CHARS``, kept to print again after the turn's final ``clear_output`` — which
+    takes every output of the cell, also what printed before the turn's first output (while
+    the provider was built, say). Started when a ``%%chat`` cell begins
+    (:meth:`jupyter_turns.kernel.magic.ChatMagics` ``pre_run_cell``), or by the Recorder."""
+
+    def __init__(self) -> None:
+        self._printed: list[tuple[str, str]] = []  # (stream, text)
+        self._chars = 0
+        self._stop = noting(self._note)
+
+    def _note(self, stream: str, text: str) -> None:
+        if self._chars < PRINTED_CHARS:
+            self._printed.append((stream, text[: PRINTED_CHARS - self._chars]))
+        self._chars += len(text)
+
+    def stop(self) -> None:
+        """Note nothing more (idempotent)."""
+        self._stop()
+
+    def print_again(self) -> None:
+        """Print what was noted again, once (a clear took it away)."""
+        self.stop()
+        for stream, text in self._printed:
+            getattr(sys, stream).write(text)
+        if self._chars > PRINTED_CHARS:
+            sys.stderr.write(f"\n[{self._chars - PRINTED_CHARS:,} more characters]\n")
+        self._printed.clear()
+        self._chars = 0
 
 
 class MetadataWriter:
@@ -232,10 +272,14 @@ class Recorder:
     output holding only what is new (:func:`jupyter_turns.record.format.live_part`: new events,
     the text streamed since), so nothing saved is sent again; a kernel that dies mid-turn leaves
     the record and its parts, which the readers join. At the end the first output (one display
-    id) becomes the final record bundle; where parts were added, they stay (they hold the
-    turn's text, which is not sent again) and one last output ends them
-    (:func:`~jupyter_turns.record.format.end_part`: what the finished record adds, with the
-    HTML transcript and the summary), and the live record stops saying the turn runs.
+    id) becomes the final record bundle. Where parts were added, and they hold ``KEEP_PARTS``
+    bytes or more (a long answer streamed), they stay (their text is not sent again) and one
+    last output ends them (:func:`~jupyter_turns.record.format.end_part`: what the finished
+    record adds, with the HTML transcript and the summary); the live record stops saying the
+    turn runs. Fewer parts are cleared first (``clear_output(wait=True)``: the cell then holds
+    the one output it held before), and what printed to the cell meanwhile (a notice, a
+    warning: :func:`~jupyter_turns.tools.capture.noting`, up to ``PRINTED_CHARS``) is printed
+    again above it, so the clear loses nothing.
 
     :meth:`save` writes at once unless the last write was less than ``min_interval`` seconds
     ago: then one deferred write, with the newest record, follows when the interval is up. So
@@ -256,12 +300,16 @@ class Recorder:
         call_later: Callable[[float, Callable[[], None]], Any] | None = None,
         display: Callable[..., Any] | None = None,
         update_display: Callable[..., Any] | None = None,
+        clear_output: Callable[..., Any] | None = None,
+        printed: CellPrints | None = None,
     ) -> None:
-        if display is None or update_display is None:
+        if display is None or update_display is None or clear_output is None:
+            from IPython.display import clear_output as ipy_clear
             from IPython.display import display as ipy_display
             from IPython.display import update_display as ipy_update
 
             display, update_display = display or ipy_display, update_display or ipy_update
+            clear_output = clear_output or ipy_clear
         self.thread = thread
         self.cell_id = cell_id
         self.metadata = metadata
@@ -271,6 +319,7 @@ class Recorder:
         self._call_later = call_later or _loop_call_later
         self._display = display
         self._update = update_display
+        self._clear = clear_output
         self.display_id = f"jupyter-turns-{os.getpid()}-{next(_display_ids)}"
         self._shown = False
         self._widget = False  # the output is a live widget (a page draws it)
@@ -280,12 +329,17 @@ class Recorder:
         self._last_write = -math.inf
         self.writes = 0
         self.parts = 0  # outputs added after the live record, each with what was new
+        self._parts_bytes = 0  # the size of their records
         self._held: dict[str, str | None] = {}  # what the live outputs hold (live_part)
         self._head: dict[str, Any] = {}  # the live record the first output holds
         self._pages_opened = metadata.pages_opened
+        # what printed to the cell (since it began, when the magic started noting)
+        self._printed = printed if printed is not None else CellPrints()
+        self._stop_noting = self._printed.stop
 
     def show(self, widget: Any) -> None:
         """Make ``widget`` the cell's output until the turn ends."""
+        self._stop_noting()  # a page keeps the cell's other outputs: no clear
         self._display(widget, display_id=self.display_id)
         self._shown = self._widget = True
         self._pages_opened = self.metadata.pages_opened
@@ -335,6 +389,7 @@ class Recorder:
         part = live_part(record, self._held)
         if part is not None:
             self.parts += 1
+            self._parts_bytes += len(json.dumps(part, ensure_ascii=False))
             part_id = f"{self.display_id}-part-{self.parts}"
             self._display({RECORD_MIME: part, "text/plain": ""}, raw=True, display_id=part_id)
 
@@ -350,9 +405,16 @@ class Recorder:
         self._pending_metadata = False
         html = not (self._widget and self.metadata.html_on_save(runner))
         bundle = record_bundle(record, html=html)
-        if self.parts:
+        if self.parts and self._parts_bytes >= KEEP_PARTS:
+            self._stop_noting()  # nothing is cleared
             self._end_parts(record, bundle)
+        elif self.parts:  # the cell's one output again: the parts go, the record replaces them
+            self._clear(wait=True)
+            self._printed.print_again()
+            self._display(bundle, raw=True, display_id=self.display_id)
+            self.parts = 0
         else:
+            self._stop_noting()
             self._output(bundle)
         if self._widget:  # the page has it in the output: the metadata points there
             self.metadata.cell_in_output(self.cell_id, RECORD_MIME)
@@ -380,6 +442,7 @@ class Recorder:
 
     def abandon(self) -> None:
         """No turn ran (the request was refused before it began): the output goes empty."""
+        self._stop_noting()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

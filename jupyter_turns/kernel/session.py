@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from ..model.conversation import Conversation
     from ..providers.catalog import ProviderChoice
     from ..reading.sources import NotebookReader
+    from .persist import CellPrints
     from .replay import SavedIndex
 
 
@@ -183,6 +184,7 @@ class Session:
     # per cell id, the final record its output shows now (an undo rewrites it there)
     shown_records: dict[str, dict[str, Any]] = field(default_factory=dict)
     cell_id: str | None = None  # the running cell's, when the frontend says (JupyterLab does)
+    cell_prints: CellPrints | None = None  # what the running chat cell printed (persist.py)
     cell_run: CellRun = field(default_factory=CellRun)  # the running cell's prompt and page
     restore_tried: bool = False  # the first %%chat restores the notebook's threads once
     # the last %%chat cell's provider choice when it could not be built (no key, or a key given

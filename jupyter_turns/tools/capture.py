@@ -5,7 +5,8 @@ set by the executor around a tool run, says where writes from that run go. Conte
 follow the tool into its task and into ``asyncio.to_thread``, so concurrent tools each capture
 their own output while everything else prints as usual. :class:`LiveOutput` keeps a call's
 lines (bounded) and reports them on the turn's loop, once per turn of it however many lines
-arrived meanwhile.
+arrived meanwhile. :func:`noting` sees what prints as usual (reaches the cell), from any
+thread, without changing where it goes.
 """
 
 from __future__ import annotations
@@ -21,12 +22,13 @@ from typing import Any, TextIO
 from ..loops import call_soon_on
 from .output import ToolOutput
 
-__all__ = ["LiveOutput", "capturing"]
+__all__ = ["LiveOutput", "capturing", "noting"]
 
 _sink: contextvars.ContextVar[Callable[[str, str], None] | None] = contextvars.ContextVar(
     "jupyter_turns_tool_output", default=None
 )
 _install_lock = threading.Lock()
+_notes: list[Callable[[str, str], None]] = []  # see `noting`
 
 
 class _Proxy:
@@ -39,6 +41,9 @@ class _Proxy:
     def write(self, text: str) -> int:
         sink = _sink.get()
         if sink is None:
+            if _notes:  # rare: a headless turn's Recorder
+                for note in tuple(_notes):
+                    note(self._name, text)
             return self._stream.write(text)
         sink(self._name, text)
         return len(text)
@@ -68,6 +73,19 @@ def capturing(write: Callable[[str, str], None]) -> Iterator[None]:
         yield
     finally:
         _sink.reset(token)
+
+
+def noting(note: Callable[[str, str], None]) -> Callable[[], None]:
+    """From now on ``note(stream, text)`` sees every write that prints as usual (not what a
+    tool's capture diverts), from any thread; the function returned stops it."""
+    _install()
+    _notes.append(note)
+
+    def stop() -> None:
+        with contextlib.suppress(ValueError):
+            _notes.remove(note)
+
+    return stop
 
 
 class LiveOutput:

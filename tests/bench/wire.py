@@ -120,6 +120,8 @@ class IOPubTap:
             data = content.get("data", {})
             if RECORD_MIME in data:
                 record = data[RECORD_MIME]
+                if "continues" in record and record.get("live") is not True:
+                    return "record output: the parts' end (what is new + HTML transcript)"
                 if "text/html" in data:
                     return "record output: final (record + HTML transcript)"
                 if "continues" in record:

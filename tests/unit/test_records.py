@@ -28,6 +28,9 @@ class _Page:
         def update(bundle: Any, **kwargs: Any) -> None:
             self.sent.append(("update", kwargs["display_id"], bundle))
 
+        def clear(wait: bool = False) -> None:
+            self.sent.append(("clear", "", wait))
+
         class _Comm:
             def send(comm, message: dict[str, Any]) -> None:
                 self.metadata.append(message.get("value") or message)
@@ -40,6 +43,7 @@ class _Page:
             call_later=lambda delay, callback: None,
             display=display,
             update_display=update,
+            clear_output=clear,
             **({"clock": clock} if clock else {}),
         )
 
@@ -270,18 +274,21 @@ def test_a_stopped_answer_ends_its_streaming_text_once_in_the_joined_record() ->
     page = _Page()
     now = [0.0]
     recorder = page.recorder(clock=lambda: now[0])
-    for text in ("Once upon", "Once upon a time"):
+    story = "Once upon a time. " * 600  # 10 KB streamed: its parts stay (KEEP_PARTS)
+    recorder.save(lambda: turn_record("c1", "main", [request]))
+    now[0] += 1.0
+    for text in (story[:5000], story):
         draft = Message(id="draft-0", content=text, metadata={"partial": True})
         recorder.save(lambda d=draft: turn_record("c1", "main", [request, d]), metadata=False)
         now[0] += 1.0
     # the stream broke: an error, then the text so far, cut short, as its own event
     broke = ErrorEvent(error_type="StreamBroken", message="the stream stopped")
-    stopped = Message(content="Once upon a time, there", metadata={"partial": True})
+    stopped = Message(content=story + "And there", metadata={"partial": True})
     final = turn_record("c1", "main", [request, broke, stopped], turn={"outcome": "stopped"})
     recorder.finish(final)
     records = [bundle[RECORD_MIME] for kind, _, bundle in page.sent if kind == "display"]
     end = records[-1]
-    assert [e.get("content") for e in end["events"]] == [None, ", there"]
+    assert [e.get("content") for e in end["events"]] == [None, "And there"]
     assert joined_records(records) == [final]
 
 
@@ -303,3 +310,23 @@ def test_a_streaming_text_after_the_one_a_finished_message_ended_is_kept() -> No
         ("m1", "A done."),
         ("d0", "Next"),
     ]
+
+
+def test_without_a_page_a_few_parts_go_at_the_end_and_the_record_is_the_one_output() -> None:
+    """Parts holding less than KEEP_PARTS (a short answer that took a few seconds) are cleared:
+    the final record is the cell's one output, as it always was."""
+    request = ChatRequest(content="hi")
+    page = _Page()
+    now = [0.0]
+    recorder = page.recorder(clock=lambda: now[0])
+    for k in (1, 2, 3):
+        draft = Message(id="draft-1", content="word " * 100 * k, metadata={"partial": True})
+        recorder.save(lambda d=draft: turn_record("c1", "main", [request, d]), metadata=False)
+        now[0] += 1.0
+    assert recorder.parts == 2
+    page.sent.clear()
+    recorder.finish(turn_record("c1", "main", [request, Message(content="word " * 300)]))
+    (clear, _, wait), (shown, shown_id, final) = page.sent
+    assert (clear, wait, shown, shown_id) == ("clear", True, "display", recorder.display_id)
+    assert sorted(final) == [RECORD_MIME, "text/html", "text/plain"]
+    assert "live" not in final[RECORD_MIME]

@@ -325,8 +325,37 @@ async def test_a_replay_says_so_and_nbval_compares_the_rest(tmp_path: Path) -> N
 
 
 def test_nbval_sees_a_long_headless_turn_as_its_outputs_and_one_record() -> None:
-    """What nbval reads of a turn that added live parts, as it runs and as it was saved: the
-    parts are left out, and the last one's transcript and summary are the first output's."""
+    """What nbval reads of a turn that added live parts: the parts, their clear and what the
+    turn printed again after it are left out; the last record updates the first output."""
+    from jupyter_turns.record.format import CONTINUES, RECORD_MIME
+    from jupyter_turns.testing import _applying_updates
+
+    def message(kind: str, **content: Any) -> dict[str, Any]:
+        return {"msg_type": kind, "parent_header": {"msg_id": "cell"}, "content": content}
+
+    ours = {"display_id": "jupyter-turns-1-1"}
+    sent = [
+        message("display_data", data={RECORD_MIME: {"live": True}}, transient=ours),
+        message("stream", name="stdout", text="a notice\n"),
+        message(
+            "display_data",
+            data={RECORD_MIME: {CONTINUES: "x"}},
+            transient={"display_id": "jupyter-turns-1-1-part-1"},
+        ),
+        message("clear_output", wait=True),
+        message("stream", name="stdout", text="a notice\n"),
+        message("display_data", data={RECORD_MIME: {"final": True}}, transient=ours),
+        message("status", execution_state="idle"),
+    ]
+    read = _applying_updates(iter(sent).__next__)
+    got = [read() for _ in range(3)]
+    assert [m["msg_type"] for m in got] == ["display_data", "stream", "status"]
+    assert got[0]["content"]["data"] == {RECORD_MIME: {"final": True}}
+
+
+def test_nbval_sees_a_turn_that_kept_its_parts_as_its_outputs_and_one_record() -> None:
+    """What nbval reads of a turn that kept its live parts, as it runs and as it was saved:
+    the parts are left out, and the last one's transcript and summary are the first output's."""
     from jupyter_turns.record.format import CONTINUES, RECORD_MIME
     from jupyter_turns.testing import _applying_updates, _one_output_per_turn
 
