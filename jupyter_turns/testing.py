@@ -54,7 +54,7 @@ def nbval_for_chat_cells(session: Any, config: Any, items: list[Any]) -> None:
             notebook.get_kernel_message = _applying_updates(get)
         cell = getattr(item, "cell", None)
         outputs = getattr(cell, "outputs", None)
-        if isinstance(outputs, list):
+        if cell is not None and isinstance(outputs, list):
             cell.outputs = _one_output_per_turn(outputs)
 
 

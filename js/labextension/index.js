@@ -93,8 +93,9 @@ function htmlOnSave() {
 /**
  * The answer to one comm message: a request (cells.js) or a metadata write (metadata.js); null
  * when another page of the shared document acts on it (shared.js). Every page keeps the
- * kernel's vouch for a running turn's widget (vouch.js). A metadata write's answer says
- * `html_on_save` where this page's server adds the transcripts (htmlOnSave).
+ * kernel's vouch for a running turn's widget (vouch.js). Every answer says `html_on_save`
+ * where this page's server adds the transcripts (htmlOnSave): the kernel hears it with its
+ * first message of a turn (`trust_live`, before the widget shows).
  * @param {any} context the notebook's DocumentRegistry.IContext
  * @param {unknown} data
  * @param {unknown} session the message's `parent_header.session`
@@ -102,6 +103,19 @@ function htmlOnSave() {
  * @returns {object | null}
  */
 function reply(context, data, session, vouch) {
+  const answer = answerTo(context, data, session, vouch);
+  return answer && htmlOnSave() ? { ...answer, html_on_save: true } : answer;
+}
+
+/**
+ * The answer itself, to which reply() adds the word on transcripts.
+ * @param {any} context
+ * @param {unknown} data
+ * @param {unknown} session
+ * @param {(data: unknown) => void} vouch
+ * @returns {object | null}
+ */
+function answerTo(context, data, session, vouch) {
   const model = context.isDisposed ? null : context.model;
   vouch(data);
   const reads = isRequest(data) && /** @type {any} */ (data).request === "cells";
@@ -117,8 +131,7 @@ function reply(context, data, session, vouch) {
       : answerEdit(model, request, () => notebookPath(context), client);
   }
   try {
-    const answer = applyMetadata(model, data);
-    return answer.ok && htmlOnSave() ? { ...answer, html_on_save: true } : answer;
+    return applyMetadata(model, data);
   } catch (err) {
     return { ok: false, reason: `failed to set metadata: ${String(err)}` };
   }

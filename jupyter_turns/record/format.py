@@ -8,7 +8,7 @@ readers of a saved notebook, the page's cells and undo read or rewrite it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..model.conversation import parse_events
 from ..model.events import ConversationEvent, conversation_record, is_replay_notice
@@ -79,7 +79,7 @@ def record_html(record: dict[str, Any]) -> str:
     return to_html(parse_events(record))
 
 
-def is_final(record: Any) -> bool:
+def is_final(record: Any) -> TypeGuard[dict[str, Any]]:
     """Whether ``record`` (an output's record data) is a finished turn's: not the live record
     of a running or killed turn, nor a live part of one."""
     return isinstance(record, dict) and record.get("live") is not True and CONTINUES not in record

@@ -330,7 +330,10 @@ def _attached(attachment: Attachment) -> str:
 
 
 def _arguments(event: ToolCallRequest) -> str:
-    return json.dumps(event.arguments, ensure_ascii=False, indent=1)
+    """A call's arguments as JSON, keys sorted: as the saved record holds them (nbformat writes
+    keys sorted), whatever order a reader of the record got them in (the kernel's, or a shared
+    document's, from which the server makes the transcript: jupyter_turns/server/)."""
+    return json.dumps(event.arguments, ensure_ascii=False, indent=1, sort_keys=True)
 
 
 def _block_type(event: Block, unknown: str) -> str:

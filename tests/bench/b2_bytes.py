@@ -4,16 +4,17 @@ A real kernel (``tests/kernel/kernel.py``'s KernelDriver) runs ``%%chat --provid
 the 100 KB answer as 2,000 deltas at 100 deltas/s, in two set-ups. *With a page*, the driver
 plays JupyterLab's part: the kernel has a session (``JPY_SESSION_NAME``), the execute request
 carries a ``cellId`` (so cell metadata is written, as under JupyterLab), the view's ``ready``
-is sent once the widget opens, and the metadata comm's writes are answered as the lab extension
-answers them on a server with the package's server extension (``html_on_save``: the server adds
-the HTML transcript when it saves; the saved-file figure applies that hook). *Headless*, it plays nbclient's (papermill, nbval, ``jupyter
-execute``): no session, no cell id, nothing answers the widget. A raw ZMQ subscriber on the
-kernel's IOPub port (:mod:`tests.bench.wire`) counts every frame of every message from the
-execute request to the cell's idle status — identities, signature, header, parent header,
-metadata, content — plus the execute_reply on the shell channel (re-serialized with the kernel's
-Session: same key and HMAC scheme). The package runs with its defaults (draft messages at most
-``ChatMagics.max_rate`` = 10/s, 5/s after one that carried a full message). Baseline, same kernel, same pace: one
-``update_display(Markdown(text_so_far))`` per delta.
+is sent once the widget opens, and the metadata comm's messages are answered as the lab
+extension answers them on a server with the package's server extension (``html_on_save``: the
+server adds the HTML transcript when it saves; the saved-file figure applies that hook).
+*Headless*, it plays nbclient's (papermill, nbval, ``jupyter execute``): no session, no cell
+id, nothing answers the widget. A raw ZMQ subscriber on the kernel's IOPub port
+(:mod:`tests.bench.wire`) counts every frame of every message from the execute request to the
+cell's idle status — identities, signature, header, parent header, metadata, content — plus
+the execute_reply on the shell channel (re-serialized with the kernel's Session: same key and
+HMAC scheme). The package runs with its defaults (draft messages at most
+``ChatMagics.max_rate`` = 10/s, 5/s after one that carried a full message). Baseline, same
+kernel, same pace: one ``update_display(Markdown(text_so_far))`` per delta.
 """
 
 from __future__ import annotations

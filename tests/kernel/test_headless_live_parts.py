@@ -129,7 +129,9 @@ def test_what_prints_to_the_cell_during_a_long_headless_turn_stays_in_it() -> No
         "        print(self.text, flush=True)\n"
         "        await super().wait()\n"
     )
-    script = _script("[]", LONG).replace("script = [[", "script = [[Say('a notice mid-turn')] + [", 1)
+    script = _script("[]", LONG).replace(
+        "script = [[", "script = [[Say('a notice mid-turn')] + [", 1
+    )
     assert "Say(" in script
     outputs = _run_headless(say + script).cells[2].outputs
     printed = [o.text for o in outputs if o.output_type == "stream"]
@@ -167,7 +169,9 @@ def test_what_prints_to_the_cell_during_a_headless_turn_whose_parts_go_stays_in_
         "        print(self.text, flush=True)\n"
         "        await super().wait()\n"
     )
-    script = _script("[]", SHORT).replace("script = [[", "script = [[Say('a notice mid-turn')] + [", 1)
+    script = _script("[]", SHORT).replace(
+        "script = [[", "script = [[Say('a notice mid-turn')] + [", 1
+    )
     assert "Say(" in script
     outputs = _run_headless(say + script).cells[2].outputs
     assert [o.output_type for o in outputs] == ["stream", "display_data"], outputs
