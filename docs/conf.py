@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 # The one place the version is written (pyproject's [tool.hatch.version] reads it too)
 _INIT = (Path(__file__).parents[1] / "jupyter_turns" / "__init__.py").read_text()
@@ -50,3 +51,19 @@ html_theme = "furo"
 html_title = f"jupyter_turns {release}"
 html_static_path: list[str] = []
 html_show_sourcelink = False
+
+
+_NOTEBOOK_LINK = re.compile(r"\[([^\]\n]+)\]\(\.\./examples/([\w.-]+)\.ipynb\)")
+
+
+def _example_links(app: object, docname: str, source: list[str]) -> None:
+    """A page links an example as ``../examples/NAME.ipynb``, which GitHub follows (it does not
+    follow the docs/examples link); the site has the notebook as the page ``examples/NAME``
+    (MyST resolves a markdown link's path through that link, out of the site: a ``{doc}``
+    role names the page), and the example's other files under ``examples/``."""
+    text = _NOTEBOOK_LINK.sub(r"{doc}`\1 <examples/\2>`", source[0])
+    source[0] = text.replace("](../examples/", "](examples/")
+
+
+def setup(app: Any) -> None:
+    app.connect("source-read", _example_links)

@@ -47,17 +47,18 @@ CONTEXT = [
         "ax.bar(rain.city, rain.rain_mm)\n_ = ax.set_ylabel('rain (mm)')"
     ),
     new_code_cell(
-        "# What the scripted model does: list the cells and variables, read cells 3 and 4.\n"
+        "# What the scripted model does: list the cells and variables, read the outputs of\n"
+        "# the cells at indexes 3 and 4 (shown as [3] and [4] when run from the top).\n"
         "from jupyter_turns.providers.scripted import cycle, message, tool_call\n\n"
         "reader = [\n"
         "    cycle(tool_call('notebook_cells', {}), tool_call('variables', {})),\n"
         "    cycle(tool_call('cell_output', {'index': 3}), "
         "tool_call('cell_output', {'index': 4})),\n"
-        "    cycle(message(\"Cell 3 fails with `KeyError: 'rain'`: the column is `rain_mm`. \"\n"
-        "                  'The plot in cell 4 shows Pune far wetter than Oslo and Lima.')),\n"
+        "    cycle(message(\"Cell [3] fails with `KeyError: 'rain'`: the column is `rain_mm`. \"\n"
+        "                  'The plot in cell [4] shows Pune far wetter than Oslo and Lima.')),\n"
         "]"
     ),
-    new_code_cell("%%chat --script reader\nWhy does cell 3 fail, and what does the plot show?"),
+    new_code_cell("%%chat --script reader\nWhy does cell [3] fail, and what does the plot show?"),
     new_code_cell("%%chat --new\nWhich city is wettest in @rain?"),
 ]
 

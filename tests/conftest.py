@@ -12,12 +12,12 @@ _DATA_DIR = "JUPYTER_DATA_DIR"
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """This user's Jupyter data directory for the whole run, in a temporary folder: the
-    settings secret (``jupyter_turns_secret``) and Jupyter's signatures are made there, and
-    kernels started by the tests inherit it; the real home is never written. Set for the
-    process, not by a fixture: a save that a loop timer runs after the last test still lands
-    here. A test that needs its own passes ``JUPYTER_DATA_DIR`` to its kernel or
-    monkeypatches it."""
+    """This user's Jupyter data directory for the whole run, in a temporary folder: the user's
+    own stores (``jupyter_turns/``: what their kernels wrote and granted) and Jupyter's
+    signatures are made there, and kernels started by the tests inherit it; the real home is
+    never written. Set for the process, not by a fixture: a save that a loop timer runs after
+    the last test still lands here. A test that needs its own passes ``JUPYTER_DATA_DIR`` to
+    its kernel or monkeypatches it."""
     folder = tempfile.mkdtemp(prefix="jupyter-turns-test-data-")
     config.stash[_STASH] = folder
     os.environ[_DATA_DIR] = folder

@@ -2,10 +2,12 @@
  * "Ask chat" on a code cell's error, in JupyterLab and Notebook 7: a button under each error
  * output. Its click inserts, below the failing cell, a chat cell a person can read
  *
- *   %%chat --fix 3
- *   Why does cell [3] fail, and how do I fix it?
+ *   %%chat --fix 19
+ *   Why does cell [19] fail, and how do I fix it?
  *
- * (3: the cell's index, as notebook_cells numbers cells) and runs it. The kernel then reads the
+ * (19: the execution count Jupyter shows beside the failing cell, `[19]:`; docs/reading.md,
+ * "How cells are named") and runs it. A cell that shows no count, or a count another cell
+ * shows too (a restarted kernel counts from 1 again), is asked about as "the cell above". The kernel then reads the
  * notebook and sends the cell's source, its traceback and the variables of the failing line with
  * the request (jupyter_turns/reading/failing.py). The button is page furniture drawn into the
  * rendered output, never part of the output's model: the saved file holds the error as the
@@ -24,12 +26,32 @@ const CHAT_CELL = /^\s*%%?chat\b/; // a chat cell's own failure is no error in t
 const LOAD = "%load_ext jupyter_turns";
 
 /**
- * The source of the chat cell that asks about cell `index`'s error. The question is
- * reading/failing.py's fix_request (tests/unit/test_failing.py keeps them the same).
- * @param {number} index
+ * The source of the chat cell that asks about the error of the cell whose execution count is
+ * `count` (null: the cell right above the asking one). The question is reading/failing.py's
+ * fix_request (tests/unit/test_failing.py keeps them the same).
+ * @param {number | null} count
  */
-export function askSource(index) {
-  return `%%chat --fix ${index}\nWhy does cell [${index}] fail, and how do I fix it?`;
+export function askSource(count) {
+  if (count === null)
+    return "%%chat --fix above\nWhy does the cell above fail, and how do I fix it?";
+  return `%%chat --fix ${count}\nWhy does cell [${count}] fail, and how do I fix it?`;
+}
+
+/**
+ * The execution count that names `cell` to the kernel: the one Jupyter shows beside it, when
+ * no other code cell of the notebook shows it too; else null (ask about "the cell above").
+ * @param {any} notebook a Notebook widget
+ * @param {any} cell a CodeCell
+ * @returns {number | null}
+ */
+export function shownCount(notebook, cell) {
+  const count = cell.model?.executionCount;
+  if (!Number.isInteger(count)) return null;
+  const same = notebook.widgets.filter(
+    (/** @type {any} */ other) =>
+      other.model?.type === "code" && other.model.executionCount === count,
+  );
+  return same.length === 1 ? count : null;
 }
 
 /**
@@ -122,7 +144,7 @@ async function ask(panel, cell, run) {
   if (index < 0 || !notebook.model) return;
   notebook.model.sharedModel.insertCell(index + 1, {
     cell_type: "code",
-    source: askSource(index),
+    source: askSource(shownCount(notebook, cell)),
     metadata: {},
     outputs: [],
     execution_count: null,

@@ -43,7 +43,7 @@ import { answerEdit, endRuns, trustLive } from "./edit.js";
 import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
-import { actsHere, alone, announceKernelClient } from "./shared.js";
+import { actsHere, alone, announceKernelClient, clickerIdentity, othersOn } from "./shared.js";
 import { joinEndedTurns, keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 import { vouches } from "./vouch.js";
 
@@ -303,9 +303,16 @@ const plugin = {
   requires: [INotebookTracker, IRenderMimeRegistry],
   activate: (/** @type {any} */ app, /** @type {any} */ tracker, /** @type {any} */ rendermime) => {
     // who clicks in this page (JupyterLab's current user), for the widget's views, which have
-    // no app: read at each click (the identity arrives after start-up)
+    // no app: read at each click (the identity arrives after start-up); a made-up anonymous
+    // name only while someone else is on an open notebook (shared.js, clickerIdentity)
     /** @type {any} */ (globalThis).__jupyter_turns_user = () =>
-      app?.serviceManager?.user?.identity ?? null;
+      clickerIdentity(app?.serviceManager?.user?.identity ?? null, (username) => {
+        let others = false;
+        tracker.forEach((/** @type {any} */ panel) => {
+          others ||= othersOn(sharedAwareness(panel.context), username);
+        });
+        return others;
+      });
     // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
     rendermime.addFactory(recordRendererFactory, 0);
     setCardActions(cardActions(tracker));

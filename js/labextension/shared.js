@@ -95,3 +95,37 @@ export function alone(awareness) {
   }
   return true;
 }
+
+/**
+ * Whether someone else (another user, not this user's other pages) is on the document.
+ * @param {AwarenessLike | null | undefined} awareness
+ * @param {string} username this page's user
+ */
+export function othersOn(awareness, username) {
+  if (!awareness) return false;
+  for (const [id, state] of awareness.getStates()) {
+    const other = state?.user?.username;
+    if (id !== awareness.clientID && typeof other === "string" && other !== username) return true;
+  }
+  return false;
+}
+
+/** jupyter_server's made-up user (generate_anonymous_user): "Anonymous Lysithea", a uuid4 hex. */
+const ANONYMOUS_NAME = /^Anonymous \S/;
+const ANONYMOUS_USERNAME = /^[0-9a-f]{32}$/;
+
+/**
+ * The identity a click is saved under: JupyterLab's user when the server knows a name; the name
+ * a server makes up for an anonymous user ("Anonymous Lysithea") names nobody to a reader, so it
+ * is kept only while other people are on the notebook (it tells them apart), else null: the
+ * page then says "you" (util/who.js).
+ * @param {any} identity `app.serviceManager.user.identity`
+ * @param {(username: string) => boolean} othersHere whether another user is on an open notebook
+ */
+export function clickerIdentity(identity, othersHere) {
+  if (!identity || typeof identity !== "object") return null;
+  const username = typeof identity.username === "string" ? identity.username : "";
+  const name = typeof identity.name === "string" ? identity.name : "";
+  const madeUp = ANONYMOUS_NAME.test(name) && ANONYMOUS_USERNAME.test(username);
+  return madeUp && !othersHere(username) ? null : identity;
+}

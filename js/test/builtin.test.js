@@ -68,7 +68,7 @@ test("the kernel's built-in run_cell has its own form", () => {
     arguments: { index: 3 },
     preview: { kind: "run", cell_type: "code", source: "print(1)" },
   });
-  assert.equal(title, "Run cell [3]?");
+  assert.equal(title, "Run the 4th cell?");
   assert.deepEqual(labels, ["Run cell", "Skip"]);
   assert.equal(el.find("jt-cell-code")[0].textContent, "print(1)");
   assert.equal(el.find("jt-undrawn-args").length, 0); // it draws every argument it has
@@ -80,14 +80,14 @@ test("a built-in's form shows every argument it does not draw", () => {
     builtin: true,
     arguments: { index: 1, to: 4, reason: "tidy" },
   });
-  assert.equal(step.title, "Move cell [1] to [4]?");
+  assert.equal(step.title, "Move the 2nd cell to be the 5th cell?");
   assert.match(step.el.find("jt-undrawn-args")[0].textContent, /"reason": "tidy"/);
   const cell = approval({
     name: "insert_cell",
     builtin: true,
     arguments: { source: "w = 4", after: 2, extra: [1, 2] },
   });
-  assert.equal(cell.title, "Insert a code cell below cell [2]?");
+  assert.equal(cell.title, "Insert a code cell below the 3rd cell?");
   assert.match(cell.el.find("jt-undrawn-args")[0].textContent, /"extra"/);
 });
 

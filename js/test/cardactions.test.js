@@ -41,3 +41,45 @@ test("a crafted record's outputs go in as text only: no HTML, no script, no unkn
     { output_type: "error", ename: "E", evalue: "", traceback: ["t", "2"] },
   ]);
 });
+
+test("a python card shows its code once: Add to notebook adds the code the arguments show", async () => {
+  const { install } = await import("./fakedom.js");
+  install();
+  const { ToolCard } = await import("../src/render/toolcard.js");
+  const added = [];
+  const actions = { undo: async () => ({ ok: true }), addCell: async (c) => added.push(c) };
+  const code = "total = sum(x)\ntotal";
+  for (const [status, isError] of [
+    ["done", false],
+    ["error", true],
+  ]) {
+    const card = new ToolCard("c1", actions);
+    card.update({
+      request: {
+        id: "e1",
+        kind: "tool_call_request",
+        call_id: "c1",
+        name: "python",
+        arguments: { code },
+      },
+      response: {
+        id: "e2",
+        kind: "tool_call_response",
+        call_id: "c1",
+        content: "x",
+        status,
+        is_error: isError,
+        decisions: [],
+        outputs: [{ output_type: "stream", name: "stdout", text: "42\n" }],
+      },
+      live: null,
+      output: null,
+      inquiries: [],
+      undo: null,
+    });
+    const shown = card.el.find("jt-cell-code").map((el) => el.textContent);
+    assert.deepEqual(shown, [code], `${status}: the code once, in the arguments`);
+    const buttons = card.el.find("jt-button").map((el) => el.textContent);
+    assert.ok(buttons.includes("Add to notebook") && buttons.includes("Undo"), status);
+  }
+});

@@ -40,9 +40,9 @@ test("the changes made for review, each with its outcome from the record alone",
   assert.deepEqual(
     changes.map((c) => [c.callId, c.state, c.by, changeLine(c)]),
     [
-      ["a", "kept", "Grace", "Inserted code cell [3]"],
-      ["b", "undone", "Ada", "Moved cell [1] to [4]"],
-      ["c", "pending", "", "Deleted cell [0]"],
+      ["a", "kept", "Grace", "Inserted a code cell, the 4th cell"],
+      ["b", "undone", "Ada", "Moved the 2nd cell to be the 5th cell"],
+      ["c", "pending", "", "Deleted the 1st cell"],
     ],
   );
 });
@@ -56,4 +56,24 @@ test("a refused or failed change, or one of a sub-agent, is not offered for revi
     made("orphan", {}),
   ];
   assert.deepEqual(reviewedChanges(/** @type {any} */ (events)), []);
+});
+
+test("a cell's place reads as a person counts: never its index in brackets", async () => {
+  const { cellPlace, ordinal } = await import("../src/util/places.js");
+  assert.deepEqual([1, 2, 3, 4, 11, 12, 13, 21, 22, 101, 111, 112].map(ordinal), [
+    "1st",
+    "2nd",
+    "3rd",
+    "4th",
+    "11th",
+    "12th",
+    "13th",
+    "21st",
+    "22nd",
+    "101st",
+    "111th",
+    "112th",
+  ]);
+  assert.equal(cellPlace(3), "the 4th cell");
+  assert.equal(cellPlace("x"), "a cell");
 });

@@ -106,3 +106,39 @@ test("a page says again which kernel connection it is when another page joins", 
   assert.equal(mine.published, 3); // the newcomer hears of this page at once
   assert.equal(mine.getStates().get(4)[AWARENESS_FIELD].kernel_client, "kernel-y");
 });
+
+test("a made-up anonymous name is saved only while another person is on the notebook", async () => {
+  const { clickerIdentity, othersOn } = await import("../labextension/shared.js");
+  const anonymous = { username: "0f".repeat(16), name: "Anonymous Lysithea", display_name: "x" };
+  assert.equal(
+    clickerIdentity(anonymous, () => false),
+    null,
+  ); // alone: the page says "you"
+  assert.equal(
+    clickerIdentity(anonymous, () => true),
+    anonymous,
+  ); // tells the people apart
+  const ada = { username: "ada", name: "Ada Lovelace" };
+  assert.equal(
+    clickerIdentity(ada, () => false),
+    ada,
+  ); // a name the server knows: always
+  assert.equal(
+    clickerIdentity({ username: "x", name: "Anonymous Coward" }, () => false)?.name,
+    "Anonymous Coward",
+  ); // a real username: not made up
+  assert.equal(
+    clickerIdentity(null, () => true),
+    null,
+  );
+
+  const states = new Map([
+    [1, { user: { username: "me" } }],
+    [2, { user: { username: "me" } }], // my other page
+  ]);
+  const awareness = { clientID: 1, getStates: () => states, setLocalStateField() {} };
+  assert.equal(othersOn(awareness, "me"), false);
+  states.set(3, { user: { username: "grace" } });
+  assert.equal(othersOn(awareness, "me"), true);
+  assert.equal(othersOn(null, "me"), false);
+});

@@ -91,3 +91,18 @@ test("an edited call's header says who edited its arguments, before the badge", 
   assert.equal(edited.hidden, false);
   assert.equal(edited.nextSibling, card.badge);
 });
+
+test("an error result is never drawn as done, whatever status its record says (issue 45)", () => {
+  // a python run whose code raised, as an older version saved it: status "done"
+  const raised = response({ content: "NameError: name 'df' is not defined", is_error: true });
+  for (const saved of [raised, { ...raised, status: "error" }, { ...raised, status: undefined }]) {
+    const card = new ToolCard("c1");
+    card.update(state({ response: saved }));
+    assert.equal(card.el.dataset.status, "error");
+    assert.equal(card.badge.textContent, "error");
+    assert.match(card.el.find("jt-tool-result")[0].textContent, /Error/);
+  }
+  const skipped = new ToolCard("c1");
+  skipped.update(state({ response: response({ is_error: true, status: "skipped" }) }));
+  assert.equal(skipped.el.dataset.status, "skipped"); // a call not run keeps its own word
+});

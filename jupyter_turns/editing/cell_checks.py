@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from ..model.content import labeled
 from ..model.events import now_iso
 from ..model.provenance import Provenance, StampedTool
-from ..reading.cells import OUTLINE_CHARS, CellView, NotebookView, output_summary
+from ..reading.cells import OUTLINE_CHARS, CellView, NotebookView, cell_place, output_summary
 from ..reading.sources import NotebookReader
 from ..tools.context import ToolContext
 from ..tools.results import NotRun, ResponseFields, ToolFailed, ToolResult
@@ -100,7 +100,8 @@ def _changed(reader: NotebookReader, cell: CellView, was: int, refused: str) -> 
 def describe(cell: CellView) -> str:
     """The page's report of a cell, in a line per output: what a result says the cell is."""
     count = f" [{cell.execution_count}]" if cell.execution_count is not None else ""
-    lines = [f"cell [{cell.index}] {cell.cell_type}{count}, {len(cell.source.splitlines())} lines"]
+    lines = [f"{cell_place(cell.index)}: {cell.cell_type}{count}, "
+             f"{len(cell.source.splitlines())} lines"]  # fmt: skip
     lines += [f"  → {output_summary(o)}" for o in cell.outputs]
     if cell.cell_type == "code" and not cell.outputs:
         lines.append("  (no outputs)")
@@ -148,7 +149,8 @@ async def run_in_cell(
     """Run the cell's code (``step``: the tool's name, the response's ``cell`` record with
     the code as ``after``, and the cell as it was before, whose outputs undo puts back) and
     show its outputs in it, with the stamp ``marks`` gives (and the earlier one undo puts
-    back: :func:`stamp`). The result starts with ``done`` ("Edited cell [2] and ran it")
+    back: :func:`stamp`). The result starts with ``done`` ("Edited the 3rd cell (index 2) and ran
+    it")
     and says what the page reports the cell is; a page that did not take the outputs gives
     an error result (the code did run: the model reads its output either way)."""
     tool, cell, before = step

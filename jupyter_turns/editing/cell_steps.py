@@ -16,7 +16,7 @@ import dataclasses
 import functools
 from typing import Any
 
-from ..reading.cells import CellView, output_summary
+from ..reading.cells import CellView, cell_place, output_summary
 from ..reading.sources import NotebookReader
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool
@@ -45,7 +45,9 @@ def run_cell_tool(reader: NotebookReader) -> Tool:
         record = {"op": "run", "cell_id": cell.id, "index": cell.index, "after": cell.source}
         step = ("run_cell", record, cell)
         marks = stamp(ctx, "run_cell", cell)
-        return await run_in_cell(reader, editor, ctx, step, f"Ran cell [{cell.index}]", marks=marks)
+        return await run_in_cell(
+            reader, editor, ctx, step, f"Ran {cell_place(cell.index)}", marks=marks
+        )
 
     return dataclasses.replace(
         run_cell, preview=functools.partial(_run_preview, reader), reads_notebook=True
@@ -131,13 +133,13 @@ def move_cell_tool(reader: NotebookReader) -> Tool:
         except PageError as exc:
             raise ToolFailed(f"Not moved: {exc}.") from None
         if now.index != to:
-            raise ToolFailed(f"Not moved to [{to}]: the page reports {describe(now)}")
+            raise ToolFailed(f"Not moved to index {to}: the page reports {describe(now)}")
         reader.seen.moved(cell.id, cell.source, index, now.index)
         record = {"op": "move", "cell_id": cell.id, "index": now.index, "from": index,
                   "after": cell.source}  # fmt: skip
         undo_log(reader.namespace).record(ctx.call_id, "move_cell", {}, None, cell=record)
         return ToolResult(
-            f"Moved cell [{index}] to [{now.index}]: the page reports {describe(now)}",
+            f"Moved {cell_place(index)} to index {now.index}: the page reports {describe(now)}",
             fields=ResponseFields(cell=record),
         )
 

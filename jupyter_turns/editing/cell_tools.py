@@ -27,6 +27,7 @@ import difflib
 import functools
 from typing import Any, Literal
 
+from ..reading.cells import cell_place
 from ..reading.sources import NotebookReader
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool
@@ -111,11 +112,12 @@ def insert_cell_tool(reader: NotebookReader) -> Tool:
         cell = {"op": "insert", "cell_id": made.id, "index": made.index, "after": source}
         kind = "code" if cell_type == "code" else "markdown"
         if run and cell_type == "code":
-            done = f"Inserted code cell [{made.index}] and ran it"
+            done = f"Inserted a code cell, {cell_place(made.index)}, and ran it"
             return await run_in_cell(reader, editor, ctx, ("insert_cell", cell, None), done)
         undo_log(reader.namespace).record(ctx.call_id, "insert_cell", {}, None, cell=cell)
         return ToolResult(
-            f"Inserted {kind} cell [{made.index}] (not run).", fields=ResponseFields(cell=cell)
+            f"Inserted a {kind} cell, {cell_place(made.index)} (not run).",
+            fields=ResponseFields(cell=cell),
         )
 
     preview = functools.partial(_insert_preview, reader)
@@ -197,7 +199,7 @@ def edit_cell_tool(reader: NotebookReader) -> Tool:
         changes = line_diff(before.source, source).splitlines()[2:]
         added = sum(1 for line in changes if line.startswith("+"))
         removed = sum(1 for line in changes if line.startswith("-"))
-        edited = f"Edited cell [{now.index}] (+{added} -{removed} lines)"
+        edited = f"Edited {cell_place(now.index)} (+{added} -{removed} lines)"
         if run and now.cell_type == "code":
             step = ("edit_cell", {**cell, "ran": True}, before)
             done = f"{edited} and ran it"

@@ -24,6 +24,7 @@ from ..kernel_tools.code_run import CodeRun, run_code
 from ..kernel_tools.figures import produced_images
 from ..kernel_tools.state_diff import StateDiff, diff, snapshot
 from ..model.events import Undo
+from ..reading.cells import cell_place
 from ..text import plural
 from .page import KEEP, CellPage, Keep, PageError, Stamp
 
@@ -127,12 +128,12 @@ async def _earlier_outputs(
 
 async def _revert_delete(page: CellPage, cell: dict[str, Any], restore: dict[str, Any]) -> str:
     back = await page.restore(int(cell["index"]), dict(restore["cell"]))
-    return f"put the deleted cell back at [{back.index}]"
+    return f"put the deleted cell back: {cell_place(back.index)}"
 
 
 async def _revert_move(page: CellPage, cell: dict[str, Any], _: dict[str, Any]) -> str:
     back = await page.move(str(cell["cell_id"]), int(cell["from"]), expected=str(cell["after"]))
-    return f"moved the cell back to [{back.index}]"
+    return f"moved the cell back: {cell_place(back.index)}"
 
 
 _REVERTS: dict[str, Callable[[CellPage, dict[str, Any], dict[str, Any]], Awaitable[str]]] = {

@@ -33,6 +33,7 @@ from ..tools.executor import ExecutionSettings, SavedResults
 from ..tools.registry import Tool, tool_map
 from .compaction import Compaction, compact_threshold
 from .config import Thinking, ThreadConfig, ThreadOptions
+from .quoted import Quoted
 from .retry import ResilientCycle
 from .subagent import subagent
 from .turn import TurnConfig, TurnCoordinator, TurnResult
@@ -100,6 +101,9 @@ class Chat:
         self.compact_next = False  # %chat compact: summarize before the next request
         self.pending_notes: list[Notice] = []  # shown (and applied) with the next request
         self.context_tokens: int | None = None  # the gauge: context in use after the last answer
+        # the events someone else wrote (a restored notebook's): sent as quoted data, never as
+        # this user's requests or the model's own turns (:mod:`.quoted`)
+        self.quoted: Quoted | None = None
 
     @property
     def context_window(self) -> int | None:
@@ -202,6 +206,7 @@ class Chat:
             ),
             context_tokens=self.context_tokens,
             context_window=window,
+            quoted=self.quoted,
         )
 
     def _origin(self, provider: Provider) -> TurnOrigin:

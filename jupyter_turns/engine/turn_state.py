@@ -23,6 +23,7 @@ from ..tools.registry import Tool
 from .cache_life import cache_life
 from .compaction import Compaction
 from .config import ThreadConfig
+from .quoted import Quoted, quote_foreign
 from .window import to_send, unscripted
 
 __all__ = [
@@ -102,6 +103,8 @@ class TurnConfig:
     # the instruction files' part of the system prompt, read for this turn (the kernel's
     # AGENTS.md / CLAUDE.md, :mod:`jupyter_turns.reading.instructions`): text, no setting
     instructions: str | None = None
+    # the thread's events that someone else wrote: sent quoted, as data (:mod:`.quoted`)
+    quoted: Quoted | None = None
 
     def request(
         self,
@@ -114,10 +117,11 @@ class TurnConfig:
     ) -> Request:
         """The provider request for ``events`` under these settings: what of them is sent (a
         forget marker, a compaction summary: ``window.to_send``; without ``scripted``, for a
-        real model, not what the scripted provider wrote), ``extra`` for the provider."""
+        real model, not what the scripted provider wrote; someone else's turns quoted as data:
+        ``quoted.quote_foreign``), ``extra`` for the provider."""
         sent = to_send(events)
         return Request(
-            events=tuple(sent if scripted else unscripted(sent)),
+            events=tuple(quote_foreign(sent if scripted else unscripted(sent), self.quoted)),
             tools=tuple(tool.spec() for tool in self.tools.values()),
             system=self.system_for(events),
             model=self.thread.model,
@@ -131,10 +135,13 @@ class TurnConfig:
 
     def system_for(self, events: Sequence[ConversationEvent]) -> str | None:
         """The system prompt, plus the rule that notebook content is data (never instructions)
-        whenever the thread can read the notebook or a request attached some of it, then the
-        instruction files (last: the part most likely to change, for the prompt cache)."""
-        reads = any(tool.reads_notebook for tool in self.tools.values()) or any(
-            event.kind == "chat_request" and event.attachments for event in events
+        whenever the thread can read the notebook, a request attached some of it or the thread
+        holds someone else's turns (quoted as data), then the instruction files (last: the part
+        most likely to change, for the prompt cache)."""
+        reads = (
+            any(tool.reads_notebook for tool in self.tools.values())
+            or any(event.kind == "chat_request" and event.attachments for event in events)
+            or (self.quoted is not None and bool(self.quoted.ids))
         )
         parts = [self.thread.system, DATA_RULE if reads else None, self.instructions]
         return "\n\n".join(p for p in parts if p) or None

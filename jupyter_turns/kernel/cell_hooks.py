@@ -6,7 +6,9 @@
 * :func:`chat_help_as_output`: ``%chat?`` prints its help as an output (nbclient drops the pager);
 * :func:`sigint_menu`: during a turn, the first kernel interrupt opens the interrupt menu and a
   second one (while the menu is open) aborts the cell;
-* :func:`check_ipykernel`: refuse kernels that cannot deliver clicks while a cell runs.
+* :func:`check_ipykernel`: refuse kernels that cannot deliver clicks while a cell runs;
+* :func:`keep_cell_parents`: a comm message handled while a cell runs no longer hands the next
+  cell the previous cell's parent (ipykernel 7.4), which left that cell ``[*]`` for good.
 """
 
 from __future__ import annotations
@@ -25,7 +27,13 @@ from ..loops import call_soon_on
 if TYPE_CHECKING:
     from ..engine.chat import Chat
 
-__all__ = ["await_chat_cells", "chat_help_as_output", "check_ipykernel", "sigint_menu"]
+__all__ = [
+    "await_chat_cells",
+    "chat_help_as_output",
+    "check_ipykernel",
+    "keep_cell_parents",
+    "sigint_menu",
+]
 
 
 @contextlib.contextmanager
@@ -107,3 +115,35 @@ def check_ipykernel() -> None:
             "cannot deliver button clicks while a cell runs. Run `pip install -U ipykernel` "
             "and restart the kernel."
         )
+
+
+def keep_cell_parents(kernel: Any) -> None:
+    """Stop ipykernel 7.4 from giving a running cell the parent of the cell before it.
+
+    Why. While a cell holds the main shell, ipykernel 7.4 handles a comm message concurrently
+    (``Kernel.shell_main``): it reads the shell's parent (the running cell's request), awaits
+    the comm's own task, then sets that parent back. All main-shell messages share one context,
+    so when the running cell ends during that await and the next queued cell (Run All) starts
+    and awaits something, the restore sets the *finished* cell's request as the new cell's
+    parent: its outputs and its final ``idle`` go out under the old request, and JupyterLab
+    shows the new cell ``[*]`` for good while the kernel is idle (seen with the page's replies
+    to a ``%%chat`` turn's last metadata writes, then ``await chat.send(...)``).
+
+    How. ``set_parent`` is wrapped on the kernel instance: a call from ``shell_main`` (only
+    that restore) sets the parent the shell holds *now*, which is the restore's intent when
+    nothing started meanwhile and the running cell's own parent when something did. Every
+    other call passes through. Installed once; a kernel without these methods is left alone.
+    """
+    original = getattr(kernel, "set_parent", None)
+    shell_main = getattr(type(kernel), "shell_main", None)
+    code = getattr(shell_main, "__code__", None)
+    if not callable(original) or code is None or getattr(original, "_keeps_parents", False):
+        return
+
+    def set_parent(ident: Any, parent: Any, channel: str = "shell") -> None:
+        if channel == "shell" and sys._getframe(1).f_code is code:
+            ident, parent = kernel._parent_ident["shell"], kernel.get_parent("shell")
+        original(ident, parent, channel)
+
+    set_parent._keeps_parents = True  # type: ignore[attr-defined]
+    kernel.set_parent = set_parent

@@ -19,6 +19,7 @@ from ..kernel_tools.builtin import parse_builtins
 from ..providers.catalog import KINDS
 from ..providers.endpoints import shown
 from ..reading.above import parse_context
+from ..reading.failing import ABOVE, Which
 from ..record.thread_settings import DISPLAY_PATTERN
 
 __all__ = ["parse_base_url", "parse_budget", "parse_fix", "parse_options", "parse_thinking"]
@@ -31,14 +32,15 @@ _SEE = "See %chat? for the options."
 
 class _Parser(argparse.ArgumentParser):
     """argparse that fails with one line in the cell's error, never its usage dump on stderr
-    (an ambiguous abbreviation, a missing value: argparse would print and exit)."""
+    (a missing value: argparse would print and exit). No abbreviations: ``--tool`` is no
+    option (it gets "did you mean `--tools`?"), never ``--tools`` taken silently."""
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"%%chat: {message}. {_SEE}")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="%%chat", add_help=False, exit_on_error=False)
+    parser = _Parser(prog="%%chat", add_help=False, exit_on_error=False, allow_abbrev=False)
     parser.add_argument("--new", action="store_true")
     parser.add_argument("--thread")
     parser.add_argument("--model")
@@ -121,17 +123,22 @@ def parse_base_url(value: str) -> str:
     return value.strip()
 
 
-def parse_fix(value: str) -> int | None:
-    """``--fix [INDEX]`` and ``%chat fix [INDEX]``: the index of the cell whose error to ask
-    about (as notebook_cells numbers cells), or None for the last that raised."""
-    text = value.strip()
+def parse_fix(value: str) -> Which:
+    """``--fix [N|above]`` and ``%chat fix [N|above]``: the cell whose error to ask about, by
+    the execution count Jupyter shows beside it (``19`` for ``[19]``; ``[19]`` is taken too),
+    or the cell right above the asking one; None for the last that raised."""
+    text = value.strip().lower()
     if text in ("", "last"):
         return None
-    if not text.isdigit():
+    if text == ABOVE:
+        return "above"
+    number = text.removeprefix("[").removesuffix("]").removesuffix(":")
+    if not number.isdigit():
         raise UsageError(
-            f"--fix takes a cell index (as notebook_cells numbers cells), not {text!r}"
+            f"--fix takes the number Jupyter shows beside the cell (19 for [19]) or 'above', "
+            f"not {value.strip()!r}"
         )
-    return int(text)
+    return int(number)
 
 
 def parse_thinking(value: str) -> Any:

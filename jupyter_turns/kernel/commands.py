@@ -4,7 +4,9 @@ where replay reads from (``%chat replay --from FILE``: :func:`.replay.replay_com
 
 from __future__ import annotations
 
+import difflib
 import functools
+import os
 import shlex
 import textwrap
 from collections.abc import Callable
@@ -19,7 +21,7 @@ from ..editing.page import NotebookEditor
 from ..editing.rewinding import plan_rewind, rewind
 from ..editing.undo import UndoRefused
 from ..editing.undoing import undo
-from ..engine.window import fork_history, fork_notice, turn_requests
+from ..engine.window import exchanges, fork_history, fork_notice, turn_requests
 from ..mcp.mcp_command import mcp_command
 from ..model.events import tally
 from ..providers.catalog import KINDS
@@ -32,6 +34,7 @@ from ..text import plural
 from . import keys, long_threads
 from .cell_context import show_instructions
 from .endpoint_command import endpoint_command
+from .grants import judge
 from .replay import replay_command
 from .settings_view import settings_bundle
 from .threads import ALLOWED, Thread, apply_settings, user_tools
@@ -60,7 +63,9 @@ def run(session: Session, settings: CellSettings, line: str, *, help_text: str |
     command, args = (words[0], words[1:]) if words else ("help", [])
     handler = COMMANDS.get(command)
     if handler is None:
-        raise UsageError(f"unknown %chat command {command!r}; see %chat?")
+        close = difflib.get_close_matches(command, COMMANDS, n=1, cutoff=0.6)
+        guess = f": did you mean `%chat {close[0]}`?" if close else "."
+        raise UsageError(f"unknown %chat command {command!r}{guess} See %chat?")
     return handler(_Call(session, settings, args, help_text))
 
 
@@ -147,12 +152,14 @@ def _settings(call: _Call) -> None:
 def _permission(call: _Call, command: str) -> None:
     _need(call.args, f"%chat {command} TOOL")
     threads = call.session.threads
-    allowed = threads.get().chat.allowed_tools
+    thread = threads.get()
+    allowed = thread.chat.allowed_tools
     if command == "allow":
         allowed.add(call.args[0])
-        threads.get().sources["always_allow"] = ALLOWED
+        thread.sources["always_allow"] = ALLOWED
     else:
         allowed.discard(call.args[0])
+    call.session.remember(thread)  # at once: an older copy of the notebook gets this state
     print(f"Always allowed in {threads.current!r}: {sorted(allowed) or 'nothing'}")
 
 
@@ -318,48 +325,95 @@ def restore_once(session: Session, settings: CellSettings) -> None:
 def restore(session: Session, settings: CellSettings, path: str | None, *, verbose: bool) -> int:
     """Rebuild the threads saved in the notebook; how many were restored.
 
-    Conversations always restore, and so do the settings this user's own jupyter_turns saved
-    (signed with their key, :mod:`jupyter_turns.kernel.trust`). Of settings it did not save, those
-    that grant a permission wait for ``%chat trust --apply``. A restored MCP server is never
-    started until the user runs ``%chat mcp start NAME``.
+    Conversations always restore; their turns that this user's kernel did not write go to the
+    model quoted, as someone else's. Settings come from the user's own store of what they
+    granted each thread in this notebook (:mod:`jupyter_turns.kernel.grants`); the file's are a
+    proposal: its harmless fields apply where no grant does, and what would grant a permission
+    waits for ``%chat trust --apply``. A restored MCP server is never started until the user
+    runs ``%chat mcp start NAME``.
     """
     notebook = Path(path) if path else find_notebook(session.namespace)
     if notebook is None:
         if verbose:
             print("No notebook file known to this kernel; give one: %chat restore PATH")
         return 0
-    key = session.settings_key()
     try:
-        saved = read_notebook(notebook, key.verifies if key is not None else None)
+        saved = read_notebook(notebook)
     except OSError as exc:
         raise UsageError(f"cannot read {notebook}: {exc.strerror or exc}") from None
-    withheld: dict[str, str] = {}
-    defaults = settings.defaults()
+    origin = os.path.realpath(notebook)
+    store, withheld, defaults = session.user_store(), [], settings.defaults()
     for name, thread in saved.threads.items():
-        adopted = session.threads.adopt(thread, defaults)
+        conversation = thread.conversation
+        verdict = judge(store, origin, conversation.conversation_id, conversation.events)
+        adopted = session.threads.adopt(thread, defaults, verdict, origin)
         count = plural(len(thread.conversation), "event")
         print(f"Restored thread {name!r}: {count} from {notebook.name}")
         for problem in [*thread.problems, *thread.settings.problems]:
             print(f"  skipped: {problem}")
+        if verdict.authorship.mixed:
+            print(_quoted_note(adopted, verdict.authorship.requests, notebook.name))
         if adopted.withheld:
-            withheld[name] = describe_guarded(adopted.withheld)
+            withheld.append(adopted)
         _servers_not_started(session, settings, adopted)
     for problem in saved.problems:
         print(f"Skipped in {notebook.name}: {problem}")
+    signed = any(t.settings.signature for t in saved.threads.values())
     if withheld:
-        asks = "; ".join(f"thread {name!r}: {text}" for name, text in withheld.items())
-        unchecked = f" ({session.key_problem})" if session.key_problem else ""
-        print(
-            f"This notebook asks for {asks} — not applied: these settings were not saved by "
-            f"your own jupyter_turns (they carry no signature made with your key){unchecked}. "
-            "`%chat trust` shows exactly what it asks for; `%chat trust --apply` applies it."
-        )
+        print(_withheld_note(withheld, signed, session.store_problem))
     session.cell_records.update(saved.cell_records)
     if saved.current in session.threads.by_name:
         session.threads.current = saved.current
     elif saved.threads:
         session.threads.current = next(iter(saved.threads))
     return len(saved.threads)
+
+
+def _quoted_note(thread: Thread, requests: int, file: str) -> str:
+    """What the restore says of a thread holding turns someone else wrote."""
+    through = _exchanges_through_quoted(thread)
+    return (
+        f"  {plural(requests, 'request')} in thread {thread.name!r} "
+        f"{'were' if requests != 1 else 'was'} written elsewhere, not by your own "
+        f"jupyter_turns: sent to the model only as quoted context (a conversation restored from "
+        f"{file}), never as your requests. `%chat forget {through}` stops sending "
+        f"{'them' if requests != 1 else 'it'}; `%%chat --new` starts a thread without "
+        f"{'them' if requests != 1 else 'it'}."
+    )
+
+
+def _exchanges_through_quoted(thread: Thread) -> int:
+    """How many of the oldest exchanges ``%chat forget`` must drop to stop sending every
+    quoted one."""
+    quoted = thread.chat.quoted.ids if thread.chat.quoted is not None else frozenset()
+    groups = exchanges(thread.chat.conversation.events)
+    return max((n for n, g in enumerate(groups, 1) if any(e.id in quoted for e in g)), default=0)
+
+
+def _withheld_note(threads: list[Thread], signed: bool, problem: str | None) -> str:
+    """What the restore says of the permissions it did not apply, and how to apply them: those
+    the file asks for, and those the user granted the thread in a notebook at another path."""
+    lines = []
+    for moved in (False, True):
+        group = [t for t in threads if bool(t.proposed_by) is moved]
+        if not group:
+            continue
+        asks = "; ".join(f"thread {t.name!r}: {describe_guarded(t.withheld)}" for t in group)
+        if moved:
+            paths = ", ".join(sorted({str(t.proposed_by) for t in group}))
+            why = f"you granted them to this thread in the notebook at {paths}, not here "
+            why += "(moved, renamed or copied?)"
+        else:
+            why = "permissions come only from your own record of what you granted this thread "
+            why += "in this notebook; a notebook's settings are a proposal"
+            if signed:
+                why += " (the signature in its settings, from an earlier jupyter_turns, is ignored)"
+        unchecked = f" (your record cannot be read: {problem})" if problem else ""
+        lines.append(
+            f"This notebook asks for {asks} — not applied: {why}{unchecked}. `%chat trust` "
+            "shows exactly what it asks for; `%chat trust --apply` applies it."
+        )
+    return "\n".join(lines)
 
 
 def _servers_not_started(session: Session, settings: CellSettings, thread: Thread) -> None:
@@ -375,7 +429,8 @@ def _servers_not_started(session: Session, settings: CellSettings, thread: Threa
 
 
 def trust(session: Session, args: list[str]) -> None:
-    """``%chat trust``: what restored threads asked for and did not get; ``--apply`` grants it."""
+    """``%chat trust``: what restored threads asked for and did not get; ``--apply`` grants it
+    (and records the grant for the notebook they were restored from)."""
     apply = "--apply" in args
     waiting = {n: t for n, t in session.threads.by_name.items() if t.withheld}
     if not waiting:
@@ -385,16 +440,35 @@ def trust(session: Session, args: list[str]) -> None:
         asked = thread.withheld
         if apply:
             apply_settings(thread, asked)
-            thread.withheld = {}
+            thread.withheld, thread.proposed_by = {}, None
+            _grant_here(session, thread)
             print(f"Applied to thread {name!r}: {describe_guarded(asked)}.")
             for server in asked.get("mcp_servers", {}):
                 print(f"  MCP server '{server}' starts only with `%chat mcp start {server}`.")
             continue
-        print(f"Thread {name!r} asks for: {describe_guarded(asked)}.")
+        described = describe_guarded(asked)
+        if thread.proposed_by:
+            print(
+                f"Thread {name!r}: you granted it {described} in the notebook at "
+                f"{thread.proposed_by}."
+            )
+        else:
+            print(f"Thread {name!r}: the notebook asks for {described}.")
         for key, value in asked.items():
             if key == "system":
                 print("  system prompt:\n" + textwrap.indent(str(value), "    | "))
             else:
                 print(f"  {key}: {value!r}")
     if not apply:
-        print("Run `%chat trust --apply` to apply all of this, or leave it: nothing is applied.")
+        print(
+            "Run `%chat trust --apply` to apply all of this (and keep it for this notebook), or "
+            "leave it: nothing is applied."
+        )
+
+
+def _grant_here(session: Session, thread: Thread) -> None:
+    """Record what the user just applied as granted in the notebook the thread came from, and
+    in this kernel's own notebook (also recorded at its next save)."""
+    if thread.origin is not None:
+        session.remember(thread, path=thread.origin)
+    session.remember(thread)

@@ -55,7 +55,7 @@ def _say_where() -> None:
     print(f"Requests go to {endpoints.described()}.")
     key = os.environ.get(ENV_KEY)
     if not key:
-        print("No key yet: %chat key asks for one.")
+        print(_no_key_yet())
     else:
         print(refusal(key, endpoints.current()) or f"The key in use ({masked(key)}) goes there.")
 
@@ -76,6 +76,18 @@ def _say_clouds() -> None:
                 f"%%chat --provider {cloud.name} --base-url {shown(url)}"
             )
         print(line + ".")
+
+
+def _no_key_yet() -> str:
+    """What the kernel has for a key before one is set: a ``.env`` key is read (and bound to the
+    endpoint in use then) at the first request that needs it, not before."""
+    held = next((f for f in read_dotenvs(dotenv_dirs(None)) if ENV_KEY in f.keys), None)
+    if held is None:
+        return "No key yet: %chat key asks for one."
+    return (
+        f"No key in this kernel yet; {held.path} holds one ({masked(held.keys[ENV_KEY])}): the "
+        "first request reads it, for the endpoint in use then (%chat key gives another)."
+    )
 
 
 def _show() -> None:

@@ -29,6 +29,7 @@ from ..widget.buttons import WidgetPrompter
 from ..widget.chat_widget import ChatWidget
 from ..widget.messages import TextPart
 from ..widget.renderer import WidgetSink
+from .grants import event_digest
 from .persist import MetadataWriter, Recorder
 
 if TYPE_CHECKING:
@@ -99,6 +100,12 @@ class CellFront:
         self.cell_id = session.cell_id
         self.run = session.cell_run  # its prompt number and the page that ran it
         self.replayed_from: str | None = None  # a replayed turn: the notebook it came from
+        # a replayed turn's events are the user's own only when its recording was
+        self.replay_authored = False
+        # what this turn recorded as authored: finished events by id (they never change), and
+        # the digest of each streaming text as last saved (it grows under one id)
+        self._authored: set[str] = set()
+        self._drafts: dict[str, str] = {}
         chat = thread.chat
         namespace = session.namespace
         self.widget = ChatWidget(
@@ -207,7 +214,7 @@ class CellFront:
     def _record(
         self, turn: TurnCoordinator, partial: list[ConversationEvent] | None = None
     ) -> dict[str, Any]:
-        return turn_record(
+        record = turn_record(
             turn.conversation.conversation_id,
             self.thread.name,
             [*turn.events, *(partial or ())],
@@ -222,6 +229,30 @@ class CellFront:
             settings=self.session.saved_settings(self.thread),
             displaced=self._displaced,
         )
+        self._author(record)
+        return record
+
+    def _author(self, record: dict[str, Any]) -> None:
+        """Record this turn's events as saved now (not the earlier runs it carries) as written
+        by this user's kernel: a restore tells them from someone else's by that. Only what
+        this turn has not recorded yet; a replay of someone else's recording is not the
+        user's."""
+        if self.replayed_from is not None and not self.replay_authored:
+            return
+        digests = []
+        for saved in record["events"]:
+            key = str(saved.get("id"))
+            if key in self._authored:
+                continue
+            digest = event_digest(saved)
+            if _partial(saved):
+                if self._drafts.get(key) == digest:
+                    continue
+                self._drafts[key] = digest
+            else:
+                self._authored.add(key)
+            digests.append(digest)
+        self.session.author(str(record["conversation_id"]), digests)
 
     def _live_record(self, turn: TurnCoordinator) -> dict[str, Any]:
         """The turn so far, with the text shown but not yet an event marked ``partial`` (a tool
@@ -275,6 +306,12 @@ class CellFront:
                 name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
             },
         }
+
+
+def _partial(saved: dict[str, Any]) -> bool:
+    """A streaming text saved so far: its text grows under one id, so it is authored anew."""
+    metadata = saved.get("metadata")
+    return isinstance(metadata, dict) and bool(metadata.get("partial"))
 
 
 def _draft_id(first_event: str, index: int) -> str:

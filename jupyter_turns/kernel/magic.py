@@ -37,7 +37,13 @@ from ..reading.kernel_note import kernel_note
 from ..reading.sources import NotebookReader
 from . import commands
 from .cell_context import cells_above_for, instructions_for, page_said
-from .cell_hooks import await_chat_cells, chat_help_as_output, check_ipykernel, sigint_menu
+from .cell_hooks import (
+    await_chat_cells,
+    chat_help_as_output,
+    check_ipykernel,
+    keep_cell_parents,
+    sigint_menu,
+)
 from .cell_options import parse_fix, parse_options
 from .kernel_status import busy_while_running
 from .persist import CellPrints, MetadataWriter
@@ -61,7 +67,8 @@ CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server
 %%chat [options]      the cell body is your request; the answer streams below
   --new               start a new thread       --thread NAME   use (or create) a thread
   --provider anthropic|openai|openai-chat|ollama|bedrock|vertex|scripted
-  --model NAME        --script VAR (a ScriptedProvider)
+  --model NAME        --script VAR  this cell plays VAR (a ScriptedProvider or a
+                      list of cycles); later cells use the thread's provider
   --base-url URL      the server of openai, openai-chat (e.g. http://localhost:8000/v1),
                       a proxy or private endpoint of bedrock, vertex
   --region NAME       Bedrock's or Vertex's region   --project ID   Vertex's project
@@ -78,15 +85,14 @@ CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server
   --use a,b           only these @tool functions (default: every @tool in the notebook)
   --builtins none|LIST  built-in tools: LIST is added (python, ...); none clears
   --budget USD|off    pause a turn before a request that would spend past USD
-  --fix [INDEX]       ask about cell INDEX's error (default: the last cell that
-                      failed): its source, traceback and the variables of the
-                      failing line go with the request; no request: "Why does
-                      cell [INDEX] fail, and how do I fix it?"
+  --fix [N|above]     ask about the error of the cell shown as [N] (or above;
+                      default: the last that failed): its source, traceback and
+                      the failing line's variables go with the request
   --context none|above[:N]  send the cells above (the N nearest; default all) with
                       the request; later turns send only the cells that changed
 
-%chat fix [INDEX]   a turn asking why cell INDEX (default: the last that failed)
-                    raises: %%chat --fix INDEX, which the page's Ask chat writes
+%chat fix [N|above] a turn asking why the cell shown as [N] (default: the last that
+                    failed) raises: %%chat --fix N, which the page's Ask chat writes
 
 %chat threads | new [NAME] | use NAME | history [NAME] | settings
 %chat instructions [--allow PATH]   the instruction files sent (AGENTS.md, CLAUDE.md)
@@ -104,11 +110,12 @@ CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server
 %chat compact | forget N | cost
 %chat mcp list | add | remove NAME | start NAME | restart NAME
 
-Options stick to the thread. Defaults: %config ChatMagics.<setting> = value
-(provider, model, tools, edits, reasoning, thinking, max_cycles, system, headless, builtins,
-output_chars, stream, replay, replay_check, replay_pace, budget_usd, compact_at,
-cache_ttl, instructions, context, mcp_servers, base_url, region, project; admin limits:
-allowed_providers, allowed_models).
+Options stick to the thread (--script, --fix and --use are the cell's).
+Defaults: %config ChatMagics.<setting> = value (provider, model, tools, edits,
+reasoning, thinking, max_cycles, system, headless, builtins, output_chars, stream,
+replay, replay_check, replay_pace, budget_usd, compact_at, cache_ttl, instructions,
+context, mcp_servers, base_url, region, project; admin limits: allowed_providers,
+allowed_models).
 """
 
 
@@ -151,7 +158,7 @@ class ChatMagics(Magics, McpSettings):
         help="How the model's cell changes are approved: ask (each before it is made) or "
         "review (insert, edit, delete and move are made as they come; the turn ends with a "
         "review panel to keep or undo each). Running code always asks. A notebook's saved "
-        "'review' applies only when this user signed it.",
+        "'review' applies only when you granted it to that thread in that notebook.",
     ).tag(config=True)
     reasoning = Unicode(
         "full", help="How reasoning shows: full, hidden, truncate:N, progress, static."
@@ -329,16 +336,18 @@ class ChatMagics(Magics, McpSettings):
         threads, namespace = session.threads, session.namespace
         name = options.thread or (threads.fresh_name() if options.new else threads.current)
         existing = None if options.new else threads.by_name.get(name)
-        key = self._provider_key(existing, options)
-        check_allowed(key, self.allowed_providers, self.allowed_models)
-        replay, provider = self._replay_or_live(name, key, body)
+        key = self._provider_key(existing, options)  # the thread's, from this cell on
+        # what this cell runs: ``--script VAR`` plays VAR for this cell alone
+        played = ProviderChoice("scripted", script=options.script) if options.script else key
+        check_allowed(played, self.allowed_providers, self.allowed_models)
+        replay, provider = self._replay_or_live(name, played, body)
         if provider is not None:  # the provider's own default model is checked too
             check_allowed(
-                key._replace(model=getattr(provider, "model", key.model)),
+                played._replace(model=getattr(provider, "model", played.model)),
                 self.allowed_providers,
                 self.allowed_models,
             )
-        notes: list[str | Notice] = [*switch_notes(existing, key)]
+        notes: list[str | Notice] = [*switch_notes(existing, played)]
         builtins = self._builtins(existing, options)
         only = [n.strip() for n in options.use.split(",")] if options.use else None
         tools = namespace_tools(namespace, only, builtins, session.reader)
@@ -348,21 +357,22 @@ class ChatMagics(Magics, McpSettings):
                 raise UsageError(f"--use: no @tool named {', '.join(missing)} in the notebook")
         thread = threads.get(name, new=options.new)
         self._apply(thread, options, key, builtins)
-        if provider is not None:
+        script = provider if options.script else None  # this turn's alone
+        if provider is not None and script is None:
             threads.use_provider(thread, provider, self.stream)
         thread.chat.tools = {t.name: t for t in tools}
         notes += stepped_aside_notes(thread, stepped_aside(tools, builtins))
         if replay is not None:
             replay.calls.saved_only = options.replay_tools == "saved"
             replay.start(thread.chat)
-        return self._run(thread, body, replay, notes, attached or [])
+        return self._run(thread, body, replay, notes, attached or [], script)
 
     def _replay_or_live(
         self, name: str, key: ProviderChoice, request: str
     ) -> tuple[ReplayPlan | None, Provider | None]:
         """The cell's replay, else the provider it runs live with (raises UsageError: its
         missing key, with why the notebook cannot replay it when it has a say; a script that
-        has no cycle left, with how to leave it)."""
+        has no cycle left, with how to play it again)."""
         session = self.session
         strict = self.replay_check == "strict"
         chosen = choose(
@@ -378,11 +388,10 @@ class ChatMagics(Magics, McpSettings):
             raise UsageError(said) from None
         session.unbuilt = None
         if key.script and getattr(provider, "exhausted", False):
-            other = self.provider if self.provider != "scripted" else "anthropic"
             raise UsageError(
-                f"%%chat: this thread plays the script `{key.script}`, which has no cycle left: "
-                f"`--provider {other}` or `--new` (a thread keeps its options until a cell "
-                "changes them)"
+                f"%%chat --script {key.script}: the script has no cycle left (each cycle plays "
+                f"once). Run the cell that sets `{key.script}` again to play it from the start, "
+                "or leave out --script: the thread's own provider answers."
             )
         return None, provider
 
@@ -393,6 +402,7 @@ class ChatMagics(Magics, McpSettings):
         replay: ReplayPlan | None = None,
         cell_notes: list[str | Notice] | None = None,
         extra: list[Attachment] | None = None,
+        script: Provider | None = None,
     ) -> None:
         from .front import CellFront
 
@@ -400,9 +410,10 @@ class ChatMagics(Magics, McpSettings):
         loop = asyncio.get_running_loop()
         attachments, told, instructions = await self._sent_with(thread, body, cell_notes, extra)
         held = len(chat.conversation.events)  # the cells above count as seen once sent after
-        provider = chat.provider  # the thread's own (a replay plays its recording instead)
+        # the thread's own; a replay plays its recording instead, a --script cell its script
+        provider = chat.provider
         streamed = getattr(provider, "streaming", False)
-        played = replay.provider if replay is not None else None
+        played = replay.provider if replay is not None else script
         saved = replay.calls if replay is not None else None
         kernel = getattr(self.shell, "kernel", None)
         if kernel is None:  # plain IPython: print instead
@@ -443,9 +454,9 @@ class ChatMagics(Magics, McpSettings):
                     front.close()
 
     def _fix_line(self, words: list[str]) -> Coroutine[Any, Any, None]:
-        """``%chat fix [INDEX]``: what ``%%chat --fix [INDEX]`` with no request does."""
+        """``%chat fix [N|above]``: what ``%%chat --fix [N|above]`` with no request does."""
         if len(words) > 1:
-            raise UsageError("%chat fix takes one cell index at most: %chat fix [INDEX]")
+            raise UsageError("%chat fix takes one cell at most: %chat fix [N|above]")
         options = self._options(f"--fix {words[0] if words else 'last'}")
         return self._fix(options, "")
 
@@ -499,16 +510,14 @@ class ChatMagics(Magics, McpSettings):
         return names
 
     def _provider_key(self, thread: Thread | None, options: argparse.Namespace) -> ProviderChoice:
-        """Which provider the cell asks for: the thread's, or the defaults, with the options.
-        Another provider starts from its own default model and endpoint unless the cell
-        names them."""
+        """Which provider the thread uses from this cell on: its own, or the defaults, with
+        the options (``--script`` is the cell's alone: see :meth:`_start`). Another provider
+        starts from its own default model and endpoint unless the cell names them."""
         if thread is not None and thread.configured:
             key = thread.provider_key
         else:
             key = self._default_choice(self.provider)._replace(model=self.model or None)
-        if options.script:
-            key = key._replace(kind=options.provider or "scripted", script=options.script)
-        elif options.provider and options.provider != key.kind:
+        if options.provider and options.provider != key.kind:
             key = self._default_choice(options.provider)
         if options.base_url is not None:  # chosen in this kernel: a cloud's credentials may go
             endpoints.choose(options.base_url, "--base-url on a cell")
@@ -539,7 +548,7 @@ class ChatMagics(Magics, McpSettings):
             thread.configured = True
             mark_new(thread, self.settings().changed)
         mark_cell(thread, options, provider_changed=key.kind != thread.provider)
-        thread.provider, thread.model, thread.script = key.kind, key.model, key.script
+        thread.provider, thread.model = key.kind, key.model
         thread.base_url, thread.region, thread.project = key.base_url, key.region, key.project
         if options.reasoning:
             thread.reasoning = options.reasoning
@@ -583,8 +592,9 @@ def load_ipython_extension(ipython: Any) -> None:
         if transformer not in ipython.input_transformers_post:
             ipython.input_transformers_post.append(transformer)
     ipython.register_magics(ChatMagics)
-    if getattr(ipython, "kernel", None) is not None:  # the page's Undo buttons reach the kernel
-        from ..editing.control import register_control
+    if getattr(ipython, "kernel", None) is not None:
+        keep_cell_parents(ipython.kernel)
+        from ..editing.control import register_control  # the page's Undo buttons reach the kernel
 
         session = ipython.magics_manager.registry["ChatMagics"].session
         register_control(session, on_page=lambda message: _page_opened(session, message))

@@ -4,7 +4,7 @@ tells the user.
 ``ChatMagics.allowed_providers`` / ``ChatMagics.allowed_models`` are the user's (or the
 administrator's) own configuration. They are checked on every cell against the provider and
 model the cell would use, wherever those came from (an option, the thread, a notebook's saved
-settings, even signed ones), so nothing read from a file widens them.
+settings, even granted ones), so nothing read from a file widens them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from IPython.core.error import UsageError
 
 from ..model.events import ConversationEvent, is_scripted
-from ..providers.catalog import KINDS, ProviderChoice, not_carried
+from ..providers.catalog import KINDS, ProviderChoice, default_model, not_carried
 from ..text import plural
 
 if TYPE_CHECKING:
@@ -43,15 +43,23 @@ def check_allowed(choice: ProviderChoice, providers: Sequence[str], models: Sequ
 
 
 def switch_notes(thread: Thread | None, choice: ProviderChoice) -> list[str]:
-    """What a thread whose conversation began with another provider is told when ``choice``
-    takes over: the history goes along, converted; another API's reasoning stays behind."""
-    if thread is None or not thread.configured or thread.provider == choice.kind:
+    """What a thread whose conversation began with another provider, or whose last answer a
+    script played, is told when ``choice`` takes over: the history goes along, converted;
+    another API's reasoning stays behind. Said once: at the cell where it changes."""
+    if thread is None or not thread.configured or choice.kind == "scripted":
         return []
     events = thread.chat.conversation.events
-    if choice.kind == "scripted" or not events:
+    after = KINDS[choice.kind].label
+    if thread.provider != choice.kind and events:
+        before = KINDS[thread.provider].label
+        note = f"This thread now uses {after} (it was {before}): "
+    elif _last_answer_scripted(events):
+        model = choice.model or default_model(choice.kind)
+        named = f"{after}, {model}" if model else after
+        note = f"A script played this thread's last turn; this cell goes to {named}: "
+    else:
         return []
-    before, after = KINDS[thread.provider].label, KINDS[choice.kind].label
-    note = f"This thread now uses {after} (it was {before}): " + _goes_along(events, after)
+    note += _goes_along(events, after)
     dropped = not_carried(events, choice.kind)
     if dropped:
         note += (
@@ -60,6 +68,13 @@ def switch_notes(thread: Thread | None, choice: ProviderChoice) -> list[str]:
             "back sends it again."
         )
     return [note]
+
+
+def _last_answer_scripted(events: Sequence[ConversationEvent]) -> bool:
+    """Whether the last answer of the thread (its reasoning, message or tool call) came from
+    the scripted provider."""
+    written = [e for e in events if e.parent is None and e.kind in _WRITTEN]
+    return bool(written) and is_scripted(written[-1])
 
 
 def _goes_along(events: Sequence[ConversationEvent], after: str) -> str:

@@ -34,10 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..engine.quoted import Quoted
 from ..model.events import ConversationEvent, Notice, ToolCallResponse, is_replay_notice
 from ..record.replay_match import Found, SavedIndex, find_saved
 from ..record.replay_rebuild import ReplayProvider, SavedCalls, cycles_of, recorded_start
 from ..record.saved_turns import SavedTurn
+from .grants import sent_digests
 
 if TYPE_CHECKING:
     from ..engine.chat import Chat
@@ -77,6 +79,9 @@ class ReplayPlan:
     calls: SavedCalls  # the saved results (and nested turns) the tools are answered from
     note: str | None = None  # the saved turn was interrupted live: where the replay stops
     strict: bool = False  # ChatMagics.replay_check = "strict": a difference fails the cell
+    # every event of the recording was written by this user's kernel (kernel.grants): else
+    # the replayed turn is someone else's, quoted in later requests like a restored one
+    authored: bool = False
 
     def start(self, chat: Chat) -> None:
         """Give ``chat`` the history the recording started from: a thread that holds this
@@ -100,7 +105,14 @@ def replaying(chat: Chat, replay: ReplayPlan | None, front: Any) -> Iterator[lis
     start = len(chat.conversation)
     if front is not None:
         front.replayed_from = replay.source  # saved with the turn
-    yield [replay_notice(replay), *([replay.note] if replay.note else [])]
+        front.replay_authored = replay.authored
+    try:
+        yield [replay_notice(replay), *([replay.note] if replay.note else [])]
+    finally:
+        if not replay.authored:
+            played = [e.id for e in chat.conversation.events[start:]]
+            quoted = chat.quoted or Quoted(frozenset(), Path(replay.source).name)
+            chat.quoted = quoted.adding(played)
     differing = [e for e in chat.conversation.events[start:] if _differs(e)]
     if replay.strict and differing:
         from IPython.core.error import UsageError
@@ -176,10 +188,20 @@ def choose(
     if found.turn is not None:
         chosen = plan(found.turn, found.source, pace)
         chosen.strict = strict
+        chosen.authored = _authored(session, found.turn)
         return chosen
     if mode == "on":
         raise UsageError(f"%%chat: replay is on, but this cell cannot be replayed: {found.why()}")
     return NotReplayed(found.why()) if _explains(found) else None
+
+
+def _authored(session: Any, turn: SavedTurn) -> bool:
+    """Whether this user's kernel wrote every event of the recording that a model is sent."""
+    store = session.user_store()
+    if store is None:
+        return False
+    mine = store.authored(turn.conversation_id)
+    return all(digest in mine for _, digest in sent_digests(turn.events))
 
 
 def _can_run_live(kind: str) -> bool:

@@ -4,15 +4,17 @@
 (so a re-run keeps it), the running cell's id. :class:`CellSettings` is a snapshot of the
 ``ChatMagics`` settings one cell runs with (their defaults and help live on the traitlets).
 Passing these two instead of the magic keeps front.py and commands.py free of IPython's Magics
-class and of an import cycle with magic.py. The session also holds this user's
-:class:`~jupyter_turns.kernel.trust.SettingsKey`: the one place where saved settings are signed
-(:meth:`Session.saved_settings`) and where restored ones are checked.
+class and of an import cycle with magic.py. The session also holds this user's own stores
+(:class:`~jupyter_turns.kernel.grants.UserStore`): it records what the kernel wrote
+(:meth:`Session.author`) and what the user granted each thread in this notebook
+(:meth:`Session.saved_settings`, :meth:`Session.remember`), which a restore reads back.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -23,11 +25,12 @@ from ..kernel_tools.builtin import default_builtins
 from ..mcp.servers import McpServers
 from ..model.budget import Ledger
 from ..reading.instructions import InstructionFinder
+from ..record.notebook import find_notebook
 from ..record.thread_settings import UserDefaults
 from ..tools.registry import EditsMode, RunMode
 from .cell_options import parse_thinking
+from .grants import UserStore
 from .threads import Thread, Threads
-from .trust import SettingsKey, secret_path
 
 if TYPE_CHECKING:
     from ..model.conversation import Conversation
@@ -197,8 +200,8 @@ class Session:
     started_at: str = field(  # when this kernel loaded the extension, for the model's notes
         default_factory=lambda: datetime.now().astimezone().strftime("%Y-%m-%d %H:%M:%S %Z")
     )
-    _key: SettingsKey | None = field(default=None, repr=False)
-    key_problem: str | None = None  # why this user's key could not be read or made
+    _store: UserStore | None = field(default=None, repr=False)
+    store_problem: str | None = None  # why this user's store could not be written
     instructions: InstructionFinder = field(default_factory=InstructionFinder)
     # the notebook's path relative to the server's root, as the last page that opened it said
     # (the root is where instruction files stop)
@@ -215,27 +218,64 @@ class Session:
                 return name, thread.chat.turn is not None
         return "(gone)", False
 
-    def settings_key(self) -> SettingsKey | None:
-        """This user's key (its secret made on first use); None, with ``key_problem`` set,
-        when the secret can neither be read nor made: then nothing is signed or verified."""
-        if self._key is None and self.key_problem is None:
+    def user_store(self) -> UserStore | None:
+        """This user's store of what their kernels wrote and granted (None when the Jupyter
+        data directory cannot be found: then nothing is granted, and every restored turn
+        counts as someone else's)."""
+        if self._store is None and self.store_problem is None:
             try:
-                self._key = SettingsKey.of_user()
+                self._store = UserStore.of_user()
             except (OSError, ValueError) as exc:
-                self.key_problem = f"{secret_path()}: {exc}"
-                log.warning("jupyter_turns: settings are saved unsigned (%s)", self.key_problem)
-        return self._key
+                self._note_problem(exc)
+        return self._store
+
+    def notebook_path(self) -> str | None:
+        """The real path of this kernel's notebook, if the frontend said (not under nbclient)."""
+        found = find_notebook(self.namespace)
+        return os.path.realpath(found) if found is not None else None
 
     def saved_settings(self, thread: Thread) -> dict[str, Any]:
-        """What is saved for ``thread``: the settings it has now, signed with this user's key.
-        Only what the thread holds is signed, never what a file asked for and did not get
-        (``Thread.withheld``), so a save cannot launder a crafted file's settings."""
+        """What is saved for ``thread``: the settings it has now. They are also what the user
+        grants the thread in this notebook (:meth:`remember`); never what a file asked for and
+        did not get (``Thread.withheld``), so a save cannot launder a crafted file's settings."""
         settings = thread.settings()
-        key = self.settings_key()
-        if key is None:
-            return settings
+        self.remember(thread, settings)
+        return settings
+
+    def remember(
+        self, thread: Thread, settings: dict[str, Any] | None = None, path: str | None = None
+    ) -> None:
+        """Record the thread's settings as granted in this notebook (or the one at ``path``;
+        written only when they changed: a revocation too); nothing when the notebook's path is
+        not known, or while the user's grant of the thread at another path waits for their
+        answer (it would hide it)."""
+        if thread.proposed_by is not None:
+            return  # the user has not answered yet: their grant at the other path still waits
+        store, path = self.user_store(), path or self.notebook_path()
+        if store is None or path is None:
+            return
         try:
-            return key.sign(settings, thread.chat.conversation.conversation_id)
-        except (TypeError, ValueError) as exc:  # not JSON: saved unsigned, never lost
-            log.warning("jupyter_turns: settings of %r saved unsigned: %s", thread.name, exc)
-            return settings
+            store.grant(
+                path,
+                thread.chat.conversation.conversation_id,
+                settings if settings is not None else thread.settings(),
+                thread.foreign,
+            )
+        except (OSError, TypeError, ValueError) as exc:  # a save never fails for it
+            self._note_problem(exc)
+
+    def author(self, conversation_id: str, digests: list[str]) -> None:
+        """Record the events this kernel saves now (their :func:`.grants.event_digest`) as
+        written by this user's kernel (known without the notebook's path: nbclient too)."""
+        store = self.user_store()
+        if store is None or not digests:
+            return
+        try:
+            store.author(conversation_id, digests)
+        except OSError as exc:
+            self._note_problem(exc)
+
+    def _note_problem(self, exc: Exception) -> None:
+        if self.store_problem is None:
+            log.warning("jupyter_turns: your record of grants cannot be written (%s)", exc)
+        self.store_problem = str(exc)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import html
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["mark_cell", "mark_new", "settings_bundle"]
 
 Row = tuple[str, str, str]  # setting, value, where it came from
+_CODE_SPAN = re.compile(r"`([^`]+)`")
 
 # a thread's setting (its saved name) -> the ChatMagics setting a new thread takes it from
 _FROM_CONFIG = {
@@ -47,7 +49,6 @@ _FROM_CONFIG = {
 # a cell option (its argparse name) -> the thread's settings it sets
 _FROM_OPTION = {
     "provider": ("provider",),
-    "script": ("provider", "script"),
     "model": ("model",),
     "base_url": ("base_url",),
     "region": ("region",),
@@ -73,12 +74,12 @@ def mark_new(thread: Thread, changed: frozenset[str]) -> None:
 
 def mark_cell(thread: Thread, options: argparse.Namespace, provider_changed: bool) -> None:
     """The settings this cell's options set (they stick to the thread); another provider
-    starts from its own default model, so a provider the cell changed sets the model too."""
+    starts from its own default model, which is said to be the default, not the cell's."""
     for option, names in _FROM_OPTION.items():
         if getattr(options, option, None) is not None:
             thread.sources.update(dict.fromkeys(names, CELL))
-    if provider_changed:
-        thread.sources["model"] = CELL
+    if provider_changed and options.model is None:
+        thread.sources["model"] = DEFAULT
 
 
 def settings_bundle(
@@ -121,7 +122,7 @@ def _thread_rows(
 
     named = getattr(thread.chat.provider, "model", None) or default_model(thread.provider)
     model = thread.model or _default_model(named, thread.provider)
-    provider = _provider(thread.provider, thread.script)
+    provider = _provider(thread.provider)
     rows: list[Row] = [
         ("provider", provider, source("provider")),
         ("model", model, source("model")),
@@ -170,7 +171,7 @@ def _default_rows(settings: CellSettings, notebook_tools: Iterable[Tool]) -> lis
     model = settings.model or _default_model(default_model(settings.provider), settings.provider)
     builtins = _builtins(default_builtins(settings.builtins), notebook_tools)
     return [
-        ("provider", _provider(settings.provider, None), source("provider")),
+        ("provider", _provider(settings.provider), source("provider")),
         ("model", model, source("model")),
         ("tools run mode", settings.tools, source("tools")),
         ("cell changes", settings.edits, source("edits")),
@@ -196,10 +197,9 @@ def _default_model(model: object, kind: str) -> str:
     return "the provider's own (none named here: scripted, Bedrock's by region, or --model)"
 
 
-def _provider(kind: str, script: str | None) -> str:
+def _provider(kind: str) -> str:
     label = KINDS[kind].label if kind in KINDS else kind
-    played = f", playing the script {script!r}" if script else ""
-    return f"{kind} — {label}{played}"
+    return f"{kind} — {label}"
 
 
 def _on(value: bool) -> str:
@@ -232,9 +232,12 @@ def _html(title: str, rows: list[Row], note: str) -> str:
     def cells(row: Row, tag: str) -> str:
         return "".join(f"<{tag}>{html.escape(text)}</{tag}>" for text in row)
 
+    def code(text: str) -> str:  # `...` spans of our own words, as the page shows code
+        return _CODE_SPAN.sub(r"<code>\1</code>", html.escape(text))
+
     body = "".join(f"<tr>{cells(row, 'td')}</tr>" for row in rows)
     head = f"<tr>{cells(('setting', 'value', 'from'), 'th')}</tr>"
     return (
         f"<p>{html.escape(title)}</p><table class='jt-settings'><thead>{head}</thead>"
-        f"<tbody>{body}</tbody></table><p>{html.escape(note)}</p>"
+        f"<tbody>{body}</tbody></table><p>{code(note)}</p>"
     )

@@ -1,10 +1,12 @@
 """Threads of a notebook session: named Chat objects that later %%chat cells continue.
 
 A thread keeps its Chat (conversation, "always allow" decisions), its provider settings and the
-built-in tools it enabled. Settings given on a cell stick to the thread. A thread restored from
-a notebook file gets the settings this user's kernel saved for it (signed: see
-:mod:`jupyter_turns.kernel.trust`), or, from a copy that does not verify, its conversation and
-harmless settings; what would grant a permission waits in ``withheld`` for ``%chat trust --apply``.
+built-in tools it enabled. Settings given on a cell stick to the thread; ``--script VAR`` does
+not: the script plays that cell's turn, and the thread's provider answers the next plain cell.
+A thread restored from a notebook file gets its conversation, and the settings the user granted
+it in that notebook (their own store: :mod:`jupyter_turns.kernel.grants`), else the file's
+harmless settings; what would grant a permission waits in ``withheld`` for ``%chat trust
+--apply``. Turns someone else wrote are marked so that a request quotes them (``Chat.quoted``).
 Nothing here knows about widgets; the magic wires a thread to a cell's widget for each turn.
 """
 
@@ -13,9 +15,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..engine.chat import Chat
+from ..engine.quoted import Quoted
 from ..errors import ProviderConfigError
 from ..kernel_tools.builtin import BUILTINS
 from ..model.conversation import Conversation
@@ -27,8 +31,9 @@ from ..providers.endpoints import SERVICES
 from ..providers.scripted import ScriptedProvider
 from ..reading.above import SentCells
 from ..reading.sources import NotebookReader
-from ..record.thread_settings import SavedSettings, UserDefaults, known_builtins, split_settings
+from ..record.thread_settings import UserDefaults, known_builtins, split_settings
 from ..tools.registry import Tool
+from .grants import Verdict
 from .keys import key_source
 
 __all__ = [
@@ -63,7 +68,6 @@ class Thread:
     name: str
     chat: Chat
     provider: str = "anthropic"
-    script: str | None = None
     base_url: str | None = None  # --base-url: an OpenAI-compatible server's
     region: str | None = None  # --region: Bedrock's or Vertex's
     project: str | None = None  # --project: Vertex's
@@ -78,7 +82,14 @@ class Thread:
     instructions_shown: str | None = None  # the instruction files its card last named
     instruction_notes_shown: tuple[str, ...] = ()  # the refused ones its card last named
     configured: bool = False  # defaults from the magic's settings applied
-    withheld: dict[str, Any] = field(default_factory=dict)  # asked for by an unsigned copy
+    # guarded settings asked for and not applied: the file's, or the user's own grant of this
+    # thread in the notebook at ``proposed_by`` (a moved or renamed notebook)
+    withheld: dict[str, Any] = field(default_factory=dict)
+    proposed_by: str | None = None  # None: the file restored from (``origin``) asks
+    origin: str | None = None  # the real path of the notebook it was restored from
+    # digests of the events of someone else's it holds (kept with the user's grant: those,
+    # and only those, may be there when the grant is applied again)
+    foreign: frozenset[str] = frozenset()
     restored: bool = False  # from a file, by this kernel: the next request says it restarted
     gone_reported: set[str] = field(default_factory=set)  # names already reported as gone
     # the built-ins a notebook tool of the same name replaced, as its cards last said it
@@ -101,7 +112,7 @@ class Thread:
     @property
     def provider_key(self) -> ProviderChoice:
         return ProviderChoice(
-            self.provider, self.model, self.script, self.base_url, self.region, self.project
+            self.provider, self.model, None, self.base_url, self.region, self.project
         )
 
     def settings(self) -> dict[str, Any]:
@@ -110,7 +121,6 @@ class Thread:
             "provider": self.provider,
             "reasoning": self.reasoning,
             "model": self.model,
-            "script": self.script,
             "base_url": self.base_url,
             "region": self.region,
             "project": self.project,
@@ -172,6 +182,8 @@ class Threads:
         chat.conversation = Conversation(history)
         chat.config = source.chat.config
         chat.allowed_tools.update(source.chat.allowed_tools)
+        chat.quoted = source.chat.quoted  # someone else's turns stay quoted in the fork
+        thread.foreign = source.foreign
         chat.pending_notes.append(notice)
         for attribute in (*_THREAD_FIELDS, "configured"):
             setattr(thread, attribute, getattr(source, attribute))
@@ -201,27 +213,41 @@ class Threads:
             n += 1
         return f"thread-{n}"
 
-    def adopt(self, saved: SavedThread, defaults: UserDefaults) -> Thread:
-        """Recreate a thread from a saved one. It starts from the user's ``defaults``, takes
-        the conversation, then the settings this user's kernel signed, whole; without a signed
-        copy, the harmless fields of the unsigned ones. Guarded fields of unsigned copies wait
-        in ``withheld`` (those a signed copy already gives are not asked again)."""
+    def adopt(
+        self, saved: SavedThread, defaults: UserDefaults, verdict: Verdict, origin: str
+    ) -> Thread:
+        """Recreate a thread from a saved one, as ``verdict`` (the user's own stores) says.
+        It starts from the user's ``defaults`` and takes the conversation, its turns of
+        someone else's marked to be quoted. With a grant, the granted settings apply whole;
+        without, the harmless fields of the file's. Guarded fields wait in ``withheld``: the
+        file's (those a grant already gives are not asked again), or, for a notebook the
+        user granted at another path, that grant's."""
         thread = self.get(saved.name, new=True)
-        thread.chat.conversation = saved.conversation
+        chat = thread.chat
+        chat.conversation = saved.conversation
+        who = verdict.authorship
+        chat.quoted = Quoted(who.quoted, Path(origin).name) if who.mixed else None
+        thread.foreign, thread.origin = who.foreign, origin
         thread.configured = True
         thread.restored = True
         thread.provider, thread.model = defaults.provider, defaults.model
         thread.builtins = set(defaults.builtins)
-        saved.settings = known_builtins(saved.settings, BUILTINS.keys())
-        settings: SavedSettings = saved.settings
-        harmless, guarded = split_settings(settings.values, defaults)
-        if settings.signed is None:
-            apply_settings(thread, harmless)
-            thread.withheld = guarded
+        values, note = known_builtins(saved.settings.values, BUILTINS.keys())
+        if note:
+            saved.settings.problems.append(note)
+        harmless, guarded = split_settings(values, defaults)
+        if verdict.grant is not None:
+            granted, _ = known_builtins(verdict.grant, BUILTINS.keys())
+            apply_settings(thread, granted)
+            thread.withheld = {k: v for k, v in guarded.items() if granted.get(k) != v}
+            return thread
+        apply_settings(thread, harmless)
+        if verdict.moved is not None:
+            moved, _ = known_builtins(verdict.moved, BUILTINS.keys())
+            thread.withheld = split_settings(moved, defaults)[1]
+            thread.proposed_by = verdict.moved_from
         else:
-            apply_settings(thread, settings.signed)
-            signed = settings.signed
-            thread.withheld = {k: v for k, v in guarded.items() if signed.get(k) != v}
+            thread.withheld = guarded
         return thread
 
     def provider_for(
@@ -290,7 +316,6 @@ def apply_settings(thread: Thread, values: dict[str, Any]) -> None:
 _THREAD_FIELDS = (
     "provider",
     "model",
-    "script",
     "base_url",
     "region",
     "project",

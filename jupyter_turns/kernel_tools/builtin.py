@@ -10,7 +10,8 @@ a built-in's name is the one offered: the built-in steps aside (kernel/threads.p
 
 ``python`` runs code in the user's namespace on the kernel's main thread, like a cell: it is
 ``ask`` by default, captures stdout, stderr and the last expression's repr, and truncates huge
-output. While it runs, a kernel interrupt raises KeyboardInterrupt in the code, as in a cell.
+output; code that raises gives an error result (what it printed, the traceback). While it runs,
+a kernel interrupt raises KeyboardInterrupt in the code, as in a cell.
 ``inspect`` is read-only: a short summary of one variable.
 """
 
@@ -56,13 +57,13 @@ def python_tool(namespace: Callable[[], dict[str, Any]]) -> Tool:
             code: Python source to execute.
         """
         run, state = run_step(code, namespace(), ctx.call_id, "python")
-        images = run.images
+        images, failed = run.images, run.error is not None  # the code raised: an error result
         framed = labeled(run.text(), "python run output")  # it prints notebook data
         fields = ResponseFields(outputs=run.outputs(rich=False))  # "Add to notebook"
         if not state:
-            return ToolResult(framed, images, fields)
+            return ToolResult(framed, images, fields, is_error=failed)
         fields.state = state.as_dict()
-        return ToolResult(f"{framed}\n\n{state.text()}", images, fields)
+        return ToolResult(f"{framed}\n\n{state.text()}", images, fields, is_error=failed)
 
     return python
 

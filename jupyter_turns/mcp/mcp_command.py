@@ -70,7 +70,9 @@ def _parse_add(words: list[str]) -> tuple[str, ServerSpec]:
         words, command = words[:cut], words[cut + 1 :]
         if not command:
             raise UsageError("%chat mcp add NAME -- COMMAND: the command is missing")
-    parser = argparse.ArgumentParser(prog="%chat mcp add", add_help=False, exit_on_error=False)
+    parser = argparse.ArgumentParser(
+        prog="%chat mcp add", add_help=False, exit_on_error=False, allow_abbrev=False
+    )
     parser.add_argument("name")
     parser.add_argument("url", nargs="?")
     parser.add_argument("--env", action="append", default=[])

@@ -4,7 +4,7 @@ Servers come from ``ChatMagics.mcp_servers`` (``%config`` or ``ipython_config.py
 each cell: entries added or changed there are configured, entries taken out are removed),
 from ``%chat mcp add`` / ``remove``, and from ``%chat mcp start NAME`` for a server a restored
 thread holds (a notebook's server is never started without the user's word in this kernel
-session, whoever signed the file). None starts before a turn uses it: :meth:`prepare`
+session, whatever the file or a grant says). None starts before a turn uses it: :meth:`prepare`
 starts them (together), lists their tools and gives them to the thread; a server that stopped
 since is started again, one that cannot start is a notice (its last known tools are still
 offered, so a call gives the model the reason). :meth:`close_all` runs at kernel shutdown.

@@ -28,6 +28,7 @@ __all__ = [
     "ImageData",
     "framed",
     "labeled",
+    "unframed",
 ]
 
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -89,6 +90,19 @@ def labeled(text: str, source: str) -> str:
     instructions. A closing tag inside the text is defused, so content cannot end the frame.
     """
     return framed(text, _TAG, "source", source)
+
+
+_FRAME_OPEN = re.compile(rf'<{_TAG} source="[^"\n]*">\n?')
+_FRAME_CLOSE = re.compile(rf"\n?</{_TAG}>")
+_DEFUSED_CLOSE = re.compile(rf"<\\/(\s*{_TAG})", re.IGNORECASE)
+
+
+def unframed(text: str) -> str:
+    """``text`` as a person reads it: the :func:`labeled` frames taken off (the model still got
+    them) and a closer the frame defused shown as the notebook holds it. The page's twin is
+    resultText in js/src/util/dom.js."""
+    text = _FRAME_CLOSE.sub("", _FRAME_OPEN.sub("", text))
+    return _DEFUSED_CLOSE.sub(r"</\1", text)
 
 
 DATA_RULE = (

@@ -30,10 +30,10 @@ from .events import (
     new_id,
 )
 
-__all__ = ["Conversation", "parse_events"]
+__all__ = ["ORPHAN_TEXT", "Conversation", "parse_events"]
 
 _ASSISTANT_KINDS = frozenset({"reasoning", "message", "block", "tool_call_request"})
-_ORPHAN_TEXT = "No result: the session ended before this tool call finished."
+ORPHAN_TEXT = "No result: the session ended before this tool call finished."
 
 
 class Conversation:
@@ -102,7 +102,7 @@ class Conversation:
             self.append(event)
         return dropped
 
-    def answer_orphans(self, text: str = _ORPHAN_TEXT) -> list[str]:
+    def answer_orphans(self, text: str = ORPHAN_TEXT) -> list[str]:
         """Give every unanswered tool call an error response; returns their call ids."""
         orphans = self.pending_calls
         self.extend(self.cancelled_responses(text, by_user=False))

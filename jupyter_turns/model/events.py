@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
 from ..text import plural
 from . import schema_parts as _schema
@@ -238,6 +238,17 @@ class ToolCallResponse(_Event):
     state: dict[str, Any] | None = _optional(_schema.STATE)
     replay: dict[str, Any] | None = _optional(_schema.REPLAY)
     builtin: bool | None = _optional(_schema.BUILTIN)  # None: no tool of that name was offered
+
+    @model_validator(mode="before")
+    @classmethod
+    def _an_error_is_never_done(cls, data: Any) -> Any:
+        """An error result (``is_error``) is never ``done``: its status says ``error`` (a
+        record an older version wrote, or one crafted; the page's twin is responseStatus in
+        js/src/protocol/fields.js). Skipped, cancelled and timed-out calls keep theirs."""
+        error = isinstance(data, dict) and data.get("is_error") is True
+        if error and data.get("status", "done") == "done":
+            return {**data, "status": "error"}
+        return data
 
 
 class InquiryRequest(_Event):

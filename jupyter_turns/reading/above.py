@@ -161,8 +161,11 @@ def _head(view: NotebookView, cells: list[CellView], picked: _Picked) -> list[st
 
 
 def _names(prefix: str, indexes: list[int]) -> str:
-    """``[2], [5]`` (``In[2], In[5]`` in the kernel's history), as the outline names cells."""
-    return ", ".join(f"{prefix}[{i}]" for i in sorted(indexes))
+    """``index 2, index 5`` (``In[2], In[5]`` in the kernel's history), as the outline names
+    cells."""
+    if prefix:
+        return ", ".join(f"{prefix}[{i}]" for i in sorted(indexes))
+    return ", ".join(f"index {i}" for i in sorted(indexes))
 
 
 def _entry(cell: CellView, view: NotebookView) -> str:

@@ -24,11 +24,13 @@ from ..model.content import MAX_IMAGES, ImageData
 from ..model.images import base64_size, image_from_base64
 from ..record.format import RECORD_MIME
 from ..redaction import head
+from ..text import ordinal
 
 __all__ = [
     "CellView",
     "NotebookView",
     "cell_name",
+    "cell_place",
     "cell_text",
     "error_text",
     "outline",
@@ -172,16 +174,27 @@ def outline(view: NotebookView, start: int | None, end: int | None) -> tuple[str
     return "\n".join(head + lines), whole
 
 
-def cell_name(index: int, origin: Origin) -> str:
-    """How a cell is named to the model and the user: ``[3]`` (its place in the notebook), or
-    ``In[3]`` in the kernel's history (the third cell this kernel ran)."""
-    return f"In[{index}]" if origin == "history" else f"[{index}]"
+def cell_name(cell: CellView, origin: Origin) -> str:
+    """How a cell is named to a person, as Jupyter shows it (docs/reading.md, "How cells are
+    named"): by its execution count, ``[19]``; in the kernel's history ``In[19]`` (the same
+    count); a cell that has none (never run, markdown) by its place, ``the 4th cell``."""
+    if origin == "history":
+        return f"In[{cell.index}]"
+    if cell.execution_count is not None:
+        return f"[{cell.execution_count}]"
+    return cell_place(cell.index)
+
+
+def cell_place(index: int) -> str:
+    """A cell named by its place, for a person and the model at once: ``the 4th cell (index
+    3)`` (the tools take the 0-based index). The page's twin: cellPlace in js/src/util/cells.js."""
+    return f"the {ordinal(index + 1)} cell (index {index})"
 
 
 def outline_entry(cell: CellView, origin: Origin, limit: int) -> str:
-    """One cell as the outline shows it: its name, type and count, its source (cut past
-    ``limit``) and one line per output."""
-    name = cell_name(cell.index, origin)
+    """One cell as the outline shows it: its index (``In[n]`` in the kernel's history), type
+    and execution count, its source (cut past ``limit``) and one line per output."""
+    name = f"In[{cell.index}]" if origin == "history" else f"index {cell.index}:"
     count = f" [{cell.execution_count}]" if cell.execution_count is not None else ""
     marker = "  ← this chat cell (asking now)" if cell.chat else ""
     source = cell.source

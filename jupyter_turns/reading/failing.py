@@ -1,11 +1,14 @@
 """Asking about an error: the failing cell as labeled data (``%chat fix``, the page's **Ask chat**).
 
 The cell is found in a :class:`~.cells.NotebookView` (the page, the saved file or the kernel's
-own history, whichever :class:`~.sources.NotebookReader` could read): the one named, or the last
-that raised. Three attachments go with the request, framed as notebook data like an ``@name``
-(:mod:`.attach`): the cell's source, its traceback (colour codes removed, its end kept when
-long), and a summary (:func:`~.variables.summarize`) of the user's variables that the failing
-lines name — the lines of this cell the traceback points at — as they are now, after the error.
+own history, whichever :class:`~.sources.NotebookReader` could read): the one named by its
+execution count as Jupyter shows it (``%chat fix 19`` for the cell showing ``[19]``), the cell
+right above the asking one (``above``), or the last that raised. Cells are named to the person
+as Jupyter shows them (:func:`~.cells.cell_name`). Three attachments go with the request,
+framed as notebook data like an ``@name`` (:mod:`.attach`): the cell's source, its traceback
+(colour codes removed, its end kept when long), and a summary (:func:`~.variables.summarize`) of
+the user's variables that the failing lines name — the lines of this cell the traceback points
+at — as they are now, after the error.
 Nothing here trusts the view: a malformed output is no error, a traceback without a cell frame
 names no line.
 """
@@ -18,20 +21,24 @@ import re
 import tokenize
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from ..model.content import Attachment
 from ..redaction import head
 from .attach import MAX_ATTACHMENTS, cut_head
-from .cells import CellView, NotebookView, cell_name, error_text
+from .cells import CellView, NotebookView, cell_name, cell_place, error_text
 from .variables import is_users, summarize
 
-__all__ = ["Failure", "FixRefused", "failure_of", "fix_request"]
+__all__ = ["ABOVE", "Failure", "FixRefused", "Which", "failure_of", "fix_request"]
 
 SOURCE_CHARS = 8_000  # of the failing cell's source
 _FRAME = re.compile(r"\bIn ?\[(\d+)\], line (\d+)")  # "Cell In[3], line 2" or "In[3], line 2"
 _CHAT_MAGICS = ("%%chat", "%chat")
 _PER_VARIABLE = 400  # the least one variable's summary gets when several share the budget
+
+
+ABOVE = "above"  # the cell right above the asking chat cell (the page's Ask chat writes it)
+Which = int | Literal["above"] | None  # an execution count, ABOVE, or None: the last that raised
 
 
 class FixRefused(ValueError):
@@ -41,30 +48,33 @@ class FixRefused(ValueError):
 @dataclass(frozen=True)
 class Failure:
     cell: CellView
-    name: str  # "[3]", or "In[3]" in the kernel's history
+    name: str  # "[19]" (its execution count), "In[19]" in the kernel's history, or its place
     request: str  # the question asked when the user wrote none
     attachments: list[Attachment]
 
 
 def fix_request(name: str) -> str:
     """The question the **Ask chat** button and ``%chat fix`` ask: the page's twin is in
-    js/labextension/errors.js."""
-    return f"Why does cell {name} fail, and how do I fix it?"
+    js/labextension/errors.js. ``name``: ``[19]``, ``In[19]``, ``the cell above``, or a cell's
+    place (``the 4th cell (index 3)``)."""
+    cell = name if name.startswith("the ") else f"cell {name}"
+    return f"Why does {cell} fail, and how do I fix it?"
 
 
 def failure_of(
     view: NotebookView,
-    index: int | None,
+    which: Which,
     namespace: Mapping[str, Any],
     budget: int = 4_000,
     hidden: Collection[str] = (),
 ) -> Failure:
-    """Cell ``index`` of ``view`` (``None``: the last that raised) with what goes with a
-    question about its error; :class:`FixRefused` when it has none."""
-    cell = _chosen(view, index)
+    """The cell of ``view`` that ``which`` names (an execution count, :data:`ABOVE`, or
+    ``None``: the last that raised) with what goes with a question about its error;
+    :class:`FixRefused` when it has none."""
+    cell = _chosen(view, which)
     error = _error(cell)
     assert error is not None  # _chosen returns a cell with an error
-    name = cell_name(cell.index, view.origin)
+    name = cell_name(cell, view.origin)
     traceback = error_text(error)
     attachments = [
         Attachment(label="source", source=f"cell {name}", text=_source(cell.source)),
@@ -74,7 +84,8 @@ def failure_of(
     variables = _variables(cell.source, lines, namespace, budget, hidden)
     if variables:
         attachments.append(Attachment(label="variables", source=f"cell {name}", text=variables))
-    return Failure(cell, name, fix_request(name), attachments)
+    asked = "the cell above" if which == ABOVE else name
+    return Failure(cell, name, fix_request(asked), attachments)
 
 
 def _error(cell: CellView) -> dict[str, Any] | None:
@@ -83,28 +94,59 @@ def _error(cell: CellView) -> dict[str, Any] | None:
     return errors[-1] if errors else None
 
 
-def _chosen(view: NotebookView, index: int | None) -> CellView:
+def _chosen(view: NotebookView, which: Which) -> CellView:
     # a chat cell's own failure (an unknown option, another %chat fix) is no error in the code
     failed = [c for c in view.cells if not _chats(c) and _error(c) is not None]
-    names = ", ".join(cell_name(c.index, view.origin) for c in failed[-8:])
+    names = ", ".join(cell_name(c, view.origin) for c in failed[-8:])
     where = f"in {view.label}"
-    if index is None:
+    if which is None:
         if not failed:
             raise FixRefused(
-                f"no cell has an error {where}. Run the cell that fails first, or name it: "
-                "%chat fix INDEX."
+                f"no cell has an error {where}. Run the cell that fails first, or name it by "
+                "the number Jupyter shows beside it: %chat fix 19 for [19]."
             )
         # the last to run: the highest execution count (the history's entries count as run)
         return max(failed, key=lambda c: (c.execution_count or 0, c.index))
-    cell = view.cell(index)
-    if cell is None:
-        raise FixRefused(f"there is no cell {cell_name(index, view.origin)} {where}.")
+    cell = _above(view) if isinstance(which, str) else _counted(view, which, where)
     if _error(cell) is None:
         others = f" Cells with an error: {names}." if names else " No cell has one."
         raise FixRefused(
-            f"cell {cell_name(index, view.origin)} has no error output {where}.{others}"
+            f"cell {cell_name(cell, view.origin)} has no error output {where}.{others}"
         )
     return cell
+
+
+def _counted(view: NotebookView, count: int, where: str) -> CellView:
+    """The cell whose execution count is ``count`` (in the kernel's history: ``In[count]``)."""
+    shown = f"In[{count}]" if view.origin == "history" else f"[{count}]"
+    found = [
+        c
+        for c in view.cells
+        if (c.index if view.origin == "history" else c.execution_count) == count
+    ]
+    if not found:
+        raise FixRefused(f"there is no cell {shown} {where}.")
+    failing = [c for c in found if _error(c) is not None] or found
+    if len(failing) > 1:  # a restarted kernel counts from 1 again: two cells can show [3]
+        places = " and ".join(cell_place(c.index) for c in failing)
+        raise FixRefused(
+            f"{len(failing)} cells show {shown} {where} ({places}): run the one you mean again, "
+            "or ask from the cell below it with %chat fix above."
+        )
+    return failing[0]
+
+
+def _above(view: NotebookView) -> CellView:
+    """The cell right above the asking chat cell (as the page or the file has them)."""
+    asking = next((i for i, c in enumerate(view.cells) if c.chat), None)
+    if asking is None or view.origin == "history":
+        raise FixRefused(
+            f"cannot tell which cell is above this one in {view.label}: name the failing cell "
+            "by the number Jupyter shows beside it (%chat fix 19 for [19])."
+        )
+    if asking == 0:
+        raise FixRefused("there is no cell above this one.")
+    return view.cells[asking - 1]
 
 
 def _chats(cell: CellView) -> bool:

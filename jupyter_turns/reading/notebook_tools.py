@@ -55,6 +55,9 @@ def notebook_cells_tool(reader: NotebookReader) -> Tool:
         """List the notebook's cells: index, type, execution count, source and a one-line
         summary of each output (text, errors, images, DataFrames). The %%chat cell you are
         answering from is marked. Use cell_output(index) to read one cell's outputs in full.
+        The tools take the 0-based index; the user sees no index: name a cell to them by the
+        execution count Jupyter shows beside it ("cell [19]"), or by its place for one that
+        has none ("the 4th cell").
 
         Args:
             start: First cell index to list (0-based; default the first).

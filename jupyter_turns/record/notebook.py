@@ -7,9 +7,9 @@ as a Conversation that is valid to send.
 
 The file is untrusted input. Nothing here raises for its content: a record or setting that
 cannot be read is skipped with a note naming its cell, and every other thread still loads.
-Given a ``verify`` function (this user's :class:`jupyter_turns.kernel.trust.SettingsKey`), each
-thread's settings say which copy this user's kernel signed; what may be applied is decided
-when a thread is adopted (:meth:`jupyter_turns.kernel.threads.Threads.adopt`).
+What of a thread's settings may be applied, and which of its turns are the user's own, is
+decided by the kernel from the user's own stores when it adopts the thread
+(:mod:`jupyter_turns.kernel.grants`, :meth:`jupyter_turns.kernel.threads.Threads.adopt`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from ..model.conversation import Conversation
 from ..model.events import ChatRequest
 from .format import META_KEY, turn_record
 from .saved_turns import SavedTurn, first_line, saved_turns, valid_thread_name
-from .thread_settings import SavedSettings, Verifier, parse_settings
+from .thread_settings import SavedSettings, parse_settings
 from .transcript import to_markdown
 
 __all__ = [
@@ -79,9 +79,8 @@ def find_notebook(namespace: Mapping[str, Any]) -> Path | None:
     return None
 
 
-def read_notebook(path: str | os.PathLike[str], verify: Verifier | None = None) -> SavedNotebook:
+def read_notebook(path: str | os.PathLike[str]) -> SavedNotebook:
     """Every conversation saved in the notebook at ``path``; problems are notes, not errors.
-    Without ``verify`` no settings count as signed.
 
     Raises ``OSError`` only when the file itself cannot be opened.
     """
@@ -95,15 +94,15 @@ def read_notebook(path: str | os.PathLike[str], verify: Verifier | None = None) 
         return SavedNotebook(
             problems=[f"the file is a JSON {type(notebook).__name__}, not a notebook"]
         )
-    return _read(notebook, verify)
+    return _read(notebook)
 
 
-def _read(notebook: Any, verify: Verifier | None) -> SavedNotebook:
+def _read(notebook: Any) -> SavedNotebook:
     saved = SavedNotebook()
     state = _dict(notebook.get("metadata"), "notebook metadata", saved.problems).get(META_KEY)
     state = _dict(state, f"notebook metadata {META_KEY}", saved.problems)
     thread_settings = _dict(state.get("threads"), "saved thread settings", saved.problems)
-    turns = saved_turns(notebook, saved.problems, verify)
+    turns = saved_turns(notebook, saved.problems)
     by_conversation: dict[str, list[SavedTurn]] = {}
     for turn in turns:
         by_conversation.setdefault(turn.conversation_id, []).append(turn)
@@ -111,12 +110,10 @@ def _read(notebook: Any, verify: Verifier | None) -> SavedNotebook:
     for conversation_id, group in by_conversation.items():
         group.sort(key=lambda t: t.started)
         name = named[conversation_id]
-        settings = _newest_settings(group)
+        settings = group[-1].settings  # the newest turn's
         for key, raw in thread_settings.items():
             if isinstance(raw, dict) and raw.get("conversation_id") == conversation_id:
-                where = f"settings of thread {key!r}"
-                newer = parse_settings(raw, where, conversation_id=conversation_id, verify=verify)
-                settings = settings.merged(newer)
+                settings = settings.merged(parse_settings(raw, f"settings of thread {key!r}"))
         thread = SavedThread(name, Conversation(conversation_id=conversation_id), settings)
         for turn in group:
             _add_turn(thread, turn)
@@ -162,15 +159,6 @@ def _graft_forks(saved: SavedNotebook, by_conversation: Mapping[str, list[SavedT
             thread.problems.append(f"its history before the fork: {first_line(exc)}")
             continue
         thread.conversation = grafted
-
-
-def _newest_settings(group: list[SavedTurn]) -> SavedSettings:
-    """The newest turn's settings, with the newest copy this user signed among the turns (a
-    newer turn someone else added to the file does not hide the user's own settings)."""
-    newest = group[-1].settings
-    copies = (turn.settings.signed for turn in reversed(group))
-    signed = next((copy for copy in copies if copy is not None), None)
-    return SavedSettings(newest.values, newest.problems, signed)
 
 
 def _names(

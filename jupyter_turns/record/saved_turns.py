@@ -18,7 +18,7 @@ from ..errors import SchemaError
 from ..model.conversation import parse_events
 from ..model.events import ConversationEvent, conversation_record
 from .format import META_KEY, RECORD_MIME, joined_records
-from .thread_settings import SavedSettings, Verifier, parse_settings
+from .thread_settings import SavedSettings, parse_settings
 
 __all__ = ["SavedTurn", "first_line", "saved_turns", "valid_thread_name"]
 
@@ -67,11 +67,8 @@ class _WidgetCopy:
     events: list[Any]
 
 
-def saved_turns(
-    notebook: Any, problems: list[str], verify: Verifier | None = None
-) -> list[SavedTurn]:
-    """The newest copy of every readable turn in the notebook (``verify``: see
-    :func:`jupyter_turns.record.thread_settings.parse_settings`)."""
+def saved_turns(notebook: Any, problems: list[str]) -> list[SavedTurn]:
+    """The newest copy of every readable turn in the notebook."""
     widget_states = _widget_states(notebook)
     found: dict[tuple[str, str], SavedTurn] = {}
     by_first_event: dict[str, str] = {}  # first event id -> conversation id
@@ -89,7 +86,7 @@ def saved_turns(
                 continue
             for copy, displaced in _with_displaced(record):
                 try:
-                    turn = _turn(copy, index, cell_id, verify)
+                    turn = _turn(copy, index, cell_id)
                 except SchemaError as exc:
                     failures.append(first_line(exc))
                     continue
@@ -124,19 +121,12 @@ def _started(turn: SavedTurn) -> tuple[int, float, int]:
     return turn.started
 
 
-def _turn(
-    record: dict[str, Any], cell: int, cell_id: str | None, verify: Verifier | None = None
-) -> SavedTurn | None:
+def _turn(record: dict[str, Any], cell: int, cell_id: str | None) -> SavedTurn | None:
     events = parse_events(record)
     if not events:
         return None
     conversation_id = str(record["conversation_id"])
-    settings = parse_settings(
-        record.get("settings"),
-        f"cell {cell + 1} settings",
-        conversation_id=conversation_id,
-        verify=verify,
-    )
+    settings = parse_settings(record.get("settings"), f"cell {cell + 1} settings")
     summary = record.get("turn")
     summary = summary if isinstance(summary, dict) else {}
     thread = _thread_name(record)

@@ -2,19 +2,20 @@
 
 A notebook stores each thread's settings (cell records and notebook metadata). Read back, they
 are untrusted input: :func:`parse_settings` keeps each field that has the right type and notes
-the others, and says whether the copy carries this user's signature (see
-:mod:`jupyter_turns.kernel.trust`: only settings this user's own kernel saved do). An unsigned copy
-is split by :func:`split_settings` into the *harmless* fields (how reasoning shows, a lower cycle
-limit, fewer built-ins, the user's own provider and model) and those that *grant* something or
-change where requests go, what they cost or what runs: "always allow" decisions, unattended
-tools, built-in kernel tools, MCP servers (commands the kernel would start), a system prompt, a
-higher cycle limit, another provider, model or script variable, more thinking. Those wait for
-the user (``%chat trust``).
+the others. Whatever the file holds, signed or not, is a proposal: what the user granted comes
+from their own store (:mod:`jupyter_turns.kernel.grants`). A file's copy is split by
+:func:`split_settings` into the *harmless* fields (how reasoning shows, a lower cycle limit,
+fewer built-ins, the user's own provider and model) and those that *grant* something or change
+where requests go, what they cost or what runs: "always allow" decisions, unattended tools,
+built-in kernel tools, MCP servers (commands the kernel would start), a system prompt, a higher
+cycle limit, another provider or model, more thinking. Those wait for the user (``%chat
+trust``). A script (``--script VAR``) is an option of one cell, never a thread's setting: the
+``script`` field older versions saved is ignored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Set
+from collections.abc import Mapping, Set
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
@@ -32,7 +33,6 @@ __all__ = [
     "SavedSettings",
     "ThreadSettings",
     "UserDefaults",
-    "Verifier",
     "describe_guarded",
     "known_builtins",
     "parse_settings",
@@ -40,7 +40,6 @@ __all__ = [
 ]
 
 _Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][\w.-]{0,99}\Z")]
-_Identifier = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_]\w{0,99}\Z")]
 _Short = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 DISPLAY_PATTERN = r"^(full|hidden|progress|static|truncate:\d{1,6})\Z"  # how reasoning shows
 _Display = Annotated[str, StringConstraints(pattern=DISPLAY_PATTERN)]
@@ -62,7 +61,6 @@ class ThreadSettings(BaseModel):
     conversation_id: _Short | None = None
     provider: ProviderName | None = None
     model: _Short | None = None
-    script: _Identifier | None = None
     base_url: _Url | None = None
     region: _Place | None = None
     project: _Place | None = None
@@ -93,16 +91,12 @@ GUARDED_FIELDS = (
     "mcp_servers",
     "provider",
     "model",
-    "script",
     "thinking",
     "base_url",
     "region",
     "project",
     "context",
 )
-
-# (saved settings, the conversation they are for) -> signed by this user? (trust.SettingsKey)
-Verifier = Callable[[Mapping[str, Any], str], bool]
 
 
 @dataclass(frozen=True)
@@ -120,38 +114,25 @@ class UserDefaults:
 
 @dataclass
 class SavedSettings:
-    """Settings read from a file: the valid fields of its copies, and a note for each field
-    that was not.
-
-    ``signed`` is the newest copy that carries this user's signature, whole: it is what this
-    user's kernel last saved. ``values`` merges the copies that do not verify (newer on top):
-    applied only as far as they are harmless, and only when no signed copy exists.
-    """
+    """Settings read from a file: the valid fields of its copies merged (newer on top), and a
+    note for each field that was not. ``signature``: a copy carries the signature an earlier
+    jupyter_turns added (ignored: nothing in a file grants a permission)."""
 
     values: dict[str, Any] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
-    signed: dict[str, Any] | None = None
+    signature: bool = False
 
     def merged(self, other: SavedSettings) -> SavedSettings:
-        """These settings with ``other``'s on top (``other`` is the newer copy). Signed and
-        unsigned copies never mix: a newer signed copy replaces an older one whole, and an
-        unsigned field never joins a signed copy."""
+        """These settings with ``other``'s on top (``other`` is the newer copy)."""
         return SavedSettings(
             {**self.values, **other.values},
             [*self.problems, *other.problems],
-            other.signed if other.signed is not None else self.signed,
+            self.signature or other.signature,
         )
 
 
-def parse_settings(
-    raw: Any,
-    where: str = "settings",
-    *,
-    conversation_id: str | None = None,
-    verify: Verifier | None = None,
-) -> SavedSettings:
-    """Keep each field of ``raw`` that validates; note the rest (never raises). With
-    ``verify``, a copy signed by this user for ``conversation_id`` is returned as ``signed``."""
+def parse_settings(raw: Any, where: str = "settings") -> SavedSettings:
+    """Keep each field of ``raw`` that validates; note the rest (never raises)."""
     if raw is None:
         return SavedSettings()
     if not isinstance(raw, dict):
@@ -170,33 +151,23 @@ def parse_settings(
         values[name] = getattr(checked, name)
     if "mcp_servers" in values:  # kept in their saved form, as the thread holds them
         values["mcp_servers"] = {n: s.saved() for n, s in values["mcp_servers"].items()}
-    if verify is not None and conversation_id is not None and verify(raw, conversation_id):
-        return SavedSettings(problems=problems, signed=values)
-    return SavedSettings(values, problems)
+    return SavedSettings(values, problems, "signature" in raw)
 
 
-def known_builtins(settings: SavedSettings, known: Set[str]) -> SavedSettings:
-    """``settings`` with built-in tool names outside ``known`` (the kernel's built-ins, passed
-    in by the kernel layer) dropped from every copy, each drop noted."""
-    copies = [settings.values, settings.signed or {}]
-    unknown = sorted({n for c in copies for n in c.get("builtins", ()) if n not in known})
+def known_builtins(values: dict[str, Any], known: Set[str]) -> tuple[dict[str, Any], str | None]:
+    """``values`` with built-in tool names outside ``known`` (the kernel's built-ins, passed
+    in by the kernel layer) dropped, and a note naming them (None: none dropped)."""
+    unknown = sorted(n for n in values.get("builtins", ()) if n not in known)
     if not unknown:
-        return settings
-
-    def kept(values: dict[str, Any]) -> dict[str, Any]:
-        if "builtins" not in values:
-            return values
-        return {**values, "builtins": [n for n in values["builtins"] if n in known]}
-
-    note = f"unknown built-in tools ignored: {', '.join(unknown)}"
-    signed = kept(settings.signed) if settings.signed is not None else None
-    return SavedSettings(kept(settings.values), [*settings.problems, note], signed)
+        return values, None
+    kept = {**values, "builtins": [n for n in values["builtins"] if n in known]}
+    return kept, f"unknown built-in tools ignored: {', '.join(unknown)}"
 
 
 def split_settings(
     values: Mapping[str, Any], defaults: UserDefaults
 ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """``(harmless, guarded)``: what an unsigned copy may set, and what waits for the user.
+    """``(harmless, guarded)``: what a file's copy may set, and what waits for the user.
 
     Harmless: a run mode that only restricts (ask, edit, skip, deny), ``edits`` ask, a cycle
     limit at or below the user's own, built-ins among the user's defaults
@@ -204,10 +175,9 @@ def split_settings(
     the user's. Everything else of :data:`GUARDED_FIELDS` is guarded: "unattended", ``edits``
     review (whatever the user's own default: a file never relaxes approval), other built-ins,
     "always allow", MCP servers, a system prompt, a higher cycle limit, another provider or
-    model (where requests go and what they cost), a script variable (what a scripted provider
-    plays), more thinking, and ``context`` sending the cells above unless the user's own
-    default does (it sends notebook data with every request: a file must not turn on what the
-    user keeps off, as with the reading built-ins).
+    model (where requests go and what they cost), more thinking, and ``context`` sending the
+    cells above unless the user's own default does (it sends notebook data with every request:
+    a file must not turn on what the user keeps off, as with the reading built-ins).
     """
     harmless: dict[str, Any] = {}
     guarded: dict[str, Any] = {}
@@ -226,7 +196,7 @@ def _within(name: str, value: Any, defaults: UserDefaults) -> bool:
     """Whether a guarded field's ``value`` asks for no more than the user's own defaults."""
     if name == "run_mode":
         return bool(value != "unattended")
-    if name == "edits":  # review skips approvals: only ever from the user or their signature
+    if name == "edits":  # review skips approvals: only ever from the user or their grant
         return bool(value != "review")
     if name == "max_cycles":
         return bool(value <= defaults.max_cycles)
@@ -243,7 +213,7 @@ def _within(name: str, value: Any, defaults: UserDefaults) -> bool:
         if value in ("off", default):
             return True
         return isinstance(value, int) and isinstance(default, int) and value <= default
-    return False  # system, script
+    return False  # system
 
 
 def describe_guarded(guarded: dict[str, Any]) -> str:
@@ -265,8 +235,6 @@ def describe_guarded(guarded: dict[str, Any]) -> str:
         parts.append(f"the `{guarded['provider']}` provider")
     if "model" in guarded:
         parts.append(f"the model `{guarded['model']}`")
-    if "script" in guarded:
-        parts.append(f"playing the variable `{guarded['script']}`")
     if "base_url" in guarded:
         parts.append(f"requests sent to {shown(guarded['base_url'])}")
     for name in ("region", "project"):

@@ -14,13 +14,13 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import TypeAlias, assert_never
+from typing import Any, TypeAlias, assert_never
 
 import nh3
 from markdown_it import MarkdownIt
 
 from ..engine.compaction import summary_title
-from ..model.content import Attachment, ImageData
+from ..model.content import Attachment, ImageData, unframed
 from ..model.events import (
     Block,
     ChatRequest,
@@ -38,10 +38,23 @@ from ..model.events import (
     ToolCallResponse,
     Undo,
     is_replay_notice,
+    is_scripted,
 )
 from ..tools.policy import ALWAYS_ALLOWED
 
-__all__ = ["kept_line", "markdown_html", "rewound_line", "to_html", "to_markdown"]
+__all__ = [
+    "CODE_ARGUMENTS",
+    "kept_line",
+    "markdown_html",
+    "rewound_line",
+    "to_html",
+    "to_markdown",
+]
+
+# Argument names that hold code, and the language each is: the widget's CODE_ARGUMENTS
+# (js/src/render/codeargs.js; tests/unit/test_transcript_words.py keeps the two equal). A
+# transcript shows a code argument as the code it is, never as a JSON string of it.
+CODE_ARGUMENTS = {"code": "python", "source": "python", "sql": "sql"}
 
 _BACKTICKS = re.compile(r"`+")
 _BETWEEN_TAGS = re.compile(r">\n+<")
@@ -122,7 +135,8 @@ def _md_event(
             return [f"*Reasoning*\n\n{_quote(event.content)}"] if shown else []
         case Message():
             note = " *(stopped here)*" if event.metadata.get("partial") else ""
-            return [f"**Claude**\n\n{event.content}{note}"]
+            who = "Scripted answer" if is_scripted(event) else "Assistant"  # no model wrote it
+            return [f"**{who}**\n\n{event.content}{note}"]
         case Block():
             return [_md_block(event)]
         case ToolCallRequest():
@@ -157,7 +171,11 @@ def _md_call(
     event: ToolCallRequest, nested: dict[str, list[ConversationEvent]], reasoning: bool
 ) -> list[str]:
     name = event.name.replace("`", "'")
-    parts = [f"**Tool call** `{name}`\n\n{_fenced(_arguments(event), 'json')}"]
+    code, rest = _code_arguments(event)
+    shown = [f"*{arg}*\n\n{_fenced(text, lang)}" for arg, text, lang in code]
+    if rest or not code:
+        shown.append(_fenced(_json(rest), "json"))
+    parts = ["\n\n".join([f"**Tool call** `{name}`", *shown])]
     inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
     if inner:
         parts.append(f"*Sub-agent {name}:*\n\n{_quote(_markdown(inner, nested, reasoning))}")
@@ -169,7 +187,7 @@ def _md_result(event: ToolCallResponse) -> list[str]:
     head = f"**Tool result** ({event.status}{'; ' + decisions if decisions else ''})"
     notes = _result_notes(event)
     return [
-        f"{head}\n\n{_fenced(event.content)}",
+        f"{head}\n\n{_fenced(unframed(event.content))}",
         *(f"*{note}*" for note in notes.images),
         *(f"*{_DIFFERS}:*\n\n{_fenced(saved)}" for saved in notes.differs),
         *(f"*{line}*" for line in notes.state),
@@ -298,7 +316,10 @@ def _html_card(event: _CardEvent, nested: dict[str, list[ConversationEvent]]) ->
 
 def _html_call(event: ToolCallRequest, nested: dict[str, list[ConversationEvent]]) -> list[str]:
     name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'
-    parts = [_div("jt-tool-head", name), _pre("Arguments", _arguments(event))]
+    code, rest = _code_arguments(event)
+    parts = [_div("jt-tool-head", name), *(_pre(arg, text) for arg, text, _ in code)]
+    if rest or not code:
+        parts.append(_pre("Arguments", _json(rest)))
     inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
     if inner:
         transcript = _div("jt-nested", _html_body(inner, nested, "Task"))
@@ -314,7 +335,7 @@ def _html_result(event: ToolCallResponse) -> list[str]:
     notes = _result_notes(event)
     return [
         _div("jt-decisions", chips),
-        _pre("Error" if event.is_error else "Result", event.content),
+        _pre("Error" if event.is_error else "Result", unframed(event.content)),
         *(_div("jt-image-note jt-muted", _esc(note)) for note in notes.images),
         *(_fold(_DIFFERS, f"<pre>{_esc(saved)}</pre>") for saved in notes.differs),
         *(_div("jt-state jt-muted", _esc(line)) for line in notes.state),
@@ -329,11 +350,29 @@ def _attached(attachment: Attachment) -> str:
     return f"Attached {attachment.label}"
 
 
-def _arguments(event: ToolCallRequest) -> str:
-    """A call's arguments as JSON, keys sorted: as the saved record holds them (nbformat writes
-    keys sorted), whatever order a reader of the record got them in (the kernel's, or a shared
-    document's, from which the server makes the transcript: jupyter_turns/server/)."""
-    return json.dumps(event.arguments, ensure_ascii=False, indent=1, sort_keys=True)
+def _code_arguments(
+    event: ToolCallRequest,
+) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
+    """The call's code arguments as ``(name, code, language)`` (language ``""``: an
+    ``insert_cell`` markdown cell's source, shown plain), and its other arguments; by name, as
+    the saved record holds them (nbformat writes keys sorted), whatever order a reader of the
+    record got them in (the kernel's, or a shared document's, from which the server makes the
+    transcript: jupyter_turns/server/)."""
+    args = event.arguments if isinstance(event.arguments, dict) else {}
+    code: list[tuple[str, str, str]] = []
+    rest: dict[str, Any] = {}
+    for name, value in sorted(args.items()):
+        if not isinstance(value, str) or name not in CODE_ARGUMENTS:
+            rest[name] = value
+            continue
+        markdown = event.name == "insert_cell" and name == "source"
+        markdown = markdown and args.get("cell_type") == "markdown"
+        code.append((name, value, "" if markdown else CODE_ARGUMENTS[name]))
+    return code, rest
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)
 
 
 def _block_type(event: Block, unknown: str) -> str:

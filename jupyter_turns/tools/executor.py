@@ -326,8 +326,10 @@ class ToolExecutor:
         except Exception as exc:
             return describe_exception(exc)
         text, images = result_content(value, self.settings.max_result_chars)
-        fields = value.fields if isinstance(value, ToolResult) else ResponseFields()
-        return Outcome(text, False, "done", images, fields)
+        if not isinstance(value, ToolResult):
+            return Outcome(text, False, "done", images)
+        error = value.is_error
+        return Outcome(text, error, "error" if error else "done", images, value.fields)
 
     async def _ask(self, question: str, choices: Sequence[str] | None) -> str | None:
         """``ctx.ask()``: the question and its answer are recorded as inquiry events."""

@@ -100,6 +100,9 @@ class ToolResult:
     text: str = ""
     images: Sequence[Any] = ()
     fields: ResponseFields = field(default_factory=ResponseFields)  # saved, not sent to the model
+    # the tool ran and what it ran failed (``python``'s code raised): an error result, its
+    # text, images and fields kept (a tool that cannot answer raises ToolFailed instead)
+    is_error: bool = False
 
 
 class NotRun(Exception):

@@ -78,7 +78,7 @@ B10_SCRIPT = Forgetful(
 """
 
 _FIRST = "%%chat --new --provider scripted --script B10_SCRIPT --tools unattended\nQuestion 0"
-_NEXT = "%%chat\nQuestion {k}"
+_NEXT = "%%chat --script B10_SCRIPT\nQuestion {k}"  # a script plays for the cell naming it
 
 _TRACE_START = """
 import gc, tracemalloc

@@ -22,9 +22,11 @@ import asyncio
 import dataclasses
 import json
 import statistics
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -33,11 +35,11 @@ import nbformat
 from jupyter_turns import Chat, PolicyPrompter, tool
 from jupyter_turns.engine.turn import TurnCoordinator
 from jupyter_turns.kernel.front import CellFront
+from jupyter_turns.kernel.grants import UserStore
 from jupyter_turns.kernel.magic import ChatMagics
 from jupyter_turns.kernel.persist import MetadataWriter, Recorder
 from jupyter_turns.kernel.session import CellSettings, Session
 from jupyter_turns.kernel.threads import Thread, Threads
-from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.providers.scripted import Delay, ScriptedProvider, cycle, message, tool_call
 from jupyter_turns.record.format import RECORD_MIME, record_bundle
 
@@ -98,10 +100,12 @@ class _Outbox:
 
 def _cell_front(chat: Chat, widget: bool) -> CellFront:
     """The package's own CellFront for one cell (a cell id set, as under JupyterLab; the
-    settings ``ChatMagics`` defaults to; a throwaway settings key: the size and the cost of
-    signing are what count here). Its recorder is swapped for the bench's, which counts."""
+    settings ``ChatMagics`` defaults to; a throwaway store of the user's own: the size and the
+    cost of recording what the kernel wrote are what count here). Its recorder is swapped for
+    the bench's, which counts."""
     thread = Thread("main", chat, provider="scripted", configured=True)
-    session = Session(Threads(Chat), {}, cell_id="cell-0001", _key=SettingsKey(b"k" * 64))
+    store = UserStore(Path(tempfile.mkdtemp(prefix="jupyter-turns-bench-store-")))
+    session = Session(Threads(Chat), {}, cell_id="cell-0001", _store=store)
     front = CellFront(session, _cell_settings(), thread, asyncio.get_running_loop())
     if widget:  # a page shows it: its view has rendered
         chat.sink = front.sink

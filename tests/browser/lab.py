@@ -465,11 +465,25 @@ class Lab:
 
     # --- kernel ----------------------------------------------------------------------------
 
-    def user_name(self, timeout: float = 30) -> str:
-        """The name JupyterLab gives this page's user (what its clicks are saved under)."""
+    def identity_name(self, timeout: float = 30) -> str:
+        """The name JupyterLab gives this page's user (the test server knows no names: a
+        made-up "Anonymous ..." one)."""
         script = "() => window.jupyterapp.serviceManager.user.identity?.name ?? null"
         handle = self.page.wait_for_function(script, timeout=timeout * 1000, polling=50)
         name = handle.json_value()
+        assert isinstance(name, str) and name, name
+        return name
+
+    def user_name(self, timeout: float = 30) -> str:
+        """The name this page's clicks are saved under, as the lab extension reports it: the
+        user's name, "you" for a made-up anonymous one while nobody else is on an open
+        notebook (js/labextension/shared.js clickerIdentity)."""
+        self.identity_name(timeout)  # JupyterLab knows its user
+        script = """() => {
+          const who = window.__jupyter_turns_user?.();
+          return who?.name || who?.display_name || who?.username || "you";
+        }"""
+        name = self.page.evaluate(script)
         assert isinstance(name, str) and name, name
         return name
 

@@ -62,11 +62,14 @@ def test_ask_chat_on_a_traceback_asks_with_the_source_and_the_traceback(
         ask = lab.cell(3).get_by_role("button", name="Ask chat")
         expect(ask).to_be_visible()
 
+        # the cell is named as Jupyter shows it, [4] (its execution count), never by its
+        # 0-based index 3 in the same brackets (issue 45)
+        expect(lab.prompt(3)).to_have_text("[4]:")
         ask.click()
         expect(lab.cells()).to_have_count(5)
         asking = lab.cell(4).locator(".jp-InputArea")
-        expect(asking).to_contain_text("%%chat --fix 3")
-        expect(asking).to_contain_text("Why does cell [3] fail, and how do I fix it?")
+        expect(asking).to_contain_text("%%chat --fix 4")
+        expect(asking).to_contain_text("Why does cell [4] fail, and how do I fix it?")
         live = wait_widget(lab, 4, timeout=60)  # the click ran it
         expect(live.locator(".jt-message")).to_contain_text("The column is", timeout=30_000)
         expect(live.locator(".jt-attached")).to_have_text("Attached: source, traceback, variables")
@@ -78,9 +81,9 @@ def test_ask_chat_on_a_traceback_asks_with_the_source_and_the_traceback(
         server.assert_all_served()
         sent = _request_text(server.requests[0].body)
 
-    assert sent.startswith("Why does cell [3] fail, and how do I fix it?")
-    assert f'<notebook_data source="cell [3] source">\n{FAILING}\n' in sent
-    assert '<notebook_data source="cell [3] traceback">\nKeyError: ' in sent
+    assert sent.startswith("Why does cell [4] fail, and how do I fix it?")
+    assert f'<notebook_data source="cell [4] source">\n{FAILING}\n' in sent
+    assert '<notebook_data source="cell [4] traceback">\nKeyError: ' in sent
     assert "Cell In[4], line 1" in sent  # the traceback as the page holds it, colours removed
     assert "\x1b[" not in sent
     assert "rain_mm: float64" in sent  # the variable the failing line names, summarized
@@ -108,7 +111,8 @@ def test_ask_chat_answers_in_a_kernel_that_never_loaded_jupyter_turns(lab: Lab) 
 
         lab.cell(1).get_by_role("button", name="Ask chat").click()
         expect(lab.cells()).to_have_count(3)
-        expect(lab.cell(2).locator(".jp-InputArea")).to_contain_text("%%chat --fix 1")
+        expect(lab.prompt(1)).to_have_text("[2]:")
+        expect(lab.cell(2).locator(".jp-InputArea")).to_contain_text("%%chat --fix 2")
         lab.wait_cell_idle(2, timeout=60)
         expect(lab.cell_output(2)).not_to_contain_text("not found")
         saved = lab.cell_output(2).locator(".jt-root.jt-saved")
@@ -116,6 +120,6 @@ def test_ask_chat_answers_in_a_kernel_that_never_loaded_jupyter_turns(lab: Lab) 
         server.assert_all_served()
         sent = _request_text(server.requests[0].body)
 
-    assert sent.startswith("Why does cell [1] fail, and how do I fix it?")
-    assert '<notebook_data source="cell [1] traceback">\nZeroDivisionError' in sent
+    assert sent.startswith("Why does cell [2] fail, and how do I fix it?")
+    assert '<notebook_data source="cell [2] traceback">\nZeroDivisionError' in sent
     assert lab.unexpected_page_errors() == []

@@ -53,7 +53,7 @@ def test_proposed_cells_are_previewed_inserted_run_edited_and_undone(lab: Lab) -
     expect(lab.prompt(4)).to_have_text("[4]:")  # ran during chat cell [4]
 
     edit = tool_card(root, "edit_cell")
-    expect(edit.locator(".jt-prompt-title")).to_have_text("Edit cell [2]?")
+    expect(edit.locator(".jt-prompt-title")).to_have_text("Edit the 3rd cell?")
     expect(edit.locator(".jt-diff-del")).to_have_text("-x = 1")
     expect(edit.locator(".jt-diff-add")).to_have_text("+x = 2")
     edit.get_by_role("button", name="Apply edit").click()

@@ -67,31 +67,32 @@ def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(
     expect(reading.locator(".jt-tool-result .jt-fold pre")).not_to_contain_text("notebook_data")
 
     edit = tool_card(root, "edit_cell")
-    expect(edit.locator(".jt-prompt-title")).to_have_text("Edit and run cell [3]?")
+    expect(edit.locator(".jt-prompt-title")).to_have_text("Edit and run the 4th cell?")
     edit.get_by_role("button", name="Apply edit").click()
     expect(cell_source(lab, 3)).to_have_text("print('new')")
     expect(lab.cell_output(3)).to_have_text("new")  # its outputs match its text now
     expect(_badge(lab, 3)).to_have_text("edited from chat · turn 1")
 
     insert = tool_card(root, "insert_cell")
-    expect(insert.locator(".jt-prompt-title")).to_have_text("Insert a code cell below cell [4]?")
+    title = insert.locator(".jt-prompt-title")
+    expect(title).to_have_text("Insert a code cell below the 5th cell?")
     insert.get_by_role("button", name="Insert", exact=True).click()
     _sources(lab, "", "", "", "print('new')", "y = 2", "w = 4", "z = 3")
     expect(_badge(lab, 5)).to_have_text("from chat · turn 1")
 
     move = tool_card(root, "move_cell")
-    expect(move.locator(".jt-prompt-title")).to_have_text("Move cell [5] to [3]?")
+    expect(move.locator(".jt-prompt-title")).to_have_text("Move the 6th cell to be the 4th cell?")
     move.get_by_role("button", name="Move cell").click()
     _sources(lab, "", "", "", "w = 4", "print('new')", "y = 2", "z = 3")
 
     delete = tool_card(root, "delete_cell")
-    expect(delete.locator(".jt-prompt-title")).to_have_text("Delete cell [4]?")
+    expect(delete.locator(".jt-prompt-title")).to_have_text("Delete the 5th cell?")
     expect(delete.locator(".jt-prompt .jt-cell-code")).to_have_text("print('new')")
     expect(delete.locator(".jt-prompt .jt-cell-outputs")).to_have_text("→ stdout: new")
     delete.get_by_role("button", name="Delete cell").click()
     _sources(lab, "", "", "", "w = 4", "y = 2", "z = 3")
     expect(tool_card(root, "delete_cell").locator(".jt-tool-result .jt-fold pre")).to_contain_text(
-        "Deleted cell [4] code"
+        "Deleted the 5th cell (index 4): code"
     )
 
     saved = lab.cell_output(2).locator(".jt-root.jt-saved")
@@ -102,7 +103,7 @@ def test_edit_and_run_insert_below_a_cell_move_delete_and_undo_the_deletion(
     expect(lab.cell_output(4)).to_have_text("new")  # back where it was, outputs included
     expect(_badge(lab, 4)).to_have_text("edited from chat · turn 1")  # and its stamp
     expect(tool_card(saved, "delete_cell").locator(".jt-undo")).to_contain_text(
-        "put the deleted cell back at [4]"
+        "put the deleted cell back: the 5th cell (index 4)"
     )
     assert lab.unexpected_page_errors() == []
 
@@ -124,7 +125,7 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     run_setup(lab, 2)
     root = start_chat(lab, 2)
     run = tool_card(root, "run_cell")
-    expect(run.locator(".jt-prompt-title")).to_have_text("Run cell [3]?")
+    expect(run.locator(".jt-prompt-title")).to_have_text("Run the 4th cell?")
     expect(run.locator(".jt-prompt .jt-cell-code")).to_contain_text("time.sleep(3)")
     run.get_by_role("button", name="Run cell").click()
     # the tab closes while the cell runs (its code has started: the page was read and the
@@ -145,7 +146,7 @@ def test_a_notebook_closed_while_a_cell_runs_gives_an_error_result(lab: Lab) -> 
     card = tool_card(saved, "run_cell")
     expect(card.locator(".jt-tool-result .jt-fold summary")).to_contain_text("Error")
     expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text(
-        "Ran cell [3] in the kernel, but the page did not show its outputs"
+        "Ran the 4th cell (index 3) in the kernel, but the page did not show its outputs"
     )
     # what the model read
     expect(card.locator(".jt-tool-result .jt-fold pre")).to_contain_text("slept")
@@ -169,7 +170,7 @@ def test_a_cell_the_user_edited_is_refused_then_run_as_it_is_now(lab: Lab, page:
     run_setup(lab, 2)
     root = start_chat(lab, 2)
     first = tool_card(root, "run_cell").first
-    expect(first.locator(".jt-prompt-title")).to_have_text("Run cell [3]?")
+    expect(first.locator(".jt-prompt-title")).to_have_text("Run the 4th cell?")
 
     # the user edits the cell while the approval waits, then clicks Run
     editor = lab.cell(3).locator(".cm-content")

@@ -87,6 +87,8 @@ def test_two_users_follow_one_turn_and_keep_their_edits(lab: Lab, second: Lab) -
     lab.open("shared.ipynb")
     assert lab.page.evaluate(_SHARED)  # one shared document, kept by the server
     second.open("shared.ipynb", workspace="second-user")
+    for page in (lab, second):  # each sees the other on the notebook: clicks carry the names
+        page.page.wait_for_function("() => !!window.__jupyter_turns_user?.()", timeout=30_000)
     names = (lab.user_name(), second.user_name())
     # two people (their anonymous display names may happen to be the same: their ids are not)
     assert len({page.page.evaluate(_USERNAME) for page in (lab, second)}) == 2

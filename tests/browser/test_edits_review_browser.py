@@ -55,8 +55,9 @@ def test_review_keeps_one_change_and_undoes_the_other(lab: Lab, page: str) -> No
     expect(panel.locator(".jt-review-title")).to_have_text(
         "Review the 2 changes made without asking (2 to review)", timeout=WAIT
     )
-    inserted, deleted = _item(panel, "Inserted markdown cell [3]"), _item(panel, "Deleted cell")
-    expect(deleted.locator("summary")).to_have_text("Deleted cell [5]")
+    inserted = _item(panel, "Inserted a markdown cell, the 4th cell")
+    deleted = _item(panel, "Deleted the")
+    expect(deleted.locator("summary")).to_have_text("Deleted the 6th cell")
     deleted.locator("summary").click()  # its preview: the cell that went
     expect(deleted.locator(".jt-cell-code")).to_have_text("y = 2")
 

@@ -1,8 +1,12 @@
 """Who clicked (issue 32, point 3), in JupyterLab with two pages on one notebook and its kernel:
 an approval made in one page closes the prompt in the other, both cards say whose approval it
-was (the name JupyterLab gives this page's user), and the saved record keeps it."""
+was, and the saved record keeps it. The name is the one the server knows; a name it makes up for
+an anonymous user ("Anonymous Lysithea") is said as "you" while nobody else is on the notebook
+(issue 45): here both pages are the same user's."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from playwright.sync_api import Locator, expect
@@ -48,7 +52,11 @@ def test_an_approval_in_one_page_closes_the_prompt_in_the_other_and_says_who(lab
         other.page.evaluate(_REVERT)
     page_b = wait_widget(other, 3, timeout=90)  # a second page under load draws late
     expect(page_b.get_by_role("button", name="Approve", exact=True)).to_be_visible()
+    # the test server knows no names: JupyterLab's user is a made-up anonymous one, and the
+    # person is alone (two pages, one user): their clicks are "you"'s
+    assert re.fullmatch(r"Anonymous \S.*", lab.identity_name()), lab.identity_name()
     name = lab.user_name()
+    assert name == "you"
 
     lab.page.bring_to_front()
     _approve(page_a)

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import nbformat
+from nbformat.v4 import new_notebook
 
 from jupyter_turns.providers.anthropic import DEFAULT_MODEL
 from tests.support.anthropic_server import AnthropicTestServer, Reply
@@ -49,7 +50,8 @@ def test_settings_is_a_table_with_stream_the_model_and_where_each_came_from(
     assert plain.startswith("Settings of thread 'main':")
     assert "ChatMagics.provider = " not in plain and "{'" not in plain  # no dump, no repr
     assert _row(plain, "provider") == ["scripted — Scripted (offline)", "cell option"]
-    assert _row(plain, "model") == ["none: the scripted provider calls no model", "cell option"]
+    # --provider alone: the model is the provider's default, not an option of the cell
+    assert _row(plain, "model") == ["none: the scripted provider calls no model", "default"]
     assert _row(plain, "stream") == ["off (plain requests)", "cell option"]
     assert _row(plain, "thinking") == ["off", "cell option"]
     assert _row(plain, "max cycles (answers per turn)") == ["7", "%config"]
@@ -58,13 +60,17 @@ def test_settings_is_a_table_with_stream_the_model_and_where_each_came_from(
     plain = _display(kernel.run("%chat settings"))["text/plain"]
     assert _row(plain, "always allowed") == ["python", "%chat allow"]
     assert "<th>from</th>" in shown["text/html"] and "<td>cell option</td>" in shown["text/html"]
+    note = shown["text/html"].rsplit("<p>", 1)[1]  # what the page shows, code as code
+    assert "<code>%%chat --model NAME</code>" in note and "`" not in note
 
 
 def test_settings_name_the_default_model_and_what_a_restore_set(tmp_path: Path) -> None:
+    path = tmp_path / "saved.ipynb"
+    nbformat.write(new_notebook(), path)  # the kernel's notebook: its grants are recorded
     with AnthropicTestServer() as server:
         server.enqueue(Reply.sse(sse_text_response(["Hi."], model=DEFAULT_MODEL)))
         env = {"ANTHROPIC_API_KEY": "sk-ant-api03-test-000", "ANTHROPIC_BASE_URL": server.url}
-        kernel = KernelDriver(env=env, cwd=str(tmp_path))
+        kernel = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)}, cwd=str(tmp_path))
         try:
             kernel.run("%load_ext jupyter_turns")
             chat = kernel.run("%%chat --tools unattended\nHello")
@@ -76,7 +82,6 @@ def test_settings_name_the_default_model_and_what_a_restore_set(tmp_path: Path) 
     assert _row(plain, "provider") == ["anthropic — Claude (Anthropic API)", "default"]
     assert _row(plain, "model") == [f"{DEFAULT_MODEL} (the provider's default)", "default"]
     assert _row(plain, "tools run mode") == ["unattended", "cell option"]
-    path = tmp_path / "saved.ipynb"
     nbformat.write(notebook_from([("%load_ext jupyter_turns", []), ("%%chat", chat.outputs)]), path)
     fresh = KernelDriver(env=env, cwd=str(tmp_path))
     try:

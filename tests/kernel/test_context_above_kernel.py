@@ -135,8 +135,8 @@ def test_a_cell_changed_since_the_model_saw_it_is_sent_again_and_named(tmp_path:
     text, _ = _above(first)
     assert "kept-1" in text and "before-2" in text and "the saved file work.ipynb" in text
     text, _ = _above(second)
-    assert "Changed since you last saw them: [1]." in text
-    assert "Unchanged since you last saw them, not repeated: [0]." in text
+    assert "Changed since you last saw them: index 1." in text
+    assert "Unchanged since you last saw them, not repeated: index 0." in text
     assert "after-3" in text and "added-4" in text and "kept-1" not in text
 
 

@@ -1,6 +1,6 @@
-"""``--edits review`` in a real kernel: the option sticks to the thread and is saved, signed, in
-its settings; ``%chat settings`` shows it; a notebook's unsigned ``edits: review`` is withheld
-(a mode that skips approvals is only ever the user's own choice)."""
+"""``--edits review`` in a real kernel: the option sticks to the thread and is saved in its
+settings; ``%chat settings`` shows it; a notebook's ``edits: review`` is withheld unless the user
+granted it (a mode that skips approvals is only ever the user's own choice)."""
 
 from __future__ import annotations
 
@@ -11,20 +11,20 @@ import pytest
 from tests.support.notebook_code import SETUP
 
 from .kernel import KernelDriver
-from .test_signed_settings import THREAD, crafted, sign_as_jupyterlab
+from .test_saved_settings import THREAD, crafted, sign_as_jupyterlab
 
 pytestmark = pytest.mark.kernel
 
 SCRIPT = "script = [cycle(message('one')), cycle(message('two'))]"
 
 
-def test_the_option_sticks_to_the_thread_and_is_saved_signed(tmp_path: Path) -> None:
+def test_the_option_sticks_to_the_thread_and_is_saved(tmp_path: Path) -> None:
     kernel = KernelDriver(env={"JUPYTER_DATA_DIR": str(tmp_path / "jupyter")})
     try:
         for source in ("%load_ext jupyter_turns", SETUP, SCRIPT):
             kernel.run(source)
         first = kernel.run("%%chat --provider scripted --script script --edits review\nhi")
-        second = kernel.run("%%chat\nagain")  # no option: the thread keeps review
+        second = kernel.run("%%chat --script script\nagain")  # no --edits: the thread keeps review
         shown = next(
             o["data"]["text/plain"]
             for o in kernel.run("%chat settings").outputs
@@ -35,8 +35,7 @@ def test_the_option_sticks_to_the_thread_and_is_saved_signed(tmp_path: Path) -> 
         kernel.close()
     for cell in (first, second):
         settings = cell.records()[-1]["settings"]
-        assert settings["edits"] == "review"
-        assert settings["signature"].startswith("hmac-sha256:")
+        assert settings["edits"] == "review" and "signature" not in settings
     row = next(line for line in shown.splitlines() if "cell changes" in line)
     assert row.split() == ["cell", "changes", "review", "cell", "option"]
     said = "".join(o.get("text", "") or o.get("evalue", "") for o in bad.outputs)

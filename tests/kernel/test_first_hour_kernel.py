@@ -165,12 +165,10 @@ def test_scripted_turns_are_not_sent_to_claude_and_the_switch_says_so(tmp_path: 
 def test_sticky_options_say_how_to_leave_them(kernel: KernelDriver) -> None:
     kernel.run(SCRIPT)
     kernel.run("%%chat --script s3 --tools unattended\nLoad it")
-    thanks = _said(kernel.run("%%chat\nThanks!"))
-    assert (
-        "this thread plays the script `s3`, which has no cycle left: `--provider anthropic` "
-        "or `--new`" in thanks
-    )
-    assert "script_exhausted" not in thanks
+    again = _said(kernel.run("%%chat --script s3\nLoad it again"))
+    assert "%%chat --script s3: the script has no cycle left (each cycle plays once)" in again
+    assert "Run the cell that sets `s3` again to play it from the start" in again
+    assert "script_exhausted" not in again
     assert "Scripted echo" in _said(kernel.run("%%chat --new --provider scripted\nHello"))
     use = _said(kernel.run("%chat use nosuch"))
     assert "no thread 'nosuch'; the threads are: 'main', 'thread-2'." in use

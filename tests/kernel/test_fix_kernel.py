@@ -90,7 +90,8 @@ def test_chat_fix_sends_the_failing_cell_its_traceback_and_variables(tmp_path: P
 
     nothing = _said(cells[1])
     assert "%chat fix: no cell has an error in the kernel's own history" in nothing
-    assert "Run the cell that fails first, or name it: %chat fix INDEX." in nothing
+    assert "Run the cell that fails first, or name it by the number Jupyter shows" in nothing
+    assert "%chat fix 19 for [19]." in nothing
     assert "%chat fix: cell In[3] has no error output" in _said(cells[4])
     assert "Cells with an error: In[4]." in _said(cells[4])
     assert "%chat fix: there is no cell In[99]" in _said(cells[5])

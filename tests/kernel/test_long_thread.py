@@ -37,6 +37,6 @@ def test_a_turn_late_in_a_long_thread_sends_what_an_early_one_does(kernel: Kerne
     kernel.run(SCRIPT)
     first = kernel.run("%%chat --provider scripted --script script --tools unattended\nQ0")
     assert "An answer." in first.outputs[0]["data"]["text/html"]
-    sizes = [_sent(kernel.run(f"%%chat\nQ{k}").messages) for k in range(1, 40)]
+    sizes = [_sent(kernel.run(f"%%chat --script script\nQ{k}").messages) for k in range(1, 40)]
     early, late = statistics.median(sizes[2:7]), statistics.median(sizes[-5:])
     assert late <= 1.1 * early, (early, late)  # flat: no turn resends the thread

@@ -86,7 +86,7 @@ def test_a_headless_run_stops_at_the_sessions_budget_with_a_notice(kernel: Kerne
     kernel.run("%config ChatMagics.budget_usd = 0.5")
     first = kernel.run("%%chat --provider scripted --script script\nFirst")
     assert first.records()[-1]["turn"]["outcome"] == "complete"  # nothing to go by before it
-    second = kernel.run("%%chat\nSecond")
+    second = kernel.run("%%chat --script script\nSecond")
     record = second.records()[-1]
     assert record["turn"]["outcome"] == "stopped"
     assert [e["kind"] for e in record["events"]] == ["chat_request", "notice"]
@@ -113,7 +113,7 @@ def test_a_compaction_block_survives_save_restart_and_restore_unchanged(tmp_path
     )
     sources = {
         "a": "%%chat --provider scripted --script script\nOne",
-        "b": "%%chat\nTwo",
+        "b": "%%chat --script script\nTwo",
     }
     kernel = KernelDriver()
     try:
@@ -161,11 +161,11 @@ def test_chat_forget_and_chat_compact_change_what_the_next_request_sends(
         f"{block!r}), finish='compaction'), cycle(message('a4'))])"
     )
     kernel.run("%%chat --provider scripted --script script\nq1")
-    kernel.run("%%chat\nq2")
+    kernel.run("%%chat --script script\nq2")
     forgot = kernel.run("%chat forget 1").stdout()
     assert "the oldest 1 exchange of this thread is no longer sent" in forgot
     assert "takes effect with its next request" in forgot
-    kernel.run("%%chat\nq3")
+    kernel.run("%%chat --script script\nq3")
     sent = kernel.run(
         "print([getattr(e, 'content', e.kind) for e in script.requests[-1].events])"
     ).stdout()
@@ -175,7 +175,7 @@ def test_chat_forget_and_chat_compact_change_what_the_next_request_sends(
         compact
     )
     assert "compacts before its next request" in kernel.run("%chat threads").stdout()
-    last = kernel.run("%%chat\nq4")
+    last = kernel.run("%%chat --script script\nq4")
     asked = kernel.run(
         "print(script.requests[-2].extra['compaction'],"
         " [getattr(e, 'content', e.kind) for e in script.requests[-1].events][:3])"

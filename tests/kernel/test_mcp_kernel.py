@@ -14,9 +14,8 @@ from typing import Any
 
 import nbformat
 import pytest
+from nbformat.v4 import new_notebook
 
-from jupyter_turns.kernel.trust import SettingsKey
-from jupyter_turns.record.format import RECORD_MIME
 from tests.support.mcp_server import SCRIPT
 from tests.support.notebook_code import SETUP
 
@@ -163,12 +162,16 @@ def test_a_restored_thread_names_its_servers_and_starts_one_only_when_the_user_s
     tmp_path: Path,
 ) -> None:
     """A notebook's MCP server is a command the kernel would run: from someone else's notebook
-    it is withheld; from the user's own (signed by their kernel) it is restored but started
-    only by ``%chat mcp start``, after the user has read its command line."""
+    (here a copy of the user's notebook elsewhere) it is withheld; from the user's own (granted
+    there by their kernel) it is restored but started only by ``%chat mcp start``, after the
+    user has read its command line."""
     log = tmp_path / "server.log"
     log.touch()
-    data_dir = tmp_path / "jupyter"  # this user's settings secret
-    kernel = KernelDriver(env={"MCP_TEST_LOG": str(log), "JUPYTER_DATA_DIR": str(data_dir)})
+    data_dir = tmp_path / "jupyter"  # this user's own stores
+    mine = tmp_path / "mine.ipynb"
+    nbformat.write(new_notebook(), mine)  # the kernel's notebook, as JupyterLab's
+    env = {"MCP_TEST_LOG": str(log), "JUPYTER_DATA_DIR": str(data_dir)}
+    kernel = KernelDriver(env={**env, "JPY_SESSION_NAME": str(mine)})
     # the server's process writes "started" to the log each time it starts
     command = ["bash", "-c", f'echo started >> "$MCP_TEST_LOG"; exec {PYTHON} {SCRIPT}']
     add = f"%chat mcp add t --env MCP_TEST_LOG -- {shlex.join(command)}"
@@ -186,11 +189,8 @@ def test_a_restored_thread_names_its_servers_and_starts_one_only_when_the_user_s
         saved = first.records()[-1]["settings"]
         assert saved["mcp_servers"] == {"t": {"command": command, "env": ["MCP_TEST_LOG"]}}
         notebook = notebook_from([(source, first.outputs)])
-        nbformat.write(notebook, tmp_path / "mine.ipynb")  # signed by this user's kernel
-        theirs = copy.deepcopy(notebook)  # the same settings, signed by a colleague's kernel
-        record = theirs.cells[0].outputs[-1]["data"][RECORD_MIME]
-        record["settings"] = SettingsKey(b"c" * 64).sign(saved, record["conversation_id"])
-        nbformat.write(theirs, tmp_path / "theirs.ipynb")
+        nbformat.write(notebook, mine)  # granted there by this user's kernel
+        nbformat.write(copy.deepcopy(notebook), tmp_path / "theirs.ipynb")  # a copy elsewhere
         kernel.run("%chat mcp remove t")
         again = "%%chat --tools unattended --provider scripted --script script\nAgain"
         kernel.run(
@@ -200,8 +200,9 @@ def test_a_restored_thread_names_its_servers_and_starts_one_only_when_the_user_s
         restored = kernel.run(f"%chat restore {tmp_path / 'theirs.ipynb'}").stdout()
         shown = f"MCP servers `t` ({described})"
         assert (
-            "asks for thread 'main': unattended tools, the `scripted` provider, playing the "
-            f"variable `script`, {shown} — not applied"
+            "asks for thread 'main': unattended tools, the `scripted` provider, "  # no script
+            f"{shown} — not applied: you granted them to this thread in the "
+            f"notebook at {mine.resolve()}"
         ) in restored
         cell = kernel.run(again)
         assert _responses(cell)[0]["content"] == "Unknown tool 'mcp__t__add'."
@@ -288,7 +289,7 @@ def test_a_restored_threads_servers_are_shown_whole_wherever_they_are_offered(
         kernel.close()
     shown = f"MCP servers `files` ({files}), `tracker` ({tracker})"
     assert f"This notebook asks for thread 'main': {shown} — not applied" in restored
-    assert f"Thread 'main' asks for: {shown}." in asked
+    assert f"Thread 'main': the notebook asks for {shown}." in asked
     assert listed.splitlines() == [
         f"files: {files} · restored, not started: %chat mcp start files",
         f"tracker: {tracker} · restored, not started: %chat mcp start tracker",

@@ -129,7 +129,7 @@ NOTEBOOK_CELLS = [
         """
     ),
     "%%chat --provider scripted --script script --tools unattended\nWhat is 7 squared?",
-    "%%chat\nWhat number did I ask about?",
+    "%%chat --script script\nWhat number did I ask about?",
 ]
 
 

@@ -466,7 +466,10 @@ SWITCH_CELLS = [
 def test_a_thread_goes_from_claude_to_openai_and_back(tmp_path: Path) -> None:
     with AnthropicTestServer() as server:
         server.enqueue(*_switch_replies())
-        kernel = KernelDriver(env=_switch_env(server), cwd=str(tmp_path))
+        path = tmp_path / "switched.ipynb"
+        nbformat.write(notebook_from([]), path)  # the kernel knows its notebook: its grant
+        env = {**_switch_env(server), "JPY_SESSION_NAME": str(path)}
+        kernel = KernelDriver(env=env, cwd=str(tmp_path))
         try:
             kernel.run("%load_ext jupyter_turns")
             kernel.run(TOOL)
@@ -492,7 +495,6 @@ def test_a_thread_goes_from_claude_to_openai_and_back(tmp_path: Path) -> None:
         assert [p for p, _ in named] == ["anthropic", "anthropic", "openai", "anthropic"]
         assert "main" in threads
         assert _leaks(published) == []
-        path = tmp_path / "switched.ipynb"
         saved: list[tuple[str, list[dict[str, Any]]]] = [
             ("%load_ext jupyter_turns", []),
             (TOOL, []),
@@ -681,11 +683,13 @@ def _error(cell: Cell) -> str:
     return f"{cell.reply['ename']}: {cell.reply['evalue']}"
 
 
-def test_allowed_providers_holds_for_cells_and_for_signed_saved_settings(tmp_path: Path) -> None:
+def test_allowed_providers_holds_for_cells_and_for_granted_saved_settings(tmp_path: Path) -> None:
+    path = tmp_path / "openai.ipynb"
+    nbformat.write(new_notebook(), path)  # the kernel's notebook, as JupyterLab's
     with AnthropicTestServer() as server:
         server.enqueue(for_responses(Reply.sse(responses_body([Text(["Recorded answer."])]))))
         env = {"OPENAI_API_KEY": OPENAI_KEY, "OPENAI_BASE_URL": f"{server.url}/v1"}
-        kernel = KernelDriver(env=env, cwd=str(tmp_path))
+        kernel = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)}, cwd=str(tmp_path))
         try:
             kernel.run("%load_ext jupyter_turns")
             source = "%%chat --provider openai --model gpt-5-mini\nHello"
@@ -697,9 +701,8 @@ def test_allowed_providers_holds_for_cells_and_for_signed_saved_settings(tmp_pat
             model = _printed(kernel, f"{THREAD}.by_name['main'].model")
         finally:
             kernel.close()
-        path = tmp_path / "openai.ipynb"
         nbformat.write(notebook_from([(source, recorded.outputs)]), path)
-        fresh = KernelDriver(env=env, cwd=str(tmp_path))  # the same JUPYTER_DATA_DIR: signed
+        fresh = KernelDriver(env=env, cwd=str(tmp_path))  # the same JUPYTER_DATA_DIR: granted
         try:
             fresh.run("%load_ext jupyter_turns")
             fresh.run(LIMITED)
@@ -713,5 +716,5 @@ def test_allowed_providers_holds_for_cells_and_for_signed_saved_settings(tmp_pat
     assert NOT_ALLOWED in _error(failed)
     assert (events, after, model) == ("2", "2", "gpt-5-mini")  # the failed cell changed nothing
     assert "Restored thread 'main': 2 events" in restored and "not applied" not in restored
-    assert provider == "openai"  # the saved settings are this user's: they apply
+    assert provider == "openai"  # the user granted them in that notebook: they apply
     assert NOT_ALLOWED in _error(refused)  # but never widen the limit

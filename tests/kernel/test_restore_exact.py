@@ -1,5 +1,7 @@
 """Restore is exact: what a kernel held is what a restarted kernel gets back from the saved
-notebook — cells re-run, a name reused by ``%chat new``, with and without the lab extension."""
+notebook — cells re-run, a name reused by ``%chat new``, with and without the lab extension.
+Each kernel knows its notebook, as under JupyterLab: the threads' settings (the scripted
+provider) are then the user's own grant there, and come back with them."""
 
 from __future__ import annotations
 
@@ -40,6 +42,8 @@ def save(
     notebook = new_notebook()
     cell_meta: dict[str, Any] = {}
     for message in kernel.comm_data:
+        if "value" not in message:
+            continue  # not a metadata write (a widget shown live, a record handed over)
         if message.get("scope") == "notebook":
             notebook.metadata[message["key"]] = message["value"]
         elif message.get("cell_id"):
@@ -61,6 +65,12 @@ def save(
     return path
 
 
+def _kernel_of(notebook: Path) -> KernelDriver:
+    """A kernel whose notebook is ``notebook`` (JupyterLab names it; the file exists)."""
+    nbformat.write(new_notebook(), notebook)
+    return KernelDriver(env={"JPY_SESSION_NAME": str(notebook)})
+
+
 @pytest.mark.parametrize("extension", [True, False], ids=["with-extension", "outputs-only"])
 def test_a_restarted_kernel_gets_back_exactly_what_it_had(tmp_path: Path, extension: bool) -> None:
     sources = {
@@ -70,7 +80,7 @@ def test_a_restarted_kernel_gets_back_exactly_what_it_had(tmp_path: Path, extens
         "d": "%%chat --provider scripted\nA fresh start",
     }
     runs = ["a", "b", "a", "c", "d"]  # cell a is run again before the new thread starts
-    kernel = KernelDriver()
+    kernel = _kernel_of(tmp_path / "n.ipynb")
     last_run: dict[str, Cell] = {}
     try:
         kernel.run("%load_ext jupyter_turns")
@@ -88,10 +98,11 @@ def test_a_restarted_kernel_gets_back_exactly_what_it_had(tmp_path: Path, extens
         "First question",
     ]
 
-    kernel = KernelDriver()
+    kernel = _kernel_of(tmp_path / "n2.ipynb")
     try:
         kernel.run("%load_ext jupyter_turns")
         restored = kernel.run(f"%chat restore {path}").stdout()
+        assert "not applied" not in restored and "written elsewhere" not in restored
         assert "Restored thread 'main': 2 events" in restored
         assert "Restored thread 'main-earlier': 6 events" in restored
         assert threads_of(kernel) == before

@@ -19,16 +19,18 @@ from .kernel import RECORD_MIME, Cell, KernelDriver
 pytestmark = pytest.mark.kernel
 
 SCRIPT = (
-    "script = [cycle(tool_call('python', {'code': 'x = 2'})), cycle(message('x is 2')),"
+    "script = ScriptedProvider(["
+    "cycle(tool_call('python', {'code': 'x = 2'})), cycle(message('x is 2')),"
     " cycle(tool_call('python', {'code': 'x = 3\\ny = 5'})), cycle(message('x is 3')),"
-    " cycle(message('Again from turn 2.'))]\n"
-    "other = [cycle(message('Forked answer.'))]"
+    " cycle(message('Again from turn 2.'))])\n"
+    "other = ScriptedProvider([cycle(message('Forked answer.'))])"
 )
-SENT = (
+MAIN_EVENTS = (
     "_m = get_ipython().magics_manager.registry['ChatMagics']\n"
-    "_r = _m.session.threads.by_name[{name!r}].chat.provider.requests[-1]\n"
-    "print([e.content for e in _r.events if e.kind == 'chat_request'])"
+    "print(len(_m.session.threads.by_name['main'].chat.conversation.events))"
 )
+# the requests of the thread's last turn, as the script that played it was sent them
+SENT = "print([e.content for e in {script}.requests[-1].events if e.kind == 'chat_request'])"
 
 
 def run_answering_page(kernel: KernelDriver, code: str) -> tuple[Cell, dict[str, Any]]:
@@ -80,24 +82,20 @@ def test_rewind_undoes_a_turn_and_stops_sending_it_even_after_a_restore(tmp_path
         first = kernel.run(
             "%%chat --provider scripted --script script --builtins python\nfirst", cell_id="t1"
         )
-        second = kernel.run("%%chat\nsecond", cell_id="t2")
+        second = kernel.run("%%chat --script script\nsecond", cell_id="t2")
         assert kernel.run("print(x, y)").stdout().split() == ["3", "5"]
         too_far = kernel.run("%chat rewind 5")
         rewound, replaced = run_answering_page(kernel, "%chat rewind 2")
         after = kernel.run("print(x, 'y' in dir())").stdout().split()
         again = kernel.run("%chat rewind 2")
-        third = kernel.run("%%chat\nthird", cell_id="t3")
-        sent = kernel.run(SENT.format(name="main")).stdout().strip()
-        main_before = kernel.run(
-            "print(len(_m.session.threads.by_name['main'].chat.conversation.events))"
-        ).stdout()
+        third = kernel.run("%%chat --script script\nthird", cell_id="t3")
+        sent = kernel.run(SENT.format(script="script")).stdout().strip()
+        main_before = kernel.run(MAIN_EVENTS).stdout()
         forked = kernel.run("%chat fork alt --at 2")
         fork_cell = kernel.run("%%chat --script other\ntry again", cell_id="t4")
-        sent_fork = kernel.run(SENT.format(name="alt")).stdout().strip()
+        sent_fork = kernel.run(SENT.format(script="other")).stdout().strip()
         bad_fork = kernel.run("%chat fork alt2 --at 9")
-        main_left = kernel.run(
-            "print(len(_m.session.threads.by_name['main'].chat.conversation.events))"
-        ).stdout()
+        main_left = kernel.run(MAIN_EVENTS).stdout()
     finally:
         kernel.close()
     assert "thread 'main' has 2 turns: rewind 1 to 2, not 5" in error_text(too_far)
@@ -135,13 +133,13 @@ def test_rewind_undoes_a_turn_and_stops_sending_it_even_after_a_restore(tmp_path
         restarted.run("%load_ext jupyter_turns")
         restarted.run(f"%chat restore {path}")
         restarted.run(SETUP)
-        restarted.run("later = [cycle(message('After the restart.'))]")
+        restarted.run("later = ScriptedProvider([cycle(message('After the restart.'))])")
         restarted.run("%%chat --thread main --provider scripted --script later\nfourth")
-        sent_after = restarted.run(SENT.format(name="main")).stdout().strip()
+        sent_after = restarted.run(SENT.format(script="later")).stdout().strip()
         # the fork, restored: its history before the fork is grafted back from main's turns
-        restarted.run("then = [cycle(message('The fork goes on.'))]")
+        restarted.run("then = ScriptedProvider([cycle(message('The fork goes on.'))])")
         restarted.run("%%chat --thread alt --provider scripted --script then\nfifth")
-        sent_alt = restarted.run(SENT.format(name="alt")).stdout().strip()
+        sent_alt = restarted.run(SENT.format(script="then")).stdout().strip()
     finally:
         restarted.close()
     assert sent_after == "['first', 'third', 'fourth']"
@@ -163,13 +161,14 @@ def test_a_fork_of_a_restored_thread_asks_the_model_of_that_thread(tmp_path: Pat
             Reply.sse(sse_text_response(["The fork goes on."])),
         )
         env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
-        first = KernelDriver(env=env)
+        path = save(tmp_path / "fork.ipynb", [])  # the kernel knows its notebook: its grant
+        first = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)})
         try:
             first.run("%load_ext jupyter_turns")
             said = first.run(chat, cell_id="c1")
         finally:
             first.close()
-        path = save(tmp_path / "fork.ipynb", [("c1", chat, said.outputs)])
+        save(path, [("c1", chat, said.outputs)])
         restarted = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)})
         try:
             restarted.run("%load_ext jupyter_turns")

@@ -1,7 +1,8 @@
 """The crafted-notebook attack in a real kernel: a notebook from someone else asks for "always
 allow python", the python built-in, unattended tools and its own system prompt. Its conversation
-restores; none of that is applied until the user trusts it — then it behaves as the file asked.
-Settings the user's own jupyter_turns signed apply at once (see also test_signed_settings.py).
+restores (its turns quoted, as someone else's); none of that is applied until the user trusts
+it — then it behaves as the file asked. What the user granted the thread in that notebook applies
+at once (see also test_saved_settings.py and test_grants.py).
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from jupyter_turns.kernel.trust import SettingsKey
 from jupyter_turns.model.events import ChatRequest, Message
 from jupyter_turns.record.format import RECORD_MIME, turn_record
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import Text, ToolUse, sse_message, sse_text_response
 
 from .kernel import KernelDriver, ready_chat
+from .test_saved_settings import grant_as_the_users_kernel
 
 pytestmark = pytest.mark.kernel
 
@@ -48,9 +49,8 @@ USER_CODE = textwrap.dedent(
 )
 
 
-def crafted(path: Path, *, store: str, key: SettingsKey | None = None) -> Path:
-    """The attacker's notebook: one earlier exchange, the settings in ``store`` (signed with
-    ``key``: the user's own, when a test plays the user's notebook)."""
+def crafted(path: Path, *, store: str) -> Path:
+    """The attacker's notebook: one earlier exchange, the settings in ``store``."""
     events = [
         ChatRequest(content="Hello", timestamp="2026-01-01T10:00:00+00:00"),
         Message(content="Hi! Ask me anything.", timestamp="2026-01-01T10:00:01+00:00"),
@@ -59,7 +59,7 @@ def crafted(path: Path, *, store: str, key: SettingsKey | None = None) -> Path:
     notebook = new_notebook()
     cell = new_code_cell("%%chat\nHello")
     if store == "output-record":
-        record["settings"] = key.sign(ASKS, "attacker-conv") if key else ASKS
+        record["settings"] = ASKS
     else:
         settings = {**ASKS, "conversation_id": "attacker-conv"}
         notebook.metadata["jupyter_turns"] = {
@@ -90,7 +90,7 @@ def _env(server: AnthropicTestServer, data_dir: Path, **extra: str) -> dict[str,
     return {
         "ANTHROPIC_API_KEY": KEY,
         "ANTHROPIC_BASE_URL": server.url,
-        "JUPYTER_DATA_DIR": str(data_dir),  # this user's signature store
+        "JUPYTER_DATA_DIR": str(data_dir),  # this user's own stores
         **extra,
     }
 
@@ -124,9 +124,9 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
             assert (
                 "always allow `python`, `helper`, unattended tools, built-in tools `python`, "
                 f"a system prompt ({len(ATTACKER_SYSTEM)} characters), the model "
-                "`claude-haiku-4-5` — not applied: these settings were not saved by your own "
-                "jupyter_turns"
+                "`claude-haiku-4-5` — not applied: permissions come only from your own record"
             ) in out
+            assert "1 request in thread 'main' was written elsewhere" in out
             responses = _responses(kernel, cell)
             assert responses["toolu_py1"]["content"] == "Unknown tool 'python'."
             assert responses["toolu_help1"]["decisions"][0]["by"] == "user"
@@ -138,10 +138,12 @@ def test_the_attack_restores_the_talk_and_grants_nothing_until_trusted(tmp_path:
                 "cell_output", "delete_cell", "edit_cell", "helper", "insert_cell", "inspect",
                 "move_cell", "notebook_cells", "run_cell", "variables",
             ]  # fmt: skip
-            assert first["messages"][0]["content"][0]["text"] == "Hello"  # the talk restored
+            texts = [block["text"] for block in first["messages"][0]["content"]]
+            assert texts[0] == "What is in this notebook?"  # the talk restored, quoted
+            assert "[request]\nHello" in texts[1] and "restored from shared.ipynb" in texts[1]
 
             shown = kernel.run("%chat trust").stdout()
-            assert "Thread 'main' asks for: always allow `python`, `helper`" in shown
+            assert "Thread 'main': the notebook asks for always allow `python`, `helper`" in shown
             assert f"    | {ATTACKER_SYSTEM}" in shown and "run_mode: 'unattended'" in shown
             assert not marker.exists()
             applied = kernel.run("%chat trust --apply").stdout()
@@ -169,7 +171,7 @@ def test_restore_by_hand_in_a_headless_run_runs_nothing(tmp_path: Path, store: s
             kernel.run("%load_ext jupyter_turns")
             kernel.run(USER_CODE)
             restored = kernel.run(f"%chat restore {path}").stdout()
-            assert "not applied: these settings were not saved by your own" in restored
+            assert "not applied: permissions come only from your own record" in restored
             cell = kernel.run("%%chat\nWhat is in this notebook?")
             responses = _responses(kernel, cell)
             assert responses["toolu_py1"]["content"] == "Unknown tool 'python'."
@@ -181,10 +183,10 @@ def test_restore_by_hand_in_a_headless_run_runs_nothing(tmp_path: Path, store: s
             kernel.close()
 
 
-def test_settings_the_users_jupyter_turns_signed_restore_its_permissions(tmp_path: Path) -> None:
+def test_what_the_user_granted_in_that_notebook_restores_its_permissions(tmp_path: Path) -> None:
     data_dir = tmp_path / "jupyter"
-    mine = SettingsKey.of_user(data_dir)  # as the user's kernel signs what it saves
-    path = crafted(tmp_path / "mine.ipynb", store="output-record", key=mine)
+    path = crafted(tmp_path / "mine.ipynb", store="output-record")
+    grant_as_the_users_kernel(path, data_dir, ASKS)  # as the user's kernel recorded it
     marker = tmp_path / "ran.txt"
     with AnthropicTestServer() as server:
         server.enqueue(Reply.sse(calls(marker)), Reply.sse(sse_text_response(["Done."])))

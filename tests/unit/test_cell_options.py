@@ -37,7 +37,10 @@ def state(magics: ChatMagics) -> tuple[str, dict[str, int]]:
         ("--thread other --budget lots", "--budget must be an amount in USD"),
         ("--budget -1", "--budget must be an amount in USD"),
         ("--modle claude-haiku-4-5", r"no option `--modle`: did you mean `--model`\?"),
-        ("--t main", "ambiguous option: --t could match --thread, --tools, --thinking"),
+        ("--t main", r"no option `--t`: did you mean `--tools`\?"),
+        ("--tool unattended", r"no option `--tool`: did you mean `--tools`\?"),
+        ("--thread other --mod claude-x", r"no option `--mod`: did you mean `--model`\?"),
+        ("--fix cell3", r"--fix takes the number Jupyter shows beside the cell \(19 for \[19\]\)"),
         ("please be brief", "'please' is not an option: the request goes in the cell below"),
     ],
 )
@@ -165,18 +168,3 @@ def test_stream_off_makes_plain_requests_and_sticks(magics: ChatMagics) -> None:
     magics._apply(thread, magics._options("--stream on"), ProviderChoice("anthropic"), set())
     magics.session.threads.use_provider(thread, provider)
     assert provider.streaming is True
-
-
-def test_a_played_out_script_says_what_the_thread_is_bound_to(magics: ChatMagics) -> None:
-    from jupyter_turns.providers.scripted import cycle, message
-
-    magics.session.namespace["s3"] = [cycle(message("only one"))]
-    run(magics, "--script s3")
-    before = state(magics)
-    with pytest.raises(UsageError) as failed:
-        run(magics, "", "Thanks!")
-    assert str(failed.value) == (
-        "%%chat: this thread plays the script `s3`, which has no cycle left: "
-        "`--provider anthropic` or `--new` (a thread keeps its options until a cell changes them)"
-    )
-    assert state(magics) == before

@@ -70,11 +70,11 @@ async def test_approved_cells_go_below_the_chat_cell_in_order_and_a_run_gets_its
     ran, notes = _responses(events)
     assert reader.namespace["total"] == 42
     assert page.cells[2]["outputs"][-1]["data"]["text/plain"] == "42"
-    assert ran.content.startswith("Inserted code cell [2] and ran it.")
+    assert ran.content.startswith("Inserted a code cell, the 3rd cell (index 2), and ran it.")
     assert "kernel state: created total (42)" in ran.content
     assert ran.cell["op"] == "insert" and ran.state["created"]
     assert ran.outputs[-1]["output_type"] == "execute_result"
-    assert notes.content == "Inserted markdown cell [3] (not run)."
+    assert notes.content == "Inserted a markdown cell, the 4th cell (index 3) (not run)."
     assert notes.preview["cell_type"] == "markdown"  # the proposal is saved
 
 
@@ -109,7 +109,7 @@ async def test_an_edit_shows_a_diff_and_is_refused_unread_changed_or_for_the_cha
     diff = "--- current\n+++ proposed\n@@ -1,2 +1,2 @@\n-x = 1\n+x = 5\n y = 2"
     assert shown.preview == {"kind": "edit", "index": 0, "diff": diff}
     assert page.sources()[0] == "x = 5\ny = 2"
-    assert edited.content.startswith("Edited cell [0] (+1 -1 lines)")
+    assert edited.content.startswith("Edited the 1st cell (index 0) (+1 -1 lines)")
     assert edited.cell["before"] == "x = 1\ny = 2"
 
     page.cells[0]["source"] = "x = 5\ny = 2  # the user's edit"
@@ -182,11 +182,15 @@ async def test_run_cell_runs_the_cell_read_and_undo_puts_the_earlier_outputs_bac
         tool_call("run_cell", {"index": 1}, call_id="again"),
     )  # fmt: skip
     _, fixed, again = _responses(events)
-    assert fixed.content.startswith("Edited cell [1] (+2 -1 lines) and ran it. The page reports ")
+    assert fixed.content.startswith(
+        "Edited the 2nd cell (index 1) (+2 -1 lines) and ran it. The page reports "
+    )
     assert "→ stdout: 42" in fixed.content and space["x"] == 42
     assert fixed.preview == {"kind": "edit", "index": 1, "run": True,
                              "diff": line_diff("x = 1 / 0", "x = 6 * 7\nprint(x)")}  # fmt: skip
-    assert again.content.startswith("Ran cell [1]. The page reports cell [1] code")
+    assert again.content.startswith(
+        "Ran the 2nd cell (index 1). The page reports the 2nd cell (index 1): code"
+    )
     assert again.preview == {"kind": "run", "index": 1, "source": "x = 6 * 7\nprint(x)"}
     assert page.cells[1]["outputs"][0]["text"] == "42\n"
 
@@ -214,7 +218,9 @@ async def test_run_cell_gives_an_error_as_data_and_a_figure_as_an_image() -> Non
     _, failed, drawn = _responses(events)
     # the cell's error is what it printed, not a failure of the tool: the model reads it
     assert failed.status == "done" and not failed.is_error
-    assert failed.content.startswith("Ran cell [1]. The page reports cell [1] code")
+    assert failed.content.startswith(
+        "Ran the 2nd cell (index 1). The page reports the 2nd cell (index 1): code"
+    )
     assert "ZeroDivisionError: division by zero" in failed.content
     assert "jupyter_turns" not in failed.content  # the cell's own frames, not the tool's
     traceback = page.cells[1]["outputs"][0]["traceback"]
@@ -239,11 +245,11 @@ async def test_delete_shows_the_cell_and_outputs_and_undo_puts_it_back_where_it_
     deleted = _responses(events)[1]
     assert deleted.preview == {"kind": "delete", "index": 2, "cell_type": "code",
                                "source": "plot()", "outputs": ["<Figure>"]}  # fmt: skip
-    assert deleted.content.startswith("Deleted cell [2] code, 1 lines\n  → <Figure>")
+    assert deleted.content.startswith("Deleted the 3rd cell (index 2): code, 1 lines\n  → <Figure>")
     assert "The notebook has 3 cells now" in deleted.content
     assert page.sources() == ["a = 1", "%%chat\ngo", "b = 2"]
     [line] = await undo(session, NotebookEditor(session.reader.page), call_id="d")
-    assert line == "Undid delete_cell call d: put the deleted cell back at [2]"
+    assert line == "Undid delete_cell call d: put the deleted cell back: the 3rd cell (index 2)"
     assert page.sources() == ["a = 1", "%%chat\ngo", "plot()", "b = 2"]
     assert page.cells[2]["outputs"] == [out]
 
@@ -260,9 +266,11 @@ async def test_move_then_act_on_the_moved_cells_by_their_new_indexes_and_undo_mo
                   call_id="i"),
     )  # fmt: skip
     _, moved, edited, inserted = _responses(events)
-    assert moved.content.startswith("Moved cell [3] to [1]: the page reports cell [1] code")
-    assert edited.content.startswith("Edited cell [2]"), edited.content
-    assert inserted.content == "Inserted markdown cell [4] (not run)."
+    assert moved.content.startswith(
+        "Moved the 4th cell (index 3) to index 1: the page reports the 2nd cell (index 1): code"
+    )
+    assert edited.content.startswith("Edited the 3rd cell (index 2)"), edited.content
+    assert inserted.content == "Inserted a markdown cell, the 5th cell (index 4) (not run)."
     assert page.sources() == ["%%chat\ngo", "c = 3", "a = 10", "b = 2", "# end"]
     editor = NotebookEditor(session.reader.page)
     assert len(await undo(session, editor, count=3)) == 3
@@ -292,7 +300,9 @@ async def test_a_cell_the_user_changed_or_moved_is_refused_with_its_text_now() -
     assert not user.shown and [r.status for r in (deleted, ran, moved)] == ["skipped"] * 3
     assert page.sources() == ["%%chat\ngo", "import os", "a = 1", "b = 3  # the user's"]
     again = await _turn(reader, tool_call("delete_cell", {"index": 3}), user=user)
-    assert _responses(again)[0].content.startswith("Deleted cell [3]")  # now it has read it
+    assert _responses(again)[0].content.startswith(
+        "Deleted the 4th cell (index 3)"
+    )  # now it has read it
 
 
 async def test_a_page_that_stops_answering_gives_an_error_result_not_a_change() -> None:
@@ -339,12 +349,16 @@ async def test_a_page_that_says_ok_but_did_not_change_the_cell_gives_an_error_no
     )
     _, edited, moved, inserted = _responses(events)
     assert edited.content == (
-        "Not edited: the page reports cell [1] code, 1 lines\n  (no outputs), not the new text."
+        "Not edited: the page reports the 2nd cell (index 1): code, 1 lines\n  (no outputs), "
+        "not the new text."
     )
-    assert (
-        moved.content == "Not moved to [1]: the page reports cell [2] code, 1 lines\n  (no outputs)"
+    assert moved.content == (
+        "Not moved to index 1: the page reports the 3rd cell (index 2): code, 1 lines\n"
+        "  (no outputs)"
     )
-    assert inserted.content.startswith("Not inserted as proposed: the page reports cell [3] code")
+    assert inserted.content.startswith(
+        "Not inserted as proposed: the page reports the 4th cell (index 3): code"
+    )
     assert [r.status for r in (edited, moved, inserted)] == ["error"] * 3
     assert all(r.is_error for r in (edited, moved, inserted))
 

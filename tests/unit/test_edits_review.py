@@ -150,8 +150,8 @@ async def test_undo_all_undoes_every_change_still_to_review_newest_first() -> No
     assert [e["call_id"] for e in _saved(page)["events"] if e["kind"] == "undo"] == ["ins", "edit"]
 
 
-def test_a_notebook_cannot_turn_review_on_without_this_users_signature() -> None:
-    saved = parse_settings({"edits": "review", "run_mode": "ask"}, verify=lambda *_: False)
+def test_a_notebook_cannot_turn_review_on_without_this_users_grant() -> None:
+    saved = parse_settings({"edits": "review", "run_mode": "ask"})
     harmless, guarded = split_settings(saved.values, UserDefaults(max_cycles=25))
     assert guarded == {"edits": "review"} and harmless == {"run_mode": "ask"}
     harmless, guarded = split_settings({"edits": "ask"}, UserDefaults(max_cycles=25))

@@ -364,6 +364,25 @@ def test_endpoint_command_without_a_dotenv_changes_nothing(
     assert f"Requests go to {DEFAULT_ENDPOINT} (the default)" in out and "No key yet" in out
 
 
+def test_endpoint_command_names_the_key_a_dotenv_holds_before_it_is_read(
+    no_key: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 45: "No key yet" while a ``.env`` next to the notebook held one. Showing the
+    endpoint reads nothing into the environment: the first request does."""
+    import os
+
+    key = "sk-ant-api03-from-the-dotenv-file-0000wXyZ"
+    (no_key / ".env").write_text(f"ANTHROPIC_API_KEY={key}\n")
+    endpoint_command([])
+    out = capsys.readouterr().out
+    assert "No key yet" not in out and key not in out
+    assert f"No key in this kernel yet; {no_key.resolve() / '.env'} holds one (sk-ant-…wXyZ)" in (
+        out
+    )
+    assert "the first request reads it, for the endpoint in use then" in out
+    assert "ANTHROPIC_API_KEY" not in os.environ
+
+
 def test_a_provider_built_in_python_reads_no_dotenv_and_keeps_keys_to_their_endpoint(
     server: AnthropicTestServer,
     other: AnthropicTestServer,

@@ -64,5 +64,21 @@ def test_an_unknown_chat_command_says_where_to_look() -> None:
 
     from jupyter_turns.kernel.commands import run
 
-    with pytest.raises(UsageError, match=r"unknown %chat command 'frobnicate'; see %chat\?"):
+    with pytest.raises(UsageError, match=r"^unknown %chat command 'frobnicate'\. See %chat\?$"):
         run(None, None, "frobnicate now", help_text=None)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("setings", "settings"), ("thread", "threads"), ("exprot", "export")]
+)
+def test_a_misspelled_chat_command_gets_the_near_one(typed: str, meant: str) -> None:
+    """Issue 45: ``%chat setings`` said only "unknown"."""
+    from IPython.core.error import UsageError
+
+    from jupyter_turns.kernel.commands import run
+
+    with pytest.raises(UsageError) as failed:
+        run(None, None, typed, help_text=None)  # type: ignore[arg-type]
+    assert str(failed.value) == (
+        f"unknown %chat command {typed!r}: did you mean `%chat {meant}`? See %chat?"
+    )

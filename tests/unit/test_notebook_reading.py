@@ -118,15 +118,15 @@ async def test_the_saved_file_is_read_as_an_outline_when_there_is_no_page(tmp_pa
     text = await _call(reader, "notebook_cells")
     assert text.startswith('<notebook_data source="notebook cells (file)">')
     assert "the saved file rain.ipynb, as last saved at" in text
-    assert "[0] markdown\n    # Rainfall" in text
-    assert "[1] code [1]\n    print(text)\n    → stdout: short" in text
+    assert "index 0: markdown\n    # Rainfall" in text
+    assert "index 1: code [1]\n    print(text)\n    → stdout: short" in text
     assert "→ DataFrame 1000×12" in text
     assert "→ ZeroDivisionError: division by zero" in text
     assert "→ image/png 640×480" in text
-    assert "[6] code  ← this chat cell (asking now)" in text
+    assert "index 6: code  ← this chat cell (asking now)" in text
     assert "(chat conversation)" not in text  # the asking cell's own output is not listed
     only = await _call(reader, "notebook_cells", start=3, end=4)
-    assert "showing 2." in only and "[2]" not in only and "[3] code [3]" in only
+    assert "showing 2." in only and "index 2:" not in only and "index 3: code [3]" in only
 
 
 async def test_cell_output_gives_the_traceback_and_the_image_itself(tmp_path: Path) -> None:
@@ -233,7 +233,7 @@ async def test_the_page_is_asked_first_and_a_silent_page_falls_back_to_the_file(
     text = await _call(live, "notebook_cells")
     assert page.asked == [{"request": "cells"}]
     assert "the notebook as open in the page now (with edits not saved yet)" in text
-    assert "x = 1  # unsaved" in text and "[1] code  ← this chat cell" in text
+    assert "x = 1  # unsaved" in text and "index 1: code  ← this chat cell" in text
 
     silent = _Page(None)
     reader = NotebookReader({"__session__": str(path)}, metadata=lambda: silent,  # type: ignore[arg-type,return-value]

@@ -1,6 +1,6 @@
-"""Restoring threads from a notebook file: settings checked, applied whole when this user's
-kernel signed them, split by what they grant when not; turns grouped by conversation, ordered by
-when they ran, a re-run cell's earlier runs kept."""
+"""Restoring threads from a notebook file: settings checked, applied whole when the user granted
+them to that thread in that notebook (their own store), split by what they grant when not;
+turns grouped by conversation, ordered by when they ran, a re-run cell's earlier runs kept."""
 
 from __future__ import annotations
 
@@ -13,13 +13,13 @@ from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from jupyter_turns.engine.chat import Chat
-from jupyter_turns.kernel.threads import Threads
-from jupyter_turns.kernel.trust import SettingsKey
+from jupyter_turns.engine.window import fork_notice
+from jupyter_turns.kernel.grants import UserStore, event_digest, judge
+from jupyter_turns.kernel.threads import Thread, Threads
 from jupyter_turns.model.events import ChatRequest, Message
 from jupyter_turns.record.format import RECORD_MIME, turn_record
 from jupyter_turns.record.notebook import read_notebook
 from jupyter_turns.record.thread_settings import (
-    SavedSettings,
     UserDefaults,
     describe_guarded,
     known_builtins,
@@ -41,8 +41,8 @@ DEFAULTS = UserDefaults(max_cycles=25)
 
 @pytest.fixture(autouse=True)
 def own_jupyter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This user's Jupyter data directory (their settings secret, Jupyter's signatures) lives
-    in the test's folder."""
+    """This user's Jupyter data directory (their own stores, Jupyter's signatures) lives in
+    the test's folder."""
     data = tmp_path / "jupyter-data"
     monkeypatch.setenv("JUPYTER_DATA_DIR", str(data))
     return data
@@ -63,11 +63,13 @@ def _cell(record: dict[str, Any], cell_id: str | None = None) -> Any:
     return cell
 
 
-def _write(tmp_path: Path, cells: list[Any], metadata: dict[str, Any] | None = None) -> Path:
+def _write(
+    tmp_path: Path, cells: list[Any], metadata: dict[str, Any] | None = None, name: str = "n"
+) -> Path:
     notebook = new_notebook(cells=cells)
     if metadata is not None:
         notebook.metadata["jupyter_turns"] = metadata
-    path = tmp_path / "n.ipynb"
+    path = tmp_path / f"{name}.ipynb"
     nbformat.write(notebook, path)
     return path
 
@@ -107,14 +109,13 @@ def test_each_setting_of_the_wrong_type_is_dropped_with_a_note() -> None:
 
 def test_unknown_built_in_tools_are_named_and_dropped() -> None:
     """Saved settings are parsed without knowing the kernel's tools (the record layer is below
-    them); the kernel drops the names it does not know, from every copy, and says so."""
-    parsed = parse_settings({"builtins": ["python", "rm_rf"]})
-    assert parsed.values["builtins"] == ["python", "rm_rf"] and parsed.problems == []
-    signed = SavedSettings({"builtins": ["rm_rf"]}, [], {"builtins": ["python", "format_c"]})
-    known = known_builtins(signed, {"python"})
-    assert known.values["builtins"] == [] and known.signed == {"builtins": ["python"]}
-    assert known.problems == ["unknown built-in tools ignored: format_c, rm_rf"]
-    assert known_builtins(parsed, {"python", "rm_rf"}) is parsed
+    them); the kernel drops the names it does not know, and says so."""
+    parsed = parse_settings({"builtins": ["python", "rm_rf", "format_c"]})
+    assert parsed.values["builtins"] == ["python", "rm_rf", "format_c"] and parsed.problems == []
+    known, note = known_builtins(parsed.values, {"python"})
+    assert known["builtins"] == ["python"]
+    assert note == "unknown built-in tools ignored: format_c, rm_rf"
+    assert known_builtins(parsed.values, {"python", "rm_rf", "format_c"}) == (parsed.values, None)
 
 
 def test_a_list_where_settings_belong_is_a_note() -> None:
@@ -137,7 +138,7 @@ def test_what_grants_a_permission_is_split_from_what_does_not() -> None:
     assert harmless == {"run_mode": "deny", "max_cycles": 3} and guarded == {}
 
 
-# ---------------------------------------------------------------- trust
+# ---------------------------------------------------------------- grants
 
 
 def _attack_notebook(tmp_path: Path, *, in_metadata: bool) -> Path:
@@ -152,19 +153,36 @@ def _attack_notebook(tmp_path: Path, *, in_metadata: bool) -> Path:
     return _write(tmp_path, [_cell({**record, "settings": ATTACK})])
 
 
-def _read(path: Path) -> Any:
-    """The notebook as this user's kernel reads it: checking signatures with their key."""
-    return read_notebook(path, SettingsKey.of_user().verifies)
+def _store() -> UserStore:
+    return UserStore.of_user()  # in the test's own Jupyter data directory
+
+
+def _adopt(path: Path, defaults: UserDefaults = DEFAULTS, name: str = "main") -> Thread:
+    """The thread as this user's kernel restores it: judged against their own store."""
+    saved = read_notebook(path).threads[name]
+    events = saved.conversation.events
+    origin = str(path.resolve())
+    verdict = judge(_store(), origin, saved.conversation.conversation_id, events)
+    return Threads(Chat).adopt(saved, defaults, verdict, origin)
+
+
+def _granted(path: Path, settings: dict[str, Any], *, at: Path | None = None) -> None:
+    """What the user's kernel recorded while it ran the notebook's turns: every event it saved,
+    and ``settings`` as granted in the notebook at ``at`` (default: where it is)."""
+    saved = read_notebook(path)
+    store = _store()
+    for thread in saved.threads.values():
+        conversation = thread.conversation
+        dumped = [e.model_dump(mode="json") for e in conversation.events]
+        store.author(conversation.conversation_id, [event_digest(e) for e in dumped])
+        store.grant(str((at or path).resolve()), conversation.conversation_id, settings)
 
 
 @pytest.mark.parametrize("in_metadata", [True, False], ids=["metadata", "output-record"])
-def test_an_unsigned_notebook_restores_the_conversation_and_grants_nothing(
+def test_a_notebook_restores_the_conversation_and_grants_nothing(
     tmp_path: Path, in_metadata: bool
 ) -> None:
-    saved = _read(_attack_notebook(tmp_path, in_metadata=in_metadata))
-    assert saved.threads["main"].settings.signed is None
-    threads = Threads(Chat)
-    thread = threads.adopt(saved.threads["main"], DEFAULTS)
+    thread = _adopt(_attack_notebook(tmp_path, in_metadata=in_metadata))
     assert len(thread.chat.conversation) == 2 and thread.reasoning == "hidden"
     assert thread.chat.allowed_tools == set()
     assert thread.chat.config.run_mode == "ask"
@@ -173,38 +191,29 @@ def test_an_unsigned_notebook_restores_the_conversation_and_grants_nothing(
     assert thread.withheld == {
         k: v for k, v in ATTACK.items() if k not in ("provider", "reasoning")
     }
+    assert thread.chat.quoted is not None and len(thread.chat.quoted.ids) == 2  # someone else's
 
 
 @pytest.mark.parametrize("in_metadata", [True, False], ids=["metadata", "output-record"])
 def test_a_notebook_signed_by_jupyter_grants_nothing(tmp_path: Path, in_metadata: bool) -> None:
-    """What JupyterLab's Ctrl+S does to a notebook without rich outputs: no longer a basis."""
+    """What JupyterLab's Ctrl+S does to a notebook without rich outputs: no basis for anything."""
     path = _attack_notebook(tmp_path, in_metadata=in_metadata)
     notebook = nbformat.read(path, as_version=4)
     NotebookNotary().sign(notebook)
     assert NotebookNotary().check_signature(notebook)
-    thread = Threads(Chat).adopt(_read(path).threads["main"], DEFAULTS)
+    thread = _adopt(path)
     assert thread.chat.allowed_tools == set() and thread.chat.config.system is None
     assert set(thread.withheld) == {"always_allow", "builtins", "run_mode", "system", "max_cycles"}
 
 
-def _signed_notebook(tmp_path: Path, *, in_metadata: bool, key: SettingsKey | None = None) -> Path:
-    """What this user's kernel saved: the same settings, signed with their key."""
-    signed = (key or SettingsKey.of_user()).sign({**ATTACK, "conversation_id": "c1"}, "c1")
-    record = turn_record("c1", "main", _turn("hi", "10:00:00"))
-    if in_metadata:
-        metadata = {"version": 1, "current": "main", "threads": {"main": signed}}
-        return _write(tmp_path, [_cell(record)], metadata)
-    return _write(tmp_path, [_cell({**record, "settings": signed})])
-
-
-@pytest.mark.parametrize("in_metadata", [True, False], ids=["metadata", "output-record"])
-def test_settings_this_users_kernel_signed_restore_whole(tmp_path: Path, in_metadata: bool) -> None:
-    saved = _read(_signed_notebook(tmp_path, in_metadata=in_metadata))
-    thread = Threads(Chat).adopt(saved.threads["main"], DEFAULTS)
+def test_the_users_grant_applies_whole_whatever_the_file_says(tmp_path: Path) -> None:
+    path = _attack_notebook(tmp_path, in_metadata=True)
+    _granted(path, {**ATTACK, "conversation_id": "c1"})
+    thread = _adopt(path)
     assert thread.chat.allowed_tools == {"python"} and thread.builtins == {"python"}
     assert thread.chat.config.run_mode == "unattended"
     assert thread.chat.config.system == ATTACK["system"] and thread.chat.config.max_cycles == 500
-    assert thread.withheld == {}
+    assert thread.withheld == {} and thread.chat.quoted is None  # all of it the user's
 
 
 @pytest.mark.parametrize(
@@ -212,79 +221,99 @@ def test_settings_this_users_kernel_signed_restore_whole(tmp_path: Path, in_meta
     [
         lambda s: s.update(system="something else"),
         lambda s: s.update(max_cycles=501),
-        lambda s: s.update(model="claude-opus-4-1"),  # a field the copy did not have
-        lambda s: s.pop("reasoning"),
-        # its last character changed (whatever it was)
-        lambda s: s.update(signature=s["signature"][:-1] + "01"[s["signature"].endswith("0")]),
+        lambda s: s.update(model="claude-opus-4-1"),  # a field the file did not have
+        lambda s: s.update(signature="hmac-sha256:" + "0" * 64),  # an old signature, any
     ],
-    ids=["system", "max_cycles", "added field", "removed field", "signature"],
+    ids=["system", "max_cycles", "added field", "signature"],
 )
-def test_a_changed_field_of_signed_settings_is_withheld(tmp_path: Path, change: Any) -> None:
-    path = _signed_notebook(tmp_path, in_metadata=True)
+def test_what_the_file_asks_beyond_the_grant_waits(tmp_path: Path, change: Any) -> None:
+    path = _attack_notebook(tmp_path, in_metadata=True)
+    _granted(path, {"conversation_id": "c1", "always_allow": ["f"]})
     notebook = nbformat.read(path, as_version=4)
     change(notebook.metadata["jupyter_turns"]["threads"]["main"])
     nbformat.write(notebook, path)
-    saved = _read(path)
-    assert saved.threads["main"].settings.signed is None
-    thread = Threads(Chat).adopt(saved.threads["main"], DEFAULTS)
-    assert thread.chat.allowed_tools == set() and "always_allow" in thread.withheld
+    thread = _adopt(path)
+    assert thread.chat.allowed_tools == {"f"} and thread.chat.config.system is None
+    assert "always_allow" in thread.withheld and thread.withheld["always_allow"] == ["python"]
 
 
-def test_settings_signed_by_someone_else_or_for_another_conversation_are_withheld(
-    tmp_path: Path,
+def test_the_users_grant_of_another_conversation_or_user_gives_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    colleague = SettingsKey(b"c" * 64)  # another user's secret
-    theirs = _read(_signed_notebook(tmp_path, in_metadata=True, key=colleague))
-    assert theirs.threads["main"].settings.signed is None
-    # my own signed settings of conversation c1, pasted into another conversation's record
-    mine = SettingsKey.of_user().sign({**ATTACK, "conversation_id": "c1"}, "c1")
-    record = {**turn_record("c2", "main", _turn("hi", "10:00:00")), "settings": mine}
-    moved = _read(_write(tmp_path, [_cell(record)]))
-    assert moved.threads["main"].settings.signed is None
-    assert Threads(Chat).adopt(moved.threads["main"], DEFAULTS).chat.allowed_tools == set()
+    mine = _attack_notebook(tmp_path, in_metadata=False)
+    _granted(mine, {**ATTACK, "conversation_id": "c1"})
+    assert _adopt(mine).chat.allowed_tools == {"python"}
+    # the same settings, on another conversation's turn, in the same notebook
+    record = {**turn_record("c2", "main", _turn("hi", "10:00:00")), "settings": ATTACK}
+    assert _adopt(_write(tmp_path, [_cell(record)], name="c2")).chat.allowed_tools == set()
+    # the user's own notebook, opened by another user (their own data directory)
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "someone-else"))
+    thread = _adopt(mine)
+    assert thread.chat.allowed_tools == set() and thread.chat.quoted is not None
 
 
-def test_an_unsigned_cell_record_never_rides_on_signed_metadata(tmp_path: Path) -> None:
-    """The user's own notebook, to which someone added a newer turn whose record asks for
-    more: the user's signed settings apply whole, the added asks wait, nothing mixes."""
-    mine = SettingsKey.of_user().sign({"conversation_id": "c1", "reasoning": "full"}, "c1")
-    metadata = {"version": 1, "current": "main", "threads": {"main": mine}}
+def test_a_turn_someone_added_takes_the_grant_away_and_goes_quoted(tmp_path: Path) -> None:
+    """The user's own notebook, to which someone added a newer turn that asks for more: the
+    grant no longer applies (its history is not what the user granted), the asks wait, the
+    user's own turn stays theirs and the added one is quoted."""
     own = turn_record("c1", "main", _turn("hi", "10:00:00"))
+    path = _write(tmp_path, [_cell(own)])
+    _granted(path, {"conversation_id": "c1", "always_allow": ["f"]})
     added = turn_record("c1", "main", _turn("and?", "11:00:00"))
     added["settings"] = {**ATTACK, "conversation_id": "c1"}
-    saved = _read(_write(tmp_path, [_cell(own), _cell(added)], metadata))
-    settings = saved.threads["main"].settings
-    assert settings.signed == {"conversation_id": "c1", "reasoning": "full"}
-    thread = Threads(Chat).adopt(saved.threads["main"], DEFAULTS)
-    assert thread.reasoning == "full"  # the unsigned copy's harmless "hidden" does not mix in
+    path = _write(tmp_path, [_cell(own), _cell(added)])
+    thread = _adopt(path)
     assert thread.chat.allowed_tools == set() and thread.chat.config.system is None
     assert set(thread.withheld) == {"always_allow", "builtins", "run_mode", "system", "max_cycles"}
+    quoted = thread.chat.quoted
+    assert quoted is not None and quoted.source == "n.ipynb"
+    texts = {e.content for e in thread.chat.conversation.events if e.id in quoted.ids}
+    assert texts == {"and?", "ok"}
 
 
-def test_the_users_signed_record_applies_beside_a_newer_unsigned_one_without_metadata(
+def test_a_moved_notebook_proposes_the_grant_it_had_elsewhere(tmp_path: Path) -> None:
+    path = _attack_notebook(tmp_path, in_metadata=False)
+    elsewhere = tmp_path / "old" / "n.ipynb"
+    _granted(path, {"conversation_id": "c1", "always_allow": ["f"]}, at=elsewhere)
+    thread = _adopt(path)
+    assert thread.chat.allowed_tools == set() and thread.chat.quoted is None
+    assert thread.withheld == {"always_allow": ["f"]}
+    assert thread.proposed_by == str(elsewhere.resolve())
+
+
+def test_a_restored_fork_quotes_the_turns_of_someone_else_it_was_forked_with(
     tmp_path: Path,
 ) -> None:
-    """No notebook metadata (no lab extension): a newer turn someone added does not hide the
-    settings the user's kernel signed in an earlier record."""
-    mine = SettingsKey.of_user().sign({"conversation_id": "c1", "always_allow": ["f"]}, "c1")
-    own = {**turn_record("c1", "main", _turn("hi", "10:00:00")), "settings": mine}
-    added = turn_record("c1", "main", _turn("and?", "11:00:00"))
-    added["settings"] = {"system": "attacker", "always_allow": ["f", "python"]}
-    thread = Threads(Chat).adopt(
-        _read(_write(tmp_path, [_cell(own), _cell(added)])).threads["main"], DEFAULTS
-    )
-    assert thread.chat.allowed_tools == {"f"} and thread.chat.config.system is None
-    assert thread.withheld == {"system": "attacker", "always_allow": ["f", "python"]}
+    """A fork's history is grafted from its source thread's turns (saved, and authored, under
+    the source's conversation id): the user's own stay theirs, someone else's stay quoted."""
+    own = turn_record("src", "main", _turn("mine", "10:00:00"))
+    theirs = turn_record("src", "main", _turn("planted", "11:00:00"))
+    fork_turn = [
+        fork_notice("main", "src", None, 3),
+        *_turn("in the fork", "12:00:00"),
+    ]
+    fork_turn[0] = fork_turn[0].model_copy(update={"timestamp": "2026-01-01T12:00:00+00:00"})
+    forked = turn_record("f", "other", fork_turn)
+    path = _write(tmp_path, [_cell(own), _cell(theirs), _cell(forked)])
+    store = _store()
+    for conversation, record in (("src", own), ("f", forked)):
+        store.author(conversation, [event_digest(e) for e in record["events"]])
+    thread = _adopt(path, name="other")
+    events = thread.chat.conversation.events
+    texts = {e.id: getattr(e, "content", "") for e in events if e.kind != "notice"}
+    assert sorted(texts.values()).count("planted") == 1  # the history was grafted
+    quoted = thread.chat.quoted  # (the fork notice after them too: a notice is never sent)
+    assert quoted is not None and {texts.get(i) for i in quoted.ids} == {"planted", "ok", None}
+    assert not {"mine", "in the fork"} & {texts.get(i) for i in quoted.ids}
 
 
-def test_provider_model_script_and_thinking_beyond_the_users_defaults_are_guarded() -> None:
-    asks = {"provider": "scripted", "model": "claude-opus-4-1", "script": "results"}
+def test_provider_model_and_thinking_beyond_the_users_defaults_are_guarded() -> None:
+    asks = {"provider": "scripted", "model": "claude-opus-4-1"}
     defaults = UserDefaults(max_cycles=25, thinking="adaptive")
     harmless, guarded = split_settings({**asks, "thinking": 1_000_000}, defaults)
     assert harmless == {} and guarded == {**asks, "thinking": 1_000_000}
     assert describe_guarded(guarded) == (
-        "the `scripted` provider, the model `claude-opus-4-1`, playing the variable `results`, "
-        "thinking (1,000,000 tokens)"
+        "the `scripted` provider, the model `claude-opus-4-1`, thinking (1,000,000 tokens)"
     )
     # the user's own provider and model, and no more thinking than theirs, are harmless
     own = UserDefaults(max_cycles=25, provider="anthropic", model="claude-x", thinking=4096)
@@ -299,9 +328,22 @@ def test_a_restored_thread_starts_from_the_users_provider_and_model(tmp_path: Pa
     record = turn_record("c1", "main", _turn("hi", "10:00:00"))
     record["settings"] = {"provider": "scripted", "model": "other", "thinking": 1_000_000}
     defaults = UserDefaults(max_cycles=25, model="claude-mine", thinking="adaptive")
-    thread = Threads(Chat).adopt(_read(_write(tmp_path, [_cell(record)])).threads["main"], defaults)
+    thread = _adopt(_write(tmp_path, [_cell(record)]), defaults)
     assert thread.provider_key[:3] == ("anthropic", "claude-mine", None)
     assert thread.chat.config.thinking != 1_000_000
+
+
+def test_an_older_notebooks_saved_script_is_ignored(tmp_path: Path) -> None:
+    """Older versions saved a cell's ``--script VAR`` as the thread's: a script is an option
+    of one cell, so reading it back asks for nothing and plays nothing (issue 45)."""
+    record = turn_record("c1", "main", _turn("hi", "10:00:00"))
+    record["settings"] = {"provider": "anthropic", "script": "story"}
+    path = _write(tmp_path, [_cell(record)])
+    saved = read_notebook(path).threads["main"]
+    assert "script" not in saved.settings.values and saved.settings.problems == []
+    thread = _adopt(path, UserDefaults(max_cycles=25))
+    assert thread.withheld == {} and "script" not in thread.settings()
+    assert thread.provider_key == ("anthropic", None, None, None, None, None)
 
 
 # ---------------------------------------------------------------- exact restore

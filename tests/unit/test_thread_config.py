@@ -75,7 +75,6 @@ async def test_send_takes_this_turns_sink_prompter_and_provider() -> None:
     ("field", "value"),
     [
         ("base_url", "https://api.example.com/v1\n"),
-        ("script", "SCRIPT\n"),
         ("reasoning", "full\n"),
         ("region", "eu-west-1\n"),
         ("base_url", "https://api.example.com/v1 x"),

@@ -9,6 +9,7 @@
  * no approval hides what will run.
  */
 import { append, contentText, h, prettyJson } from "../util/dom.js";
+import { cellPlace } from "../util/places.js";
 import { CELL_TOOLS, STEP_TOOLS, callPreview, copyText } from "../render/cells.js";
 import { codeArguments, renderArguments } from "../render/codeargs.js";
 import { parseArguments, validate } from "../util/schema.js";
@@ -219,10 +220,10 @@ function cellApproval(prompt, el, act) {
     area,
     actions(button(inserting ? "Insert this text" : "Use this text", send, "primary")),
   );
-  const below = typeof args.after === "number" ? `cell [${args.after}]` : "the chat";
+  const below = typeof args.after === "number" ? cellPlace(args.after) : "the chat";
   const what = inserting
     ? `${args.run && args.cell_type !== "markdown" ? "Insert and run" : "Insert"} a ${args.cell_type === "markdown" ? "markdown" : "code"} cell below ${below}?`
-    : `${args.run ? "Edit and run" : "Edit"} cell [${Number(args.index)}]?`;
+    : `${args.run ? "Edit and run" : "Edit"} ${cellPlace(args.index)}?`;
   const copy = button("Copy", () => copyText(source, copy));
   add(
     el,
@@ -251,13 +252,13 @@ function cellApproval(prompt, el, act) {
  */
 function stepApproval(prompt, el, act) {
   const args = /** @type {Record<string, unknown>} */ (prompt.arguments ?? {});
-  const index = Number(args.index);
+  const cell = cellPlace(args.index);
   const [what, label] =
     prompt.name === "run_cell"
-      ? [`Run cell [${index}]?`, "Run cell"]
+      ? [`Run ${cell}?`, "Run cell"]
       : prompt.name === "delete_cell"
-        ? [`Delete cell [${index}]?`, "Delete cell"]
-        : [`Move cell [${index}] to [${Number(args.to)}]?`, "Move cell"];
+        ? [`Delete ${cell}?`, "Delete cell"]
+        : [`Move ${cell} to be ${cellPlace(args.to)}?`, "Move cell"];
   const approve = () => act({ type: "approval", action: "approved" });
   add(
     el,

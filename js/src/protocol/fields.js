@@ -78,6 +78,19 @@ export const EVENT_FIELDS = {
 };
 
 /**
+ * The status a tool call's response is drawn with: the saved one, except that an error result
+ * (`is_error`) is never "done" (a record written before the kernel said so, or a crafted one);
+ * skipped, cancelled and timed-out calls keep theirs. The kernel's twin is ToolCallResponse's
+ * validator (jupyter_turns/model/events.py).
+ * @param {{status?: unknown, is_error?: unknown}} response
+ * @returns {string}
+ */
+export function responseStatus(response) {
+  const saved = typeof response.status === "string" && response.status ? response.status : "done";
+  return response.is_error === true && saved === "done" ? "error" : saved;
+}
+
+/**
  * The provider's type of an opaque block (`redacted_thinking`, `server_tool_use`...).
  * @param {import("./types.js").BlockEvent} event
  * @returns {string}

@@ -23,10 +23,11 @@
  * (`window.__jupyter_turns_show_cell`, js/labextension/badges.js; without it, no link). The cell
  * links back: its provenance badge leads to this card.
  */
+import { responseStatus } from "../protocol/fields.js";
 import { h } from "../util/dom.js";
 import { IMAGE_TYPES } from "./images.js";
 import { whoName } from "../util/who.js";
-import { callPreview, copyText, renderCode, savedBuiltin } from "./cells.js";
+import { callPreview, copyText, savedBuiltin } from "./cells.js";
 
 /** @typedef {import("../protocol/types.js").ToolCallRequestEvent} ToolCallRequestEvent */
 /** @typedef {import("../protocol/types.js").ToolCallResponseEvent} ToolCallResponseEvent */
@@ -76,17 +77,18 @@ export function renderAfterCall(callId, request, response, undo, actions) {
     const copy = actionButton("Copy cell", () => copyText(source, copy));
     buttons.push(copy);
   }
-  const done = response.status === "done";
-  if (actions && done && !undo && UNDOABLE.has(builtin)) {
+  // a python run whose code raised is an error result, but it ran: its outputs are there to
+  // add, and what it changed in the namespace to undo
+  const saved = responseStatus(response);
+  const ran = saved === "done" || (builtin === "python" && Array.isArray(response.outputs));
+  if (actions && ran && !undo && UNDOABLE.has(builtin)) {
     const undoButton = actionButton("Undo", () =>
       runAction(undoButton, status, "Undoing…", () => actions.undo(callId)),
     );
     buttons.push(undoButton);
   }
-  if (actions && done && builtin === "python" && typeof args.code === "string") {
-    const code = args.code;
-    // the exact code the button adds, beside it
-    parts.push(h("div", { class: "jt-cell-preview jt-python-code" }, renderCode(code)));
+  if (actions && ran && builtin === "python" && typeof args.code === "string") {
+    const code = args.code; // the card's arguments show it: the button adds exactly that
     const add = actionButton("Add to notebook", () =>
       runAction(add, status, "Adding…", () =>
         actions.addCell({ source: code, outputs: cellOutputs(response) }),

@@ -10,7 +10,9 @@
  *
  * Tool text is only ever set as textContent (through `h` and the cell views).
  */
+import { responseStatus } from "../protocol/fields.js";
 import { h } from "../util/dom.js";
+import { cellPlace } from "../util/places.js";
 import { whoName } from "../util/who.js";
 import { callPreview } from "./cells.js";
 import { actionButton, runAction } from "./cardactions.js";
@@ -69,7 +71,7 @@ export function reviewedChanges(events) {
 function madeForReview(response) {
   const decisions = Array.isArray(response.decisions) ? response.decisions : [];
   return (
-    response.status === "done" &&
+    responseStatus(response) === "done" &&
     !response.parent &&
     decisions.some((d) => d?.by === "policy" && d?.detail === REVIEWED)
   );
@@ -82,18 +84,22 @@ function madeForReview(response) {
  */
 export function changeLine(change) {
   const cell = /** @type {Record<string, unknown>} */ (change.response.cell ?? {});
-  const at = Number.isInteger(cell.index) ? ` [${cell.index}]` : "";
+  const at = Number.isInteger(cell.index) ? cellPlace(cell.index) : "a cell";
   switch (change.request.name) {
     case "insert_cell": {
       const type = change.request.arguments?.cell_type === "markdown" ? "markdown" : "code";
-      return `Inserted ${type} cell${at}`;
+      return Number.isInteger(cell.index)
+        ? `Inserted a ${type} cell, ${at}`
+        : `Inserted a ${type} cell`;
     }
     case "edit_cell":
-      return `Edited cell${at}`;
+      return `Edited ${at}`;
     case "delete_cell":
-      return `Deleted cell${at}`;
+      return `Deleted ${at}`;
     case "move_cell":
-      return Number.isInteger(cell.from) ? `Moved cell [${cell.from}] to${at}` : `Moved cell${at}`;
+      return Number.isInteger(cell.from)
+        ? `Moved ${cellPlace(cell.from)} to be ${at}`
+        : `Moved ${at}`;
     default:
       return String(change.request.name);
   }

@@ -21,6 +21,7 @@ import {
   prettyJson,
   resultText,
 } from "../util/dom.js";
+import { responseStatus } from "../protocol/fields.js";
 import { subagentStats, subagentSummary } from "../util/nested.js";
 import { ProgressLog } from "../util/progress.js";
 import { renderAfterCall } from "./cardactions.js";
@@ -263,9 +264,7 @@ export class ToolCard {
       this.keys.request = requestKey;
       this.renderRequest(request, response);
     }
-    const status = response
-      ? String(response.status || (response.is_error ? "error" : "done"))
-      : (live?.status ?? "pending");
+    const status = response ? responseStatus(response) : (live?.status ?? "pending");
     this.el.dataset.status = status;
     this.badge.className = `jt-badge jt-badge-${status}`;
     this.badge.textContent = STATUS_LABELS[status] ?? status;
@@ -430,7 +429,7 @@ export class ToolCard {
       this.result.replaceChildren();
       return;
     }
-    const status = String(response.status ?? "");
+    const status = responseStatus(response);
     this.decisions.replaceChildren(
       ...decisionChips(response.decisions, status).map((chip) =>
         h("span", { class: `jt-chip jt-chip-${chip.action}`, title: chip.detail }, chip.text),

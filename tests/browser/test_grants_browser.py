@@ -1,15 +1,17 @@
-"""Trust in a real JupyterLab: the settings a user's kernel saves are signed with their own
-jupyter_turns key, so a restarted kernel keeps its "Always allow"; the same conversation in a
-notebook whose settings someone else's jupyter_turns signed restores its talk but asks again
-before any tool runs."""
+"""Grants in a real JupyterLab: the user's kernel records what it wrote and what the user granted
+each thread in that notebook (their own store, nothing in the file), so after JupyterLab saved
+the notebook and the kernel restarted, the thread keeps its "Always allow" and its history is
+still the user's (the digests of the events survive JupyterLab's save); the same notebook copied
+to another folder restores its talk but asks first, naming where the user granted it."""
 
 from __future__ import annotations
 
-import nbformat
+import shutil
+
 import pytest
 from playwright.sync_api import expect
 
-from jupyter_turns.kernel.trust import SettingsKey
+from jupyter_turns.kernel.grants import UserStore
 
 from .chat import LOAD, SETUP, chat_cell, final_record, print_cell, run_setup, start_chat
 from .lab import Lab
@@ -40,7 +42,7 @@ def _second_turn(lab: Lab) -> None:
     lab.run_cell(4)
 
 
-def test_my_notebook_keeps_always_allow_and_one_from_someone_else_does_not(lab: Lab) -> None:
+def test_my_notebook_keeps_always_allow_and_a_copy_elsewhere_asks_first(lab: Lab) -> None:
     lab.write_notebook("mine.ipynb", CELLS)
     lab.open("mine.ipynb")
     run_setup(lab, 3)
@@ -50,43 +52,37 @@ def test_my_notebook_keeps_always_allow_and_one_from_someone_else_does_not(lab: 
     lab.wait_cell_idle(3)
     lab.save()
     saved = lab.read_notebook("mine.ipynb")
-    mine = SettingsKey.of_user(lab.server.data_dir)  # the key the server's kernels sign with
     record = final_record(saved.cells[3])
-    assert mine.verifies(record["settings"], record["conversation_id"])
-    assert mine.verifies(
-        saved.metadata["jupyter_turns"]["threads"]["main"], record["conversation_id"]
-    )
-
-    # someone else's copy: the same conversation and settings, signed by their jupyter_turns
-    theirs = nbformat.from_dict(saved)
-    colleague = SettingsKey(b"c" * 64)
-    for settings in (
-        final_record(theirs.cells[3])["settings"],
-        theirs.metadata["jupyter_turns"]["threads"]["main"],
-    ):
-        settings.update(colleague.sign(settings, record["conversation_id"]))
-    nbformat.write(theirs, lab.path("theirs.ipynb"))
+    assert "signature" not in record["settings"]  # nothing in the file vouches for anything
+    mine = str(lab.path("mine.ipynb").resolve())
+    store = UserStore.of_user(lab.server.data_dir)  # the store the server's kernels write
+    assert store.grants(record["conversation_id"])[mine].settings["always_allow"] == ["add"]
+    copied = lab.path("elsewhere/mine.ipynb")
+    copied.parent.mkdir()
+    shutil.copy(lab.path("mine.ipynb"), copied)  # the same notebook, handed on
 
     lab.restart_kernel()
     _second_turn(lab)
     root = start_chat(lab, 5)
     lab.wait_cell_idle(5)
     expect(root.locator(".jt-message").last).to_have_text("The sum is 9.")
-    # the Always allow the user's own signed notebook brought back is the user's choice
+    # the Always allow the user granted in this notebook is back, and the talk is theirs
     expect(root.locator(".jt-decisions").last).to_contain_text("always allowed by you")
     output = lab.cell_output(5)
     expect(output).to_contain_text("Restored thread 'main': 4 events from mine.ipynb")
     expect(output).not_to_contain_text("not applied")
+    expect(output).not_to_contain_text("written elsewhere")
     assert print_cell(lab, 6) == "[(4, 5)]"  # SETUP ran again after the restart
 
-    lab.open("theirs.ipynb")
+    lab.open("elsewhere/mine.ipynb")
     _second_turn(lab)
     root = start_chat(lab, 5)
     expect(lab.cell_output(5)).to_contain_text("asks for thread 'main': always allow `add`")
     expect(lab.cell_output(5)).to_contain_text(
-        "— not applied: these settings were not saved by your own jupyter_turns"
+        f"— not applied: you granted them to this thread in the notebook at {mine}, not here"
     )
-    expect(root.get_by_text("Run add?")).to_be_visible()  # it asks again
+    expect(lab.cell_output(5)).not_to_contain_text("written elsewhere")  # still the user's talk
+    expect(root.get_by_text("Run add?")).to_be_visible()  # it asks first
     root.get_by_role("button", name="Skip", exact=True).click()
     lab.wait_cell_idle(5)
     expect(root.locator(".jt-tool .jt-badge").last).to_have_text("skipped")

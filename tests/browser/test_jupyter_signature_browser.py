@@ -1,8 +1,9 @@
 """The attack of issue 24 in a real JupyterLab: a crafted notebook keeps its turn and settings in
 cell and notebook metadata (where Clear Outputs leaves them), so it has no rich output and
-JupyterLab signs it when the victim presses Ctrl+S. Reopened, its conversation restores, but the
-notice lists what it asked for, a tool call waits for a click, and its MCP server never starts:
-Jupyter's signature is not the user's jupyter_turns signing the settings."""
+JupyterLab signs it when the victim presses Ctrl+S. Reopened, its conversation restores (its
+turn someone else's, said so), but the notice lists what it asked for, a tool call waits for a
+click, and its MCP server never starts: Jupyter's signature grants nothing, and neither does a
+save in the user's kernel (issue 39: permissions come from the user's own store)."""
 
 from __future__ import annotations
 
@@ -73,9 +74,9 @@ def test_a_crafted_notebook_saved_with_ctrl_s_grants_nothing(lab: Lab, tmp_path:
     expect(output).to_contain_text(
         "asks for thread 'main': always allow `add`, unattended tools, a system prompt "
         f"({len(ATTACKER_SYSTEM)} characters), up to 500 cycles a turn, MCP servers `helper` "
-        f"(stdio: touch {marker}) — not applied: these settings were not saved by your own "
-        "jupyter_turns"
+        f"(stdio: touch {marker}) — not applied: permissions come only from your own record"
     )
+    expect(output).to_contain_text("1 request in thread 'main' was written elsewhere")
     expect(root).to_contain_text("which is not configured here")  # the MCP server's notice
     assert not marker.exists()
     root.get_by_role("button", name="Skip", exact=True).click()
