@@ -179,7 +179,7 @@ class CellFront:
             self.recorder.abandon()
         else:
             final = self._record(turn)
-            self.recorder.finish(final)
+            self.recorder.finish(final, runner=self.run.client)
             if self.cell_id:
                 self.session.shown_records[self.cell_id] = final
                 this_run = turn_record(

@@ -369,11 +369,14 @@ def _code_arguments(
     event: ToolCallRequest,
 ) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
     """The call's code arguments as ``(name, code, language)`` (language ``""``: an
-    ``insert_cell`` markdown cell's source, shown plain), and its other arguments."""
+    ``insert_cell`` markdown cell's source, shown plain), and its other arguments; by name, as
+    the saved record holds them (nbformat writes keys sorted), whatever order a reader of the
+    record got them in (the kernel's, or a shared document's, from which the server makes the
+    transcript: jupyter_turns/server/)."""
     args = event.arguments if isinstance(event.arguments, dict) else {}
     code: list[tuple[str, str, str]] = []
     rest: dict[str, Any] = {}
-    for name, value in args.items():
+    for name, value in sorted(args.items()):
         if not isinstance(value, str) or name not in CODE_ARGUMENTS:
             rest[name] = value
             continue
@@ -384,7 +387,7 @@ def _code_arguments(
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=1)
+    return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)
 
 
 def _block_type(event: Block, unknown: str) -> str:
