@@ -28,6 +28,6 @@ export const MISSING_REQUEST_ID = "missing request_id (a string)";
 
 /**
  * The page configuration key the server extension sets where it adds a finished record's HTML
- * transcript as it saves a notebook (`jupyter_turns/server/__init__.py`'s PAGE_SETTING).
+ * transcript as it saves a notebook (`jupyter_turns/server_extension/__init__.py`'s PAGE_SETTING).
  */
 export const HTML_ON_SAVE = "jupyterTurnsHtmlOnSave";

@@ -74,7 +74,7 @@ let savesHtml = null;
 
 /**
  * Whether this page's server adds a finished record's HTML transcript as it saves a notebook
- * (the package's server extension, jupyter_turns/server/, says so in the page configuration).
+ * (the package's server extension, jupyter_turns/server_extension/, says so in the page configuration).
  * The page's answers then tell the kernel, which leaves the transcript out of the final records
  * this page saves: the page draws the record, and the file gets the transcript from the server.
  */

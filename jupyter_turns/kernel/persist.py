@@ -167,7 +167,7 @@ class MetadataWriter:
     def html_on_save(self, client: str | None) -> bool:
         """Whether the page of kernel client ``client`` (the one that ran a cell) said that its
         server adds a finished record's HTML transcript when it saves the notebook
-        (:mod:`jupyter_turns.server`): its final record can leave it out."""
+        (:mod:`jupyter_turns.server_extension`): its final record can leave it out."""
         return client is not None and client in self._html_on_save
 
     def cell(self, cell_id: str | None, value: Any) -> None:

@@ -372,7 +372,7 @@ def _code_arguments(
     ``insert_cell`` markdown cell's source, shown plain), and its other arguments; by name, as
     the saved record holds them (nbformat writes keys sorted), whatever order a reader of the
     record got them in (the kernel's, or a shared document's, from which the server makes the
-    transcript: jupyter_turns/server/)."""
+    transcript: jupyter_turns/server_extension/)."""
     args = event.arguments if isinstance(event.arguments, dict) else {}
     code: list[tuple[str, str, str]] = []
     rest: dict[str, Any] = {}

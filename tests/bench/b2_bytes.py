@@ -25,7 +25,7 @@ from typing import Any
 
 import nbformat
 
-from jupyter_turns.server import add_transcripts
+from jupyter_turns.server_extension import add_transcripts
 from tests.kernel.kernel import Cell, KernelDriver
 
 from .common import REPO, Dist, Figure, Settings, judge_max, judge_min

@@ -25,7 +25,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from playwright.sync_api import expect
 
 from jupyter_turns.record.format import record_html
-from jupyter_turns.server import PAGE_SETTING
+from jupyter_turns.server_extension import PAGE_SETTING
 from tests.bench.wire import IOPubTap, WireMessage
 from tests.support.kernels import execute_notebook
 

@@ -34,7 +34,7 @@ from jupyter_turns.model.conversation import parse_events
 from jupyter_turns.model.events import ChatRequest, Message, ToolCallRequest, ToolCallResponse
 from jupyter_turns.record.format import RECORD_MIME, turn_record
 from jupyter_turns.record.notebook import read_notebook
-from jupyter_turns.server import add_transcripts
+from jupyter_turns.server_extension import add_transcripts
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -296,7 +296,7 @@ def test_junk_anywhere_in_a_threads_stores(
 
 
 def check_save_hook(path: Path) -> None:
-    """The server's pre-save hook (jupyter_turns/server/) on the crafted file: it never raises,
+    """The server's pre-save hook (jupyter_turns/server_extension/) on the crafted file: it never raises,
     and it only adds a transcript to an output whose record it reads; nothing else changes."""
     text = path.read_text()
     saved = json.loads(text)

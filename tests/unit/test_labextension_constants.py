@@ -14,7 +14,7 @@ from pathlib import Path
 from jupyter_turns.editing.control import CONTROL_TARGET
 from jupyter_turns.kernel.persist import COMM_TARGET
 from jupyter_turns.record.format import META_KEY, RECORD_MIME
-from jupyter_turns.server import PAGE_SETTING
+from jupyter_turns.server_extension import PAGE_SETTING
 
 JS = Path(__file__).resolve().parents[2] / "js" / "labextension" / "constants.js"
 

@@ -1,4 +1,4 @@
-"""The server's pre-save hook (jupyter_turns/server/): a finished record the kernel sent without
+"""The server's pre-save hook (jupyter_turns/server_extension/): a finished record the kernel sent without
 its HTML transcript gets it as the notebook is saved, the same transcript the kernel would have
 sent; nothing else in the notebook changes, and a record that does not read is saved as it is."""
 
@@ -15,7 +15,7 @@ import pytest
 from nbconvert import HTMLExporter
 
 from jupyter_turns.record.format import CONTINUES, RECORD_MIME, record_bundle, record_html
-from jupyter_turns.server import add_transcripts
+from jupyter_turns.server_extension import add_transcripts
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "record_all_kinds.json"
 ANSWER = "Paris has about <strong>2.1 million</strong> people."

@@ -20,7 +20,7 @@ PAGE_SETTING = "jupyterTurnsHtmlOnSave"
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
-    return [{"module": "jupyter_turns.server"}]
+    return [{"module": "jupyter_turns.server_extension"}]
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
