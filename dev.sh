@@ -183,7 +183,8 @@ BENCH_QUICK=("$VENV/bin/python" -m tests.bench --quick)
 kernel_stages() {
     SUMMARY=() FAILED=0 # this subshell's own
     stage nbval nbval_count env -u ANTHROPIC_API_KEY -u OPENAI_API_KEY JUPYTER_TURNS_REPLAY=auto \
-        JUPYTER_DATA_DIR="$2" "$VENV/bin/python" -m pytest --nbval examples -p no:cacheprovider
+        JUPYTER_DATA_DIR="$2" "$VENV/bin/python" -m pytest --nbval examples \
+        --nbval-sanitize-with examples/nbval-sanitize.cfg -p no:cacheprovider
     stage bench bench_count env JUPYTER_DATA_DIR="$3" "${BENCH_QUICK[@]}" --browser none \
         --out test-artifacts/bench/quick.json
     written "$1"

@@ -377,7 +377,7 @@ def check_crafted_cards(page: Page) -> None:
     r = "#crafted-record .jt-root.jt-saved"
     card = lambda call: page.locator(f"{r} .jt-tool[data-call-id='{call}']")  # noqa: E731
     verify("crafted: no card shows the record's harmless preview", lambda: expect(page.locator(r)).not_to_contain_text("harmless"))
-    verify("crafted: Add to notebook sits beside the code it adds", lambda: expect(card("p").locator(".jt-python-code .jt-cell-code")).to_have_text(evil))
+    verify("crafted: the python card's arguments show the code Add to notebook adds", lambda: expect(card("p").locator(".jt-code-arg[data-arg='code'] .jt-cell-code")).to_have_text(evil))
     verify("crafted: the python card offers Add to notebook", lambda: expect(card("p").get_by_role("button", name="Add to notebook")).to_have_count(1))
     verify("crafted: an insert shows the text Copy cell copies", lambda: expect(card("i").locator(".jt-cell-code").first).to_have_text(evil))
     verify("crafted: a diff that is the call's text is shown", lambda: expect(card("e1").locator(".jt-diff-add")).to_have_text(["+x = 2"]))

@@ -24,17 +24,25 @@ pytestmark = pytest.mark.kernel
 FIRST = "import asyncio\nawait asyncio.sleep(0.2)"
 NEXT = "for _ in range(20):\n    await asyncio.sleep(0.002)\nprint('next')"
 ROUNDS = 5
+AFTER = 200  # comm messages sent after the first cell ended, each round
 
 
-def _flood(kernel: KernelDriver, comm_id: str, seconds: float) -> int:
-    """Send comm messages to ``comm_id`` for ``seconds`` (bounded: one each half millisecond)."""
-    sent, end = 0, time.monotonic() + seconds
-    while time.monotonic() < end:
+def _flood(kernel: KernelDriver, comm_id: str, first: Cell) -> tuple[int, int]:
+    """Send comm messages to ``comm_id`` until ``first`` has ended and ``AFTER`` more went
+    after it (however slow a loaded machine makes either): how many went before and after."""
+    before = after = 0
+    deadline = time.monotonic() + 120
+    while after < AFTER and time.monotonic() < deadline:
         message = kernel.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {}})
         kernel.kc.shell_channel.send(message)
-        sent += 1
+        while kernel.pump(0):  # reads what came (each comm message brings its statuses)
+            pass
+        if first.done:
+            after += 1
+        else:
+            before += 1
         time.sleep(0.0005)
-    return sent
+    return before, after
 
 
 def _own(cell: Cell) -> list[str]:
@@ -44,8 +52,9 @@ def _own(cell: Cell) -> list[str]:
 
 def _round(kernel: KernelDriver, comm_id: str, number: int) -> None:
     first, queued = kernel.execute(FIRST), kernel.execute(NEXT)
-    assert _flood(kernel, comm_id, 0.4) > 100
-    kernel.wait(lambda: first.done, 60, f"round {number}: the first cell to end")
+    before, after = _flood(kernel, comm_id, first)
+    # the messages straddle the moment the first cell ended and the queued one began
+    assert before > 0 and after == AFTER, (before, after)
     try:
         kernel.wait(lambda: queued.done, 30, f"round {number}: the queued cell's idle")
     except AssertionError:

@@ -200,8 +200,8 @@ def test_a_restored_thread_names_its_servers_and_starts_one_only_when_the_user_s
         restored = kernel.run(f"%chat restore {tmp_path / 'theirs.ipynb'}").stdout()
         shown = f"MCP servers `t` ({described})"
         assert (
-            "asks for thread 'main': unattended tools, the `scripted` provider, playing the "
-            f"variable `script`, {shown} — not applied: you granted them to this thread in the "
+            "asks for thread 'main': unattended tools, the `scripted` provider, "  # no script
+            f"{shown} — not applied: you granted them to this thread in the "
             f"notebook at {mine.resolve()}"
         ) in restored
         cell = kernel.run(again)
@@ -289,7 +289,7 @@ def test_a_restored_threads_servers_are_shown_whole_wherever_they_are_offered(
         kernel.close()
     shown = f"MCP servers `files` ({files}), `tracker` ({tracker})"
     assert f"This notebook asks for thread 'main': {shown} — not applied" in restored
-    assert f"Thread 'main' asks for: {shown}." in asked
+    assert f"Thread 'main': the notebook asks for {shown}." in asked
     assert listed.splitlines() == [
         f"files: {files} · restored, not started: %chat mcp start files",
         f"tracker: {tracker} · restored, not started: %chat mcp start tracker",

@@ -466,7 +466,10 @@ SWITCH_CELLS = [
 def test_a_thread_goes_from_claude_to_openai_and_back(tmp_path: Path) -> None:
     with AnthropicTestServer() as server:
         server.enqueue(*_switch_replies())
-        kernel = KernelDriver(env=_switch_env(server), cwd=str(tmp_path))
+        path = tmp_path / "switched.ipynb"
+        nbformat.write(notebook_from([]), path)  # the kernel knows its notebook: its grant
+        env = {**_switch_env(server), "JPY_SESSION_NAME": str(path)}
+        kernel = KernelDriver(env=env, cwd=str(tmp_path))
         try:
             kernel.run("%load_ext jupyter_turns")
             kernel.run(TOOL)
@@ -492,7 +495,6 @@ def test_a_thread_goes_from_claude_to_openai_and_back(tmp_path: Path) -> None:
         assert [p for p, _ in named] == ["anthropic", "anthropic", "openai", "anthropic"]
         assert "main" in threads
         assert _leaks(published) == []
-        path = tmp_path / "switched.ipynb"
         saved: list[tuple[str, list[dict[str, Any]]]] = [
             ("%load_ext jupyter_turns", []),
             (TOOL, []),

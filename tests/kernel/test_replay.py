@@ -261,7 +261,8 @@ def test_a_notebook_whose_file_the_kernel_knows_replays_its_tool_call_once(
         again = _run(copy.deepcopy(saved), tmp_path, env)
         assert server.requests == []
     restored, shown = again.cells[2].outputs  # the restore says so, then the turn
-    assert restored["text"] == "Restored thread 'main': 5 events from recorded.ipynb\n"
+    # (the recording's model is a proposal here: no grant of this user's names that notebook)
+    assert restored["text"].startswith("Restored thread 'main': 5 events from recorded.ipynb\n")
     record = shown["data"][RECORD_MIME]
     assert record["turn"]["replayed_from"] == "recorded.ipynb"
     kinds = [e["kind"] for e in record["events"]]

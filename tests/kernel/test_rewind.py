@@ -161,13 +161,14 @@ def test_a_fork_of_a_restored_thread_asks_the_model_of_that_thread(tmp_path: Pat
             Reply.sse(sse_text_response(["The fork goes on."])),
         )
         env = {"ANTHROPIC_API_KEY": "sk-test", "ANTHROPIC_BASE_URL": server.url}
-        first = KernelDriver(env=env)
+        path = save(tmp_path / "fork.ipynb", [])  # the kernel knows its notebook: its grant
+        first = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)})
         try:
             first.run("%load_ext jupyter_turns")
             said = first.run(chat, cell_id="c1")
         finally:
             first.close()
-        path = save(tmp_path / "fork.ipynb", [("c1", chat, said.outputs)])
+        save(path, [("c1", chat, said.outputs)])
         restarted = KernelDriver(env={**env, "JPY_SESSION_NAME": str(path)})
         try:
             restarted.run("%load_ext jupyter_turns")
