@@ -272,7 +272,7 @@ class ChatMagics(Magics, McpSettings):
         from .session import Session
         from .threads import Threads
 
-        shell = self.shell
+        shell: Any = self.shell  # set: a Magics made with the kernel's shell
         reader = NotebookReader(
             shell.user_ns,
             metadata=_metadata_writer,

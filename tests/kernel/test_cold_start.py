@@ -52,6 +52,16 @@ def _stdout(cell: NotebookNode) -> str:
     return "".join(o.get("text", "") for o in cell.outputs if o["output_type"] == "stream")
 
 
+_PRESENT = f"import sys as _ct_sys\nprint(sorted(set(_ct_sys.modules) & set({sorted(HEAVY)!r})))"
+
+
+def _present(kernel: KernelDriver) -> set[str]:
+    """The HEAVY libraries in the kernel's ``sys.modules`` now, however they came."""
+    shown = kernel.run(_PRESENT)
+    assert shown.reply is not None and shown.reply["status"] == "ok", shown.outputs
+    return set(json.loads(shown.stdout().strip().replace("'", '"')))
+
+
 def _heavy(kernel: KernelDriver) -> set[str]:
     """The HEAVY libraries imported since just before ``%load_ext``."""
     shown = kernel.run(_HEAVY)
@@ -93,11 +103,13 @@ def test_load_ext_and_a_page_opening_import_no_heavy_library(tmp_path: Path) -> 
         _load(kernel)
         page = _control(kernel, {"request": "page", "path": "project/analysis.ipynb"})
         loaded = _heavy(kernel)
+        present = _present(kernel)
         said = kernel.run("%chat instructions").stdout()
     finally:
         kernel.close()
     assert page == {"request_id": page["request_id"], "ok": True, "running": []}
     assert loaded == set()
+    assert present == set()  # nor had the kernel's own start imported one
     assert f"in {project} and its parents up to {root} (the server's root)" in said
 
 
