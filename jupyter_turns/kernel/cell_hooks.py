@@ -21,7 +21,6 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..engine.turn import TurnState
 from ..loops import call_soon_on
 
 if TYPE_CHECKING:
@@ -39,6 +38,8 @@ __all__ = [
 @contextlib.contextmanager
 def sigint_menu(chat: Chat, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     """First interrupt opens the menu; a second one while it is open aborts the cell."""
+    from ..engine.turn import TurnState  # a turn runs: the engine is loaded
+
     try:
         previous = signal.getsignal(signal.SIGINT)
         installed = True

@@ -13,6 +13,7 @@ from typing import Any, TypeGuard
 from ..model.conversation import parse_events
 from ..model.events import ConversationEvent, conversation_record, is_replay_notice
 from ..text import plural
+from .mime import RECORD_MIME
 from .transcript import to_html
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "turn_record",
 ]
 
-RECORD_MIME = "application/vnd.jupyter-turns+json"
 META_KEY = "jupyter_turns"
 REPLAYED = " · replayed"  # the end of a replayed turn's one-line summary
 CONTINUES = "continues"  # a live part's key: the first event id of the turn it continues
