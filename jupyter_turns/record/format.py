@@ -63,8 +63,9 @@ def turn_record(
 def record_bundle(record: dict[str, Any], *, html: bool = True) -> dict[str, Any]:
     """The final output: the record, an expanded sanitized HTML transcript for readers without
     the extension's renderer, and a one-line summary. ``html=False`` leaves the transcript out
-    where the Jupyter server adds it as it saves the notebook (:mod:`jupyter_turns.server_extension`):
-    the same :func:`record_html`, not sent by the kernel."""
+    where the Jupyter server adds it as it saves the notebook
+    (:mod:`jupyter_turns.server_extension`): the same :func:`record_html`, not sent by the
+    kernel."""
     events = parse_events(record)
     # a replay says so; its notice saying so is not counted (nbval compares it: testing.py)
     replayed = [e for e in events if is_replay_notice(e) and e.parent is None]

@@ -296,8 +296,9 @@ def test_junk_anywhere_in_a_threads_stores(
 
 
 def check_save_hook(path: Path) -> None:
-    """The server's pre-save hook (jupyter_turns/server_extension/) on the crafted file: it never raises,
-    and it only adds a transcript to an output whose record it reads; nothing else changes."""
+    """The server's pre-save hook (jupyter_turns/server_extension/) on the crafted file: it never
+    raises, and it only adds a transcript to an output whose record it reads; nothing else
+    changes."""
     text = path.read_text()
     saved = json.loads(text)
     model = {"type": "notebook", "content": json.loads(text)}

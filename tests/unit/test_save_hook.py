@@ -1,6 +1,7 @@
-"""The server's pre-save hook (jupyter_turns/server_extension/): a finished record the kernel sent without
-its HTML transcript gets it as the notebook is saved, the same transcript the kernel would have
-sent; nothing else in the notebook changes, and a record that does not read is saved as it is."""
+"""The server's pre-save hook (jupyter_turns/server_extension/): a finished record the kernel sent
+without its HTML transcript gets it as the notebook is saved, the same transcript the kernel would
+have sent; nothing else in the notebook changes, and a record that does not read is saved as
+it is."""
 
 from __future__ import annotations
 
