@@ -88,6 +88,14 @@ ensure_chromium() {
     fi
 }
 
+# The real terminal agents the browser tests drive against %chat serve (tests/agents/package.json
+# pins them; npm keeps what it downloaded in ~/.npm, and an install that is up to date takes a
+# second or two). npm runs no install scripts here: the tests call the platform package's binary.
+ensure_agents() {
+    (cd tests/agents && npm install --no-audit --no-fund --silent --ignore-scripts) ||
+        fail "could not install the terminal agents the tests drive (tests/agents: npm install)."
+}
+
 # --- test stages -------------------------------------------------------------------------------
 
 SUMMARY=()
@@ -279,6 +287,7 @@ case "${1:-}" in
     test)
         setup "[test]"
         ensure_chromium
+        ensure_agents
         run_tests "${@:2}"
         ;;
     docs)

@@ -3,8 +3,11 @@
 A chat cell has one output that the kernel replaces in place when the turn ends
 (``update_display_data``), and nbval 0.11 ignores in-place updates: it would compare the
 first display (the live widget or record) with the saved final record. And the record carries
-event ids and timestamps, so it differs on every run. Use this in a ``conftest.py`` next to
-your notebooks::
+event ids and timestamps, so it differs on every run. A long answer streamed headless may
+leave its live parts after that output and end them with one more (its transcript and
+summary): nbval reads those as the one final output, in the run and in the saved notebook
+alike. Use this in a
+``conftest.py`` next to your notebooks::
 
     from jupyter_turns.testing import nbval_for_chat_cells as pytest_collection_modifyitems
 
@@ -28,6 +31,7 @@ from .record.format import CONTINUES, RECORD_MIME, REPLAYED
 __all__ = ["nbval_for_chat_cells", "skip_record_comparison"]
 
 _OURS = "jupyter-turns-"  # the display ids persist.Recorder gives a chat cell's output
+_END = "-end"  # ... and the output that ends a turn saved as live parts
 # nbval's sanitizing regexes, applied to the new and the saved outputs alike: what says that a
 # cell is a replay (transcript.py marks its notice; the notice's text is escaped: no "<")
 REPLAY_PATTERNS = {
@@ -38,7 +42,7 @@ REPLAY_PATTERNS = {
 
 def nbval_for_chat_cells(session: Any, config: Any, items: list[Any]) -> None:
     """A ``pytest_collection_modifyitems`` hook: in-place updates applied, the record skipped,
-    a replay's note that it is one not compared."""
+    a replay's note that it is one not compared, a long headless turn read as one output."""
     skip_record_comparison(session, config, items)
     for item in items:
         notebook: Any = getattr(item, "parent", None)
@@ -48,6 +52,10 @@ def nbval_for_chat_cells(session: Any, config: Any, items: list[Any]) -> None:
         get = getattr(notebook, "get_kernel_message", None)
         if get is not None and not getattr(get, "_jupyter_turns", False):
             notebook.get_kernel_message = _applying_updates(get)
+        cell = getattr(item, "cell", None)
+        outputs = getattr(cell, "outputs", None)
+        if cell is not None and isinstance(outputs, list):
+            cell.outputs = _one_output_per_turn(outputs)
 
 
 def skip_record_comparison(session: Any, config: Any, items: list[Any]) -> None:
@@ -59,13 +67,43 @@ def skip_record_comparison(session: Any, config: Any, items: list[Any]) -> None:
             notebook.skip_compare = (*skip, RECORD_MIME)
 
 
+def _part(data: Any) -> tuple[bool, bool]:
+    """Whether an output's data is a live part, and whether it is the one that ends its turn
+    (:func:`jupyter_turns.record.format.end_part`)."""
+    record = data.get(RECORD_MIME) if isinstance(data, dict) else None
+    if not (isinstance(record, dict) and CONTINUES in record):
+        return False, False
+    return True, record.get("live") is not True
+
+
+def _one_output_per_turn(outputs: list[Any]) -> list[Any]:
+    """A saved cell's outputs as :func:`_applying_updates` reads a run: a long headless turn's
+    live parts left out, and the data of the part that ends it (its transcript and summary) in
+    its live record's place."""
+    kept: list[Any] = []
+    head: Any = None
+    for output in outputs:
+        data = output.get("data") if isinstance(output, dict) else None
+        part, ends = _part(data)
+        if part:
+            if ends and head is not None:
+                head["data"] = data
+            continue
+        if isinstance(data, dict) and RECORD_MIME in data:
+            head = output
+        kept.append(output)
+    return kept
+
+
 def _applying_updates(get: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
     """Wrap nbval's message reader: a chat output's ``data`` is kept as the very node nbval
     stores, and an update of that display rewrites it in place (and is not passed on). A long
-    turn's live parts (:meth:`jupyter_turns.kernel.persist.Recorder.finish` clears them, with
-    ``clear_output``, which nbval ignores) are not passed on either, nor that clear, nor what
-    the turn printed again after it (nbval kept the first print); the final record then shown
-    again under the first output's display id updates that output."""
+    turn's live parts are not passed on either. Where the turn ends by clearing them
+    (:meth:`jupyter_turns.kernel.persist.Recorder.finish`, with ``clear_output``, which nbval
+    ignores), neither is that clear, nor what the turn printed again after it (nbval kept the
+    first print); the final record then shown again under the first output's display id
+    updates that output. Where it keeps them and adds one that ends them, that one's data (the
+    transcript and the summary) rewrites the first output, as an update would."""
     shown: dict[str, Any] = {}
     parted: set[str] = set()  # the cells (request ids) whose turn added live parts
     cleared: set[str] = set()  # those whose clear was not passed on: their prints come again
@@ -84,9 +122,13 @@ def _applying_updates(get: Callable[..., dict[str, Any]]) -> Callable[..., dict[
                 continue
             if not display_id.startswith(_OURS):
                 return message
-            record = (content.get("data") or {}).get(RECORD_MIME)
-            if isinstance(record, dict) and CONTINUES in record:
+            part, ends = _part(content.get("data"))
+            if part:
                 parted.add(cell)
+                head = shown.get(display_id.removesuffix(_END))
+                if ends and head is not None:
+                    head.clear()
+                    head.update(content.get("data") or {})
                 continue
             if kind == "display_data" and display_id not in shown:
                 node = NotebookNode(content.get("data") or {})  # type: ignore[no-untyped-call]

@@ -25,3 +25,9 @@ export const NOTEBOOK_CLOSED = "the notebook is closed";
 
 /** The refusal of a request without a string `request_id` to answer under. */
 export const MISSING_REQUEST_ID = "missing request_id (a string)";
+
+/**
+ * The page configuration key the server extension sets where it adds a finished record's HTML
+ * transcript as it saves a notebook (`jupyter_turns/server_extension/__init__.py`'s PAGE_SETTING).
+ */
+export const HTML_ON_SAVE = "jupyterTurnsHtmlOnSave";

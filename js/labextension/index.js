@@ -37,14 +37,14 @@ import { INotebookTracker, NotebookActions } from "@jupyterlab/notebook";
 import { IRenderMimeRegistry } from "@jupyterlab/rendermime";
 import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
-import { COMM_TARGET } from "./constants.js";
+import { COMM_TARGET, HTML_ON_SAVE } from "./constants.js";
 import { showCell, watchBadges } from "./badges.js";
 import { answerEdit, endRuns, trustLive } from "./edit.js";
 import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
 import { actsHere, alone, announceKernelClient, clickerIdentity, othersOn } from "./shared.js";
-import { keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
+import { joinEndedTurns, keepAllWhenCleared, showUnfinishedTurns } from "./turns.js";
 import { vouches } from "./vouch.js";
 
 /**
@@ -69,10 +69,33 @@ function sharedAwareness(context) {
   return model?.collaborative ? (model.sharedModel?.awareness ?? null) : null;
 }
 
+/** @type {boolean | null} read once (htmlOnSave): the page's configuration does not change */
+let savesHtml = null;
+
+/**
+ * Whether this page's server adds a finished record's HTML transcript as it saves a notebook
+ * (the package's server extension, jupyter_turns/server_extension/, says so in the page configuration).
+ * The page's answers then tell the kernel, which leaves the transcript out of the final records
+ * this page saves: the page draws the record, and the file gets the transcript from the server.
+ */
+function htmlOnSave() {
+  if (savesHtml === null) {
+    const node = document.getElementById("jupyter-config-data");
+    try {
+      savesHtml = JSON.parse(node?.textContent || "{}")[HTML_ON_SAVE] === true;
+    } catch {
+      savesHtml = false;
+    }
+  }
+  return savesHtml;
+}
+
 /**
  * The answer to one comm message: a request (cells.js) or a metadata write (metadata.js); null
  * when another page of the shared document acts on it (shared.js). Every page keeps the
- * kernel's vouch for a running turn's widget (vouch.js).
+ * kernel's vouch for a running turn's widget (vouch.js). Every answer says `html_on_save`
+ * where this page's server adds the transcripts (htmlOnSave): the kernel hears it with its
+ * first message of a turn (`trust_live`, before the widget shows).
  * @param {any} context the notebook's DocumentRegistry.IContext
  * @param {unknown} data
  * @param {unknown} session the message's `parent_header.session`
@@ -80,6 +103,19 @@ function sharedAwareness(context) {
  * @returns {object | null}
  */
 function reply(context, data, session, vouch) {
+  const answer = answerTo(context, data, session, vouch);
+  return answer && htmlOnSave() ? { ...answer, html_on_save: true } : answer;
+}
+
+/**
+ * The answer itself, to which reply() adds the word on transcripts.
+ * @param {any} context
+ * @param {unknown} data
+ * @param {unknown} session
+ * @param {(data: unknown) => void} vouch
+ * @returns {object | null}
+ */
+function answerTo(context, data, session, vouch) {
   const model = context.isDisposed ? null : context.model;
   vouch(data);
   const reads = isRequest(data) && /** @type {any} */ (data).request === "cells";
@@ -194,6 +230,19 @@ function cellsOf(tracker, context, cellId) {
 }
 
 /**
+ * A headless turn that ended as live parts shows as one output at once (turns.js
+ * joinEndedTurns): a finished turn, no kernel to wait for. The page's copy then differs from
+ * the file only in how the same turn is laid out, so a document that was clean stays clean
+ * (a shared one is saved by the server).
+ * @param {any} context
+ */
+function showEndedTurns(context) {
+  const model = context.isDisposed ? null : context.model;
+  const clean = model && !model.dirty;
+  if (joinEndedTurns(model) && clean && !sharedAwareness(context)) model.dirty = false;
+}
+
+/**
  * Watch one notebook document (shared by all its views) for kernel changes.
  * @param {any} context a DocumentRegistry.IContext<INotebookModel>
  * @param {WeakSet<object>} watched
@@ -235,6 +284,7 @@ function watchContext(context, watched, tracker) {
   context.ready.then(async () => {
     announceKernelClient(sharedAwareness(context), kernel()?.clientId);
     keepAllWhenCleared(getModel());
+    if (alone(sharedAwareness(context))) showEndedTurns(context);
     // the kernel the notebook gets (a page opening mid-turn: the one running the turn)
     await Promise.race([sessionContext.ready.catch(() => {}), delay(KERNEL_WAIT)]);
     opened = true;
@@ -266,6 +316,8 @@ const plugin = {
     // ahead of text/html (rank 50), so the record's own view wins over its HTML fallback
     rendermime.addFactory(recordRendererFactory, 0);
     setCardActions(cardActions(tracker));
+    // a %chat serve widget's cards (live for long) get Undo too (live/view.js)
+    /** @type {any} */ (globalThis).__jupyter_turns_card_actions = cardActions(tracker);
     // a card's "Go to cell" (the widget's views have no app, like the user above)
     /** @type {any} */ (globalThis).__jupyter_turns_show_cell = (
       /** @type {HTMLElement | null} */ from,

@@ -14,7 +14,9 @@ import { METADATA_KEY as KEY, RECORD_MIME } from "./constants.js";
 /**
  * @typedef {{thread: string, conversation_id: string, turn: number, call_id: string,
  *            tool: string, timestamp: string, model: string | null, who: StampWho | null,
- *            notebook: string | null}} Stamp
+ *            notebook: string | null, client: string | null, call: number | null}} Stamp
+ *   client, call: a terminal agent's call through `%chat serve` (its MCP client, the call's
+ *   number in that session)
  */
 
 const TOOLS = /** @type {Record<string, string>} */ ({
@@ -71,8 +73,21 @@ export function readStamp(value) {
     const name = v && typeof v === "object" ? line(/** @type {any} */ (v).name, 80) : null;
     return name === null ? null : { name };
   });
-  if (model === undefined || notebook === undefined || who === undefined) return null;
-  return /** @type {Stamp} */ ({ ...fields, turn, tool: raw.tool, model, notebook, who });
+  const client = optional(raw.client, (v) => line(v, 100));
+  const call = optional(raw.call, (v) =>
+    typeof v === "number" && Number.isInteger(v) && v >= 1 && v <= 1e9 ? v : null,
+  );
+  if ([model, notebook, who, client, call].includes(undefined)) return null;
+  return /** @type {Stamp} */ ({
+    ...fields,
+    turn,
+    tool: raw.tool,
+    model,
+    notebook,
+    who,
+    client,
+    call,
+  });
 }
 
 /**
@@ -106,17 +121,19 @@ export function writeStamp(cell, stamp, path) {
 }
 
 /**
- * The badge's words: "from chat · turn 3", naming the notebook it came from when the turn's
- * conversation is not in this one and that notebook is another ("from chat in analysis.ipynb
- * · turn 3").
+ * The badge's words: "from chat · turn 3" ("from Claude Code · call 7" for a terminal agent's
+ * call through `%chat serve`), naming the notebook it came from when the turn's conversation
+ * is not in this one and that notebook is another ("from chat in analysis.ipynb · turn 3").
  * @param {Stamp} stamp
  * @param {{path: string | null, here: boolean}} where this notebook's path; whether it holds
  *   the stamp's conversation
  */
 export function badgeText(stamp, { path, here }) {
   const elsewhere = !here && stamp.notebook !== null && stamp.notebook !== path;
-  const from = elsewhere ? `${TOOLS[stamp.tool]} in ${stamp.notebook}` : TOOLS[stamp.tool];
-  return `${from} · turn ${stamp.turn}`;
+  const source = stamp.client ? TOOLS[stamp.tool].replace("chat", stamp.client) : null;
+  const said = source ?? TOOLS[stamp.tool];
+  const from = elsewhere ? `${said} in ${stamp.notebook}` : said;
+  return source && stamp.call ? `${from} · call ${stamp.call}` : `${from} · turn ${stamp.turn}`;
 }
 
 /**
@@ -126,6 +143,7 @@ export function badgeText(stamp, { path, here }) {
 export function badgeTitle(stamp) {
   const parts = [`thread ${stamp.thread}`, `turn ${stamp.turn}`, `${stamp.tool} ${stamp.call_id}`];
   if (stamp.model) parts.push(`model ${stamp.model}`);
+  if (stamp.client) parts.push(`asked by ${stamp.client}`);
   if (stamp.who) parts.push(`approved by ${stamp.who.name}`);
   parts.push(stamp.timestamp);
   return parts.join(" · ");

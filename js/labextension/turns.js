@@ -158,8 +158,10 @@ const partial = (event) => Boolean(/** @type {any} */ (event)?.metadata?.partial
 /**
  * `head` (a live record) with `part` joined to it, or null when the part does not continue
  * that turn: as jupyter_turns.record.format.join_live_parts does (a streaming text's later
- * pieces extend it, a finished event that ends one gets its text back, a streaming text
- * followed by a finished event was replaced by it).
+ * pieces extend it, a finished event that ends one takes its place with its text back, a
+ * streaming text followed by a finished event was replaced by it; a turn's last part, not
+ * `live`, makes it the finished record: its events as the part's `order` lists them, with
+ * its `turn` and `settings`).
  * @param {Record<string, any>} head
  * @param {Record<string, any>} part
  * @returns {Record<string, any> | null}
@@ -175,23 +177,35 @@ export function joinLivePart(head, part) {
   for (const raw of Array.isArray(part.events) ? part.events : []) {
     if (!raw || typeof raw !== "object") continue;
     const key = String(raw.id);
-    const at = where.get(key) ?? (key in ends ? where.get(String(ends[key])) : undefined);
+    const draft = key in ends ? String(ends[key]) : null;
+    const ended = draft !== null ? where.get(draft) : undefined;
+    if (ended !== undefined) where.delete(/** @type {string} */ (draft));
+    let at = ended ?? where.get(key);
     let event = raw;
-    if (at !== undefined && (key in ends || partial(raw)))
+    if (at !== undefined && (ended !== undefined || partial(raw)))
       event = { ...raw, content: `${joined[at].content ?? ""}${raw.content ?? ""}` };
-    const here = where.get(key);
-    if (here !== undefined) joined[here] = event;
-    else where.set(key, joined.push(event) - 1);
+    if (at === undefined) at = joined.push(event) - 1;
+    else joined[at] = event;
+    where.set(key, at);
   }
-  let last = -1;
-  joined.forEach((e, i) => (last = partial(e) ? last : i));
-  return { ...head, events: joined.filter((e, i) => i > last || !partial(e)) };
+  if (part.live === true) {
+    let last = -1;
+    joined.forEach((e, i) => (last = partial(e) ? last : i));
+    return { ...head, events: joined.filter((e, i) => i > last || !partial(e)) };
+  }
+  const byId = new Map(joined.map((e) => [String(e?.id), e]));
+  const order = Array.isArray(part.order) ? part.order.map(String) : [];
+  const { continues: _c, extends: _e, order: _o, events: _v, ...own } = part;
+  const { live: _l, ...rest } = head;
+  return { ...rest, ...own, events: order.filter((id) => byId.has(id)).map((id) => byId.get(id)) };
 }
 
 /**
- * A headless turn saved as it grew, its kernel gone before the end, left its live record
- * and parts holding what each save added (`continues`): they become one output again, the
- * record joined, as the kernel would have written it. How many parts went.
+ * A headless turn saved as it grew left its live record and parts holding what each save
+ * added (`continues`): its kernel gone before the end, or ended by a last part (not `live`:
+ * the finished record's own keys, with the transcript and summary in its output). They become
+ * one output again, the record joined, as the kernel would have written it. How many parts
+ * went.
  * @param {CellLike} cell
  */
 function joinLiveParts(cell) {
@@ -201,6 +215,8 @@ function joinLiveParts(cell) {
   const kept = [];
   /** @type {Map<object, Record<string, any>>} the live records kept, by their output */
   const heads = new Map();
+  /** @type {Map<object, Record<string, unknown>>} a finished turn's transcript and summary */
+  const endings = new Map();
   let joined = 0;
   for (let i = 0; i < outputs.length; i++) {
     const output = /** @type {any} */ (outputs.get(i));
@@ -208,7 +224,10 @@ function joinLiveParts(cell) {
     const record = output.data?.[RECORD_MIME];
     if (record && typeof record === "object" && "continues" in record) {
       const entry = [...heads].reverse().find(([, head]) => joinLivePart(head, record));
-      if (entry) heads.set(entry[0], /** @type {any} */ (joinLivePart(entry[1], record)));
+      if (entry) {
+        heads.set(entry[0], /** @type {any} */ (joinLivePart(entry[1], record)));
+        if (record.live !== true) endings.set(entry[0], json.data ?? {});
+      }
       joined++;
       continue;
     }
@@ -219,7 +238,34 @@ function joinLiveParts(cell) {
   outputs.clear();
   for (const json of kept) {
     const record = heads.get(json);
-    outputs.add(record ? recordOutput(record) : json);
+    const ending = endings.get(json);
+    if (record && ending) {
+      const data = { ...ending, [RECORD_MIME]: record };
+      outputs.add({ output_type: "display_data", data, metadata: {} });
+    } else outputs.add(record ? recordOutput(record) : json);
+  }
+  return joined;
+}
+
+/**
+ * Every cell whose headless turn ended as live parts (jupyter_turns.record.format.end_part)
+ * shows it as one output: the record joined, its transcript and summary. Such a turn is
+ * finished, never a running one: this needs no word from the kernel, and runs as the notebook
+ * opens. How many parts went.
+ * @param {NotebookLike | null} model
+ */
+export function joinEndedTurns(model) {
+  let joined = 0;
+  const cells = model?.cells;
+  for (let i = 0; cells && i < cells.length; i++) {
+    const cell = cells.get(i);
+    const outputs = cell.outputs;
+    let ended = false;
+    for (let j = 0; outputs && j < outputs.length; j++) {
+      const record = /** @type {any} */ (outputs.get(j).data?.[RECORD_MIME]);
+      ended ||= Boolean(record && "continues" in record && record.live !== true);
+    }
+    if (ended) joined += joinLiveParts(cell);
   }
   return joined;
 }

@@ -122,3 +122,16 @@ test("a saved card of a notebook tool named like a built-in offers none of its b
     "Add to notebook",
   ]);
 });
+
+test("a terminal agent's call (%chat serve) names the client and the call above its form", () => {
+  const { el, title } = approval({
+    name: "run_cell",
+    builtin: true,
+    arguments: { index: 4 },
+    asker: "Claude Code · call 7",
+  });
+  assert.equal(el.find("jt-prompt-asker")[0].textContent, "Claude Code · call 7 wants to:");
+  assert.equal(title, "Run the 5th cell?");
+  const plain = approval({ name: "run_cell", builtin: true, arguments: { index: 4 } });
+  assert.equal(plain.el.find("jt-prompt-asker").length, 0); // a chat turn's prompt: as before
+});

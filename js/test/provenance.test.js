@@ -125,3 +125,33 @@ test("the turn's cell is the one whose record holds the call, else the conversat
   assert.deepEqual(turnCell(model, { ...stamp, call_id: "gone" }), { index: 1, exact: false });
   assert.equal(turnCell(model, { ...stamp, conversation_id: "elsewhere" }), null);
 });
+
+test("a terminal agent's stamp (%chat serve) names the client and the call", () => {
+  const served = {
+    ...STAMP,
+    thread: "serve",
+    turn: 1,
+    model: null,
+    client: "Claude Code",
+    call: 7,
+  };
+  const stamp = readStamp(served);
+  assert.ok(stamp);
+  assert.equal(
+    badgeText(stamp, { path: "analysis.ipynb", here: true }),
+    "from Claude Code · call 7",
+  );
+  assert.equal(
+    badgeText(readStamp({ ...served, tool: "run_cell" }), { path: null, here: true }),
+    "run from Claude Code · call 7",
+  );
+  assert.match(badgeTitle(stamp), /asked by Claude Code/);
+  // a client name is plain text like every other field; a bad one means no badge
+  const odd = readStamp({ ...served, client: "Evil\u202eCode\nsays" });
+  assert.equal(odd?.client, "Evil Code says");
+  for (const bad of [{ client: 7 }, { call: 0 }, { call: 1.5 }, { client: "x".repeat(101) }]) {
+    assert.equal(readStamp({ ...served, ...bad }), null, JSON.stringify(bad));
+  }
+  // a chat turn's stamp has neither and reads as before
+  assert.equal(readStamp(STAMP)?.client, null);
+});

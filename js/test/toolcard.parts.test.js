@@ -92,6 +92,17 @@ test("an edited call's header says who edited its arguments, before the badge", 
   assert.equal(edited.nextSibling, card.badge);
 });
 
+test("a terminal agent's call (%chat serve) says which client asked, in the card's head", () => {
+  const card = new ToolCard("c1");
+  card.renderRequest({ ...request(), metadata: { client: "Claude Code", call: 7 } });
+  const asker = card.head.find("jt-tool-asker")[0];
+  assert.equal(asker.hidden, false);
+  assert.equal(asker.textContent, "Claude Code · call 7");
+  const model = new ToolCard("c2");
+  model.renderRequest(request()); // a model's call: nothing more in the head
+  assert.equal(model.head.find("jt-tool-asker")[0].hidden, true);
+});
+
 test("an error result is never drawn as done, whatever status its record says (issue 45)", () => {
   // a python run whose code raised, as an older version saved it: status "done"
   const raised = response({ content: "NameError: name 'df' is not defined", is_error: true });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { applyMetadata } from "../labextension/metadata.js";
 import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
-import { showUnfinishedTurns, recordOutput } from "../labextension/turns.js";
+import { joinEndedTurns, showUnfinishedTurns, recordOutput } from "../labextension/turns.js";
 
 function cell(id, record, outputs) {
   const metadata = new Map(record ? [["jupyter_turns", record]] : []);
@@ -143,4 +143,66 @@ test("a headless turn killed mid-stream: its live record and parts become one ou
     "Conversation · thread main · 3 events · did not finish",
   );
   assert.deepEqual(outputs[1], stderr);
+});
+
+test("a headless turn that ended as live parts is one output at once, with its transcript", () => {
+  const head = {
+    version: 2,
+    conversation_id: "c",
+    thread: "main",
+    live: true,
+    turn: { outcome: "running" },
+    events: [{ id: "r", kind: "chat_request", content: "Write" }],
+  };
+  const draft = { kind: "message", metadata: { partial: true } };
+  const output = (record, more = {}) => ({ data: { [RECORD_MIME]: record, ...more } });
+  const printed = { output_type: "stream", name: "stdout", text: "a notice" };
+  const outputs = [
+    output(head, { "text/plain": "" }),
+    output({ ...head, continues: "r", events: [{ ...draft, id: "d", content: "Once" }] }),
+    printed,
+    output({ ...head, continues: "r", events: [{ ...draft, id: "d", content: " upon" }] }),
+    // the stream broke: an error, then the text so far, cut short, with an id of its own,
+    // ending the streaming text (the record's order says where each event goes)
+    output(
+      {
+        version: 2,
+        conversation_id: "c",
+        thread: "main",
+        turn: { outcome: "aborted" },
+        continues: "r",
+        extends: { m: "d" },
+        order: ["r", "e", "m"],
+        events: [
+          { kind: "error", id: "e", error_type: "StreamBroken", message: "cut" },
+          { kind: "message", id: "m", content: " a time", metadata: { partial: true } },
+        ],
+      },
+      { "text/html": "<p>Once upon a time</p>", "text/plain": "Conversation · 2 events" },
+    ),
+  ];
+  const ended = cell("a", null, outputs);
+  ended.outputs.clear = () => outputs.splice(0);
+  ended.outputs.add = (o) => outputs.push(o);
+  const runningOutputs = [output(head), output({ ...head, continues: "r", events: [] })];
+  const running = cell("b", null, runningOutputs);
+  running.outputs.clear = () => runningOutputs.splice(0);
+  running.outputs.add = (o) => runningOutputs.push(o);
+  assert.equal(joinEndedTurns(notebook(ended, running)), 3);
+  assert.equal(outputs.length, 2);
+  const { data } = outputs[0];
+  assert.deepEqual(
+    data[RECORD_MIME].events.map((e) => [e.id, e.content]),
+    [
+      ["r", "Write"],
+      ["e", undefined],
+      ["m", "Once upon a time"],
+    ],
+  );
+  assert.equal(data[RECORD_MIME].live, undefined);
+  assert.deepEqual(data[RECORD_MIME].turn, { outcome: "aborted" });
+  assert.equal(data["text/html"], "<p>Once upon a time</p>");
+  assert.equal(data["text/plain"], "Conversation · 2 events");
+  assert.deepEqual(outputs[1], printed);
+  assert.equal(running.outputs.length, 2); // no end: a live turn's parts wait for the kernel
 });

@@ -30,6 +30,10 @@ which no instruction file is read.
 The comm handler may run on a subshell thread: the work is handed to the kernel's loop
 (:func:`~jupyter_turns.loops.call_soon_on`), where undo asks the page to remove or restore
 cells over the metadata comm.
+
+Registered at ``%load_ext``, so it is light: the session is asked for (``session()``) and the
+undo machinery imported when a request first needs them, and a page opening before the first
+chat cell (``on_page``) needs neither.
 """
 
 from __future__ import annotations
@@ -38,15 +42,13 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..loops import call_soon_on
-from ..model.events import Who
-from .page import NotebookEditor
-from .reviewing import keep, undo_all
-from .rewinding import plan_rewind, rewind
-from .undo import UndoRefused
-from .undoing import UndoSession, undo
+
+if TYPE_CHECKING:
+    from .page import NotebookEditor
+    from .undoing import UndoSession
 
 __all__ = ["CONTROL_TARGET", "register_control"]
 
@@ -56,13 +58,15 @@ _tasks: set[asyncio.Task[None]] = set()  # held until done (the loop keeps weak 
 
 
 def register_control(
-    session: UndoSession, on_page: Callable[[dict[str, Any]], list[str]] = lambda _: []
+    session: Callable[[], UndoSession],
+    on_page: Callable[[dict[str, Any]], list[str]] = lambda _: [],
 ) -> bool:
     """Answer the page's requests in this kernel, on the loop running now (``%load_ext`` runs
     in a cell) or else the one running the comm handler (loaded at kernel start, from
-    ``ipython_config.py``); False where there is no comm manager. ``on_page`` runs, with the
-    page's message, when a page says it opened the notebook: the ids of the cells whose turn
-    runs now."""
+    ``ipython_config.py``); False where there is no comm manager. ``session`` gives the
+    session an undo, keep or rewind acts on (made on its first call). ``on_page`` runs, with
+    the page's message, when a page says it opened the notebook: the ids of the cells whose
+    turn runs now."""
     try:
         loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
     except RuntimeError:
@@ -91,7 +95,10 @@ def register_control(
 
 
 def _start(
-    session: UndoSession, comm: Any, data: Any, on_page: Callable[[dict[str, Any]], list[str]]
+    session: Callable[[], UndoSession],
+    comm: Any,
+    data: Any,
+    on_page: Callable[[dict[str, Any]], list[str]],
 ) -> None:
     if not isinstance(data, dict) or "request" not in data:
         return  # a comm_open without a request
@@ -104,12 +111,15 @@ def _start(
         with contextlib.suppress(Exception):
             comm.send({"request_id": data.get("request_id"), **reply})
         return
-    task = asyncio.get_running_loop().create_task(_answer(session, comm, data))
+    task = asyncio.get_running_loop().create_task(_answer(session(), comm, data))
     _tasks.add(task)
     task.add_done_callback(_tasks.discard)
 
 
 async def _answer(session: UndoSession, comm: Any, data: dict[str, Any]) -> None:
+    from .page import NotebookEditor
+    from .undo import UndoRefused
+
     reader = session.reader
     editor = NotebookEditor(reader.page) if reader is not None else None
     reply: dict[str, Any]
@@ -126,6 +136,12 @@ async def _act(
 ) -> list[str]:
     """Undo a call, keep or undo reviewed ones, or plan or do a rewind; raises UndoRefused
     (the answer says why)."""
+    from ..model.events import Who
+    from .reviewing import keep, undo_all
+    from .rewinding import plan_rewind, rewind
+    from .undo import UndoRefused
+    from .undoing import undo
+
     who = Who.from_page(data.get("who"))
     if data.get("request") == "undo" and isinstance(data.get("call_id"), str):
         return await undo(session, editor, call_id=data["call_id"], who=who)

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal, TypeAlias
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-from ..model.events import ConversationEvent
+if TYPE_CHECKING:  # light at import: ChatMagics.cache_ttl reads CACHE_TTLS at %load_ext
+    from ..model.events import ConversationEvent
 
 __all__ = ["CACHE_TTLS", "PAUSE", "CacheLife", "CacheTtl", "cache_life"]
 

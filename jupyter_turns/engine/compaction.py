@@ -23,11 +23,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from ..model.events import Block, ConversationEvent, Notice, compaction_note
 from ..text import plural
-from .window import compaction_block, to_send
+
+if TYPE_CHECKING:
+    from ..model.events import ConversationEvent, Notice
+
+# Light at import: ChatMagics.compact_at reads DEFAULT_COMPACT_AT at %load_ext, which must not
+# build the conversation's pydantic models (docs/architecture.md, "Loading the extension"); the
+# functions below import them when a turn first calls them.
 
 __all__ = [
     "DEFAULT_COMPACT_AT",
@@ -100,6 +105,9 @@ class Compaction:
 
 def _summarized(events: Sequence[ConversationEvent]) -> bool:
     """Whether what is sent starts with a block a summarize request made."""
+    from ..model.events import compaction_note
+    from .window import compaction_block, to_send
+
     sent = to_send(events)
     if not sent or compaction_block(sent[0]) is None:
         return False
@@ -108,6 +116,8 @@ def _summarized(events: Sequence[ConversationEvent]) -> bool:
 
 def compacted_notice(block: ConversationEvent, trigger: str) -> Notice:
     """ "Earlier conversation summarized", with the sizes before and after (tokens)."""
+    from ..model.events import Notice, compaction_note
+
     note = compaction_note(block)
     before, after = note.get("tokens_before"), note.get("tokens_after")
     sizes = []
@@ -125,6 +135,8 @@ def compacted_notice(block: ConversationEvent, trigger: str) -> Notice:
 def summary_title(event: ConversationEvent) -> tuple[str, str | None] | None:
     """How a transcript shows a compaction block: its title line and the summary (None: the
     compaction returned none); None for any other event."""
+    from ..model.events import Block, compaction_note
+
     raw = event.metadata.get("raw_block") if isinstance(event, Block) else None
     if not isinstance(raw, dict) or raw.get("type") != "compaction":
         return None
@@ -141,6 +153,8 @@ def summary_title(event: ConversationEvent) -> tuple[str, str | None] | None:
 
 def unavailable_notice(detail: str) -> Notice:
     """Compaction was asked for and the model or endpoint does not offer it."""
+    from ..model.events import Notice
+
     return Notice(
         level="warning",
         text=f"Compaction is not available here ({detail}). The thread goes on uncompacted; "

@@ -21,7 +21,6 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..engine.turn import TurnState
 from ..loops import call_soon_on
 
 if TYPE_CHECKING:
@@ -39,6 +38,8 @@ __all__ = [
 @contextlib.contextmanager
 def sigint_menu(chat: Chat, loop: asyncio.AbstractEventLoop) -> Iterator[None]:
     """First interrupt opens the menu; a second one while it is open aborts the cell."""
+    from ..engine.turn import TurnState  # a turn runs: the engine is loaded
+
     try:
         previous = signal.getsignal(signal.SIGINT)
         installed = True
@@ -73,10 +74,10 @@ _CHAT_CALL = re.compile(r"^(\s*)(get_ipython\(\)\.run_cell_magic\((['\"])chat\3)
 
 # ``%chat undo`` and ``%chat rewind`` talk to the page (removing an inserted cell),
 # ``%chat mcp`` starts and closes servers on the kernel's loop and ``%chat fix`` runs a turn,
-# so they are awaited like a turn
+# and ``%chat serve`` starts a server that runs calls on that loop, so they are awaited like a turn
 _UNDO_CALL = re.compile(
     r"""^(\s*)(get_ipython\(\)\.run_line_magic\((['"])chat\3, """
-    r"""(['"])(undo|rewind|mcp|fix)\b.*\4\))\s*$"""
+    r"""(['"])(undo|rewind|mcp|fix|serve)\b.*\4\))\s*$"""
 )
 
 

@@ -36,6 +36,7 @@ from .cell_context import show_instructions
 from .endpoint_command import endpoint_command
 from .grants import judge
 from .replay import replay_command
+from .serve_command import serve_command
 from .settings_view import settings_bundle
 from .threads import ALLOWED, RestoreNote, Thread, apply_settings, user_tools
 
@@ -295,6 +296,7 @@ COMMANDS: dict[str, Callable[[_Call], Any]] = {
     "fork": _fork,
     "trust": lambda call: trust(call.session, call.args),
     "mcp": _mcp,
+    "serve": lambda call: serve_command(call.session, call.settings, call.args),  # awaited
     "replay": lambda call: print(replay_command(call.session, call.settings.replay, call.args)),
     "restore": _restore,
     "export": _export,

@@ -38,7 +38,14 @@ if TYPE_CHECKING:
     from .session import CellSettings, Session
     from .threads import Thread
 
-__all__ = ["CellFront", "has_frontend", "metadata_writer", "page_opened", "send_held_records"]
+__all__ = [
+    "CellFront",
+    "has_frontend",
+    "metadata_writer",
+    "notebook_state",
+    "page_opened",
+    "send_held_records",
+]
 
 _metadata_writer: MetadataWriter | None = None
 _running: dict[str, CellFront] = {}  # cell id -> the front of the turn it runs now
@@ -135,7 +142,7 @@ class CellFront:
             cell_id=self.cell_id,
             # no frontend (nbclient, `jupyter execute`): nobody listens on the metadata comm
             metadata=metadata_writer() if has_frontend(namespace) else MetadataWriter(lambda: None),
-            notebook_state=self._notebook_state,
+            notebook_state=lambda: notebook_state(session),
             printed=session.cell_prints,
         )
         self._loop = loop
@@ -173,7 +180,7 @@ class CellFront:
             self.recorder.abandon()
         else:
             final = self._record(turn)
-            self.recorder.finish(final)
+            self.recorder.finish(final, runner=self.run.client)
             if self.cell_id:
                 self.session.shown_records[self.cell_id] = final
                 this_run = turn_record(
@@ -298,15 +305,17 @@ class CellFront:
         """The draft blocks of answer text and reasoning the page shows (not tool arguments)."""
         return [part for part in self.sink.live_drafts() if part[1] != "tool_input"]
 
-    def _notebook_state(self) -> dict[str, Any]:
-        threads = self.session.threads
-        return {
-            "version": SCHEMA_VERSION,
-            "current": threads.current,
-            "threads": {
-                name: self.session.saved_settings(threads.by_name[name]) for name in threads.names()
-            },
-        }
+
+def notebook_state(session: Session) -> dict[str, Any]:
+    """What the notebook's metadata holds: the current thread and each thread's settings."""
+    threads = session.threads
+    return {
+        "version": SCHEMA_VERSION,
+        "current": threads.current,
+        "threads": {
+            name: session.saved_settings(threads.by_name[name]) for name in threads.names()
+        },
+    }
 
 
 def _still_held(session: Session, records: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:

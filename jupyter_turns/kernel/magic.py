@@ -5,6 +5,11 @@ The cell magic returns a coroutine and an input transformer rewrites the cell's
 kernel's own loop and the cell stays busy until it ends (ipykernel >= 7.4 then still delivers
 widget clicks). During a turn a SIGINT handler turns the first kernel interrupt into the
 interrupt menu and a second one (while the menu is open) into a hard abort of the cell.
+
+``%load_ext`` costs little (docs/architecture.md, "Loading the extension"): the class needs only
+its traitlets and a few light constants, and the session with its threads, the engine, the
+saved record and the widget is made when a ``%%chat`` or ``%chat`` first needs it
+(:attr:`ChatMagics.session`); each method imports what its step uses.
 """
 
 from __future__ import annotations
@@ -13,31 +18,20 @@ import argparse
 import asyncio
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from traitlets import Bool, Enum, Float, Int, List, Unicode
 
 from ..engine.cache_life import CACHE_TTLS
-from ..engine.chat import Chat
 from ..engine.compaction import DEFAULT_COMPACT_AT
 from ..errors import ProviderConfigError
-from ..kernel_tools.builtin import BUILTINS, DEFAULT, parse_builtins
+from ..kernel_tools.builtin_names import DEFAULT, NAMES, parse_builtins
 from ..mcp.settings import McpSettings
-from ..model.content import Attachment
-from ..model.events import Notice, Rewind
-from ..model.sink import PrintSink
 from ..providers import endpoints
-from ..providers.base import Provider
 from ..providers.catalog import KINDS, ProviderChoice
-from ..reading.attach import attach
-from ..reading.failing import FixRefused, failure_of
 from ..reading.history import KernelHistory
-from ..reading.kernel_note import kernel_note
-from ..reading.sources import NotebookReader
-from . import commands
-from .cell_context import cells_above_for, instructions_for, page_said
 from .cell_hooks import (
     await_chat_cells,
     chat_help_as_output,
@@ -45,15 +39,17 @@ from .cell_hooks import (
     keep_cell_parents,
     sigint_menu,
 )
-from .cell_options import parse_fix, parse_options
-from .kernel_status import busy_while_running
-from .persist import CellPrints, MetadataWriter
-from .provider_limits import check_allowed, switch_notes
-from .replay import ReplayPlan, choose, replaying
-from .rerun import Rerun, mark_rewound, plan_rerun
-from .session import CellRun, CellSettings, Session
-from .settings_view import mark_cell, mark_new
-from .threads import Thread, Threads, namespace_tools, stepped_aside, stepped_aside_notes
+
+if TYPE_CHECKING:
+    from ..engine.chat import Chat
+    from ..model.content import Attachment
+    from ..model.events import Notice, Rewind
+    from ..providers.base import Provider
+    from .persist import MetadataWriter
+    from .replay import ReplayPlan
+    from .rerun import Rerun
+    from .session import CellSettings, Session
+    from .threads import Thread
 
 __all__ = [
     "CHAT_HELP",
@@ -62,6 +58,8 @@ __all__ = [
     "chat_help_as_output",
     "load_ipython_extension",
 ]
+
+_CHAT = "%chat"  # in a cell's text: a chat cell (``%%chat`` too)
 
 # What `%chat?` and `%chat help` show (the chat magic's docstring is set to it).
 CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server in this notebook.
@@ -111,6 +109,8 @@ CHAT_HELP = """Chat with Claude, OpenAI's models or any OpenAI-compatible server
 %chat replay [--from FILE] (default: this notebook's own) | export [NAME] [PATH]
 %chat compact | forget N | cost
 %chat mcp list | add | remove NAME | start NAME | restart NAME
+%chat serve [--tools read|edit|all] [--builtins python]   an MCP server for terminal
+                    agents (Claude Code, Codex, Cursor); approvals here. %chat serve stop
 
 Options stick to the thread (--script, --fix and --use are the cell's).
 Defaults: %config ChatMagics.<setting> = value (provider, model, tools, edits,
@@ -190,7 +190,7 @@ class ChatMagics(Magics, McpSettings):
     builtins = Unicode(
         ",".join(DEFAULT),
         help="Built-in tools of new threads: a comma list of "
-        f"{', '.join(BUILTINS)}, or 'none'; 'default' stands for the notebook tools (the "
+        f"{', '.join(NAMES)}, or 'none'; 'default' stands for the notebook tools (the "
         "read-only ones and the cell tools insert_cell, edit_cell, run_cell, delete_cell, "
         "move_cell, which always ask).",
     ).tag(config=True)
@@ -258,39 +258,95 @@ class ChatMagics(Magics, McpSettings):
 
     def __init__(self, shell: Any) -> None:
         super().__init__(shell)
+        self._session: Session | None = None  # made on first use (:attr:`session`)
+        self._cell: Any = None  # the running cell, as pre_run_cell said
+        self._page: dict[str, Any] | None = None  # the last page's "page" request
+        KernelHistory.of(shell)  # logs each cell from now on: what --fix reads without a page
+        shell.events.register("pre_run_cell", self._pre_run_cell)
+
+    @property
+    def session(self) -> Session:
+        """The notebook's session, made when first asked for: by a chat cell, a ``%chat``
+        command, or a page's Undo (not at ``%load_ext``: it brings the engine)."""
+        return self._session if self._session is not None else self._new_session()
+
+    def _new_session(self) -> Session:
+        from ..reading.sources import NotebookReader
+        from ..serve.calls import calling_cell
+        from .cell_context import page_said
+        from .session import Session
+        from .threads import Threads
+
+        shell: Any = self.shell  # set: a Magics made with the kernel's shell
         reader = NotebookReader(
             shell.user_ns,
             metadata=_metadata_writer,
             history=KernelHistory.of(shell),
-            cell_id=lambda: self.session.cell_id,
+            cell_id=lambda: calling_cell() or self.session.cell_id,
             hidden=lambda: set(getattr(shell, "user_ns_hidden", ())),
             output_chars=lambda: self.output_chars,
         )
-        self.session = Session(Threads(self._new_chat), shell.user_ns, reader=reader)
-        shell.events.register("pre_run_cell", self._pre_run_cell)
+        session = Session(Threads(self._new_chat), shell.user_ns, reader=reader)
+        self._session = session
+        if self._page is not None:  # a page opened the notebook before
+            page_said(session, self._page)
+        if self._cell is not None:
+            self._enter_cell(session)
+        return session
 
     def settings(self) -> CellSettings:
         """The settings as they are now (``%config`` may change them between cells)."""
+        from .session import CellSettings
+
         return CellSettings.of(self)
 
     def _new_chat(self) -> Chat:
+        from ..engine.chat import Chat
+
         return Chat(config=self.settings().thread_config())
 
     def _pre_run_cell(self, info: Any) -> None:
-        self.session.cell_id = getattr(info, "cell_id", None)
+        self._cell = info
+        if self._session is not None:
+            self._enter_cell(self._session)
+        elif _CHAT in (getattr(info, "raw_cell", None) or ""):
+            self._new_session()  # it enters this cell from its start
+
+    def _enter_cell(self, session: Session) -> None:
+        """The cell that runs now, in ``session``: its id and run, and what it prints."""
+        from .persist import CellPrints
+        from .session import CellRun
+
+        info = self._cell
+        session.cell_id = getattr(info, "cell_id", None)
         # what a chat cell prints before its turn's first output (a .env notice while the
         # provider is built) is printed again after the turn's final clear takes it away
-        if self.session.cell_prints is not None:
-            self.session.cell_prints.stop()
-        chat = "%chat" in (getattr(info, "raw_cell", None) or "")
-        self.session.cell_prints = CellPrints() if chat else None
-        self.session.cell_run = CellRun.of(self.shell)
+        if session.cell_prints is not None:
+            session.cell_prints.stop()
+        chat = _CHAT in (getattr(info, "raw_cell", None) or "")
+        session.cell_prints = CellPrints() if chat else None
+        session.cell_run = CellRun.of(self.shell)
+
+    def _page_opened(self, message: dict[str, Any]) -> list[str]:
+        """A page opened the notebook: note where it says the notebook is, and send it the
+        running and finished turns it misses; the ids of the cells whose turn runs now. Before
+        the session is made there are none, and the path waits for the session."""
+        self._page = message
+        if self._session is None:
+            return []
+        from .cell_context import page_said
+        from .front import page_opened  # the widget's imports wait until a page needs them
+
+        page_said(self._session, message)
+        return page_opened(self._session)
 
     @line_cell_magic
     def chat(self, line: str, cell: str | None = None) -> Any:
         if cell is None and line.split(maxsplit=1)[:1] == ["fix"]:
             return self._fix_line(line.split()[1:])
         if cell is None:
+            from . import commands
+
             return commands.run(self.session, self.settings(), line, help_text=CHAT_HELP)
         return self._turn(line, cell)
 
@@ -311,6 +367,9 @@ class ChatMagics(Magics, McpSettings):
         """``--fix [INDEX]`` (``%chat fix``, the page's Ask chat): find the failing cell in the
         notebook as it can be read now, then run the turn with its source, traceback and
         variables attached; a cell without an error changes nothing and says so."""
+        from ..reading.failing import FixRefused, failure_of
+        from .cell_options import parse_fix
+
         reader = self.session.reader
         if reader is None:
             raise UsageError("%chat fix: this session cannot read the notebook")
@@ -334,6 +393,11 @@ class ChatMagics(Magics, McpSettings):
         """The turn of a cell whose options and request are checked; ``attached`` goes with
         the request besides its ``@name`` variables. A cell run again takes its earlier
         turn's place in its thread (:mod:`.rerun`)."""
+        from . import commands
+        from .provider_limits import check_allowed, switch_notes
+        from .rerun import plan_rerun
+        from .threads import namespace_tools, stepped_aside, stepped_aside_notes
+
         session = self.session
         commands.restore_once(session, self.settings())  # a restarted kernel's saved threads
         threads, namespace = session.threads, session.namespace
@@ -391,6 +455,8 @@ class ChatMagics(Magics, McpSettings):
         """The cell's replay, else the provider it runs live with (raises UsageError: its
         missing key, with why the notebook cannot replay it when it has a say; a script that
         has no cycle left, with how to play it again)."""
+        from .replay import ReplayPlan, choose
+
         session = self.session
         strict = self.replay_check == "strict"
         chosen = choose(
@@ -421,7 +487,11 @@ class ChatMagics(Magics, McpSettings):
         cell_notes: list[str | Notice] | None = None,
         extra: list[Attachment] | None = None,
     ) -> None:
+        from ..model.sink import PrintSink
         from .front import CellFront
+        from .kernel_status import busy_while_running
+        from .replay import replaying
+        from .rerun import mark_rewound
 
         chat = thread.chat
         loop = asyncio.get_running_loop()
@@ -491,6 +561,10 @@ class ChatMagics(Magics, McpSettings):
         source and traceback; the cells above, ``@name`` data, the kernel's note), the notes
         shown after it (``notes``: the cell's own, e.g. a provider switched), and the
         instruction files' text."""
+        from ..reading.attach import attach
+        from ..reading.kernel_note import kernel_note
+        from .cell_context import cells_above_for, instructions_for
+
         session, settings = self.session, self.settings()
         attached = attach(body, session.namespace, self.output_chars * 2)
         note = kernel_note(
@@ -512,6 +586,8 @@ class ChatMagics(Magics, McpSettings):
         return attachments, [*told, *attached.notes, *(notes or ()), *mcp_notes], instructions
 
     def _options(self, line: str) -> argparse.Namespace:
+        from .cell_options import parse_options
+
         return parse_options(line)
 
     def _builtins(self, thread: Thread | None, options: argparse.Namespace) -> set[str]:
@@ -563,6 +639,8 @@ class ChatMagics(Magics, McpSettings):
         self, thread: Thread, options: argparse.Namespace, key: ProviderChoice, builtins: set[str]
     ) -> None:
         """Cell options stick to the thread; a new thread starts from the configured defaults."""
+        from .settings_view import mark_cell, mark_new
+
         if not thread.configured:
             thread.reasoning, thread.provider = self.reasoning, self.provider
             thread.configured = True
@@ -606,15 +684,6 @@ def _metadata_writer() -> MetadataWriter:
     return metadata_writer()
 
 
-def _page_opened(session: Session, message: dict[str, Any]) -> list[str]:
-    """A page opened the notebook: note where it says the notebook is, and send it the
-    running and finished turns it misses; the ids of the cells whose turn runs now."""
-    from .front import page_opened  # the widget's imports wait until a page needs them
-
-    page_said(session, message)
-    return page_opened(session)
-
-
 def load_ipython_extension(ipython: Any) -> None:
     check_ipykernel()
     for transformer in (await_chat_cells, chat_help_as_output):
@@ -625,5 +694,5 @@ def load_ipython_extension(ipython: Any) -> None:
         keep_cell_parents(ipython.kernel)
         from ..editing.control import register_control  # the page's Undo buttons reach the kernel
 
-        session = ipython.magics_manager.registry["ChatMagics"].session
-        register_control(session, on_page=lambda message: _page_opened(session, message))
+        magics = ipython.magics_manager.registry["ChatMagics"]
+        register_control(lambda: magics.session, on_page=magics._page_opened)

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
+import json
 import logging
 import math
 import os
@@ -45,14 +46,17 @@ from collections.abc import Callable
 from typing import Any
 
 from ..model.events import new_id
-from ..record.format import META_KEY, RECORD_MIME, live_part, record_bundle, summary
+from ..record.format import META_KEY, RECORD_MIME, end_part, live_part, record_bundle, summary
 from ..tools.capture import noting
 
-__all__ = ["COMM_TARGET", "CellPrints", "MetadataWriter", "Recorder"]
+__all__ = ["COMM_TARGET", "KEEP_PARTS", "CellPrints", "MetadataWriter", "Recorder"]
 
 COMM_TARGET = "jupyter_turns.metadata"
 # most of what printed to a headless cell during its turn that is kept to print again
 PRINTED_CHARS = 20_000
+# bytes of live parts from which a headless turn keeps them at its end (a long answer streamed:
+# its text is not sent again); below, the parts go and the final record is the one output
+KEEP_PARTS = 8_192
 
 log = logging.getLogger(__name__)
 _display_ids = itertools.count(1)
@@ -100,6 +104,7 @@ class MetadataWriter:
         self.sent = 0
         self.pages_opened = 0  # how many times a page opened the notebook (:meth:`reopen`)
         self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+        self._html_on_save: set[str] = set()  # kernel clients whose server adds transcripts
 
     def _send(self, message: dict[str, Any]) -> bool:
         try:
@@ -141,9 +146,12 @@ class MetadataWriter:
             self._waiting.pop(request_id, None)
 
     def _on_msg(self, message: Any) -> None:
-        """A reply from the page (maybe on a comm thread): resolve the waiting :meth:`ask`."""
+        """A reply from the page (maybe on a comm thread): resolve the waiting :meth:`ask`; a
+        page whose server adds the HTML transcript when it saves says so in its answers."""
         try:
             data = message["content"]["data"]
+            if isinstance(data, dict) and data.get("html_on_save") is True:
+                self._html_on_save.add(str(message["header"]["session"]))
             loop, future = self._waiting[data["request_id"]]
         except (KeyError, TypeError):
             return  # an ``{ok}`` answer to a metadata write: nothing waits for it
@@ -155,6 +163,12 @@ class MetadataWriter:
         self._comm = None
         for loop, future in list(self._waiting.values()):
             loop.call_soon_threadsafe(_resolve, future, None)
+
+    def html_on_save(self, client: str | None) -> bool:
+        """Whether the page of kernel client ``client`` (the one that ran a cell) said that its
+        server adds a finished record's HTML transcript when it saves the notebook
+        (:mod:`jupyter_turns.server_extension`): its final record can leave it out."""
+        return client is not None and client in self._html_on_save
 
     def cell(self, cell_id: str | None, value: Any) -> None:
         if cell_id:
@@ -258,10 +272,14 @@ class Recorder:
     output holding only what is new (:func:`jupyter_turns.record.format.live_part`: new events,
     the text streamed since), so nothing saved is sent again; a kernel that dies mid-turn leaves
     the record and its parts, which the readers join. At the end the first output (one display
-    id) becomes the final record bundle; the parts, if any, are cleared first
-    (``clear_output(wait=True)``: the cell then holds the one output it held before), and what
-    printed to the cell meanwhile (a notice, a warning: :func:`~jupyter_turns.tools.capture.noting`,
-    up to ``PRINTED_CHARS``) is printed again above it, so the clear loses nothing.
+    id) becomes the final record bundle. Where parts were added, and they hold ``KEEP_PARTS``
+    bytes or more (a long answer streamed), they stay (their text is not sent again) and one
+    last output ends them (:func:`~jupyter_turns.record.format.end_part`: what the finished
+    record adds, with the HTML transcript and the summary); the live record stops saying the
+    turn runs. Fewer parts are cleared first (``clear_output(wait=True)``: the cell then holds
+    the one output it held before), and what printed to the cell meanwhile (a notice, a
+    warning: :func:`~jupyter_turns.tools.capture.noting`, up to ``PRINTED_CHARS``) is printed
+    again above it, so the clear loses nothing.
 
     :meth:`save` writes at once unless the last write was less than ``min_interval`` seconds
     ago: then one deferred write, with the newest record, follows when the interval is up. So
@@ -284,6 +302,7 @@ class Recorder:
         update_display: Callable[..., Any] | None = None,
         clear_output: Callable[..., Any] | None = None,
         printed: CellPrints | None = None,
+        parts: bool = True,
     ) -> None:
         if display is None or update_display is None or clear_output is None:
             from IPython.display import clear_output as ipy_clear
@@ -311,7 +330,12 @@ class Recorder:
         self._last_write = -math.inf
         self.writes = 0
         self.parts = 0  # outputs added after the live record, each with what was new
+        # False: each write replaces the live record in place (%chat serve: its writes come
+        # while other cells run, and an added output would go to the running cell)
+        self._add_parts = parts
+        self._parts_bytes = 0  # the size of their records
         self._held: dict[str, str | None] = {}  # what the live outputs hold (live_part)
+        self._head: dict[str, Any] = {}  # the live record the first output holds
         self._pages_opened = metadata.pages_opened
         # what printed to the cell (since it began, when the magic started noting)
         self._printed = printed if printed is not None else CellPrints()
@@ -361,25 +385,34 @@ class Recorder:
     def _write_live(self, record: dict[str, Any]) -> None:
         """No page: the first write shows the live record, each later one adds an output with
         what it lacks (nothing when nothing is new)."""
-        if not self._shown:
+        if not self._shown or not self._add_parts:
+            self._head = record
             self._output({RECORD_MIME: record, "text/plain": summary(record, live=True)})
             live_part(record, self._held)
             return
         part = live_part(record, self._held)
         if part is not None:
             self.parts += 1
+            self._parts_bytes += len(json.dumps(part, ensure_ascii=False))
             part_id = f"{self.display_id}-part-{self.parts}"
             self._display({RECORD_MIME: part, "text/plain": ""}, raw=True, display_id=part_id)
 
-    def finish(self, record: dict[str, Any]) -> None:
-        """The turn ended: its output becomes the final record; the final metadata."""
+    def finish(self, record: dict[str, Any], *, runner: str | None = None) -> None:
+        """The turn ended: its output becomes the final record; the final metadata. Where the
+        page that ran the cell (kernel client ``runner``) shows the widget and its server adds
+        the HTML transcript when it saves (:meth:`MetadataWriter.html_on_save`), the record
+        goes without it: the page draws the record, and the saved file gets the transcript."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self._pending = None
         self._pending_metadata = False
-        bundle = record_bundle(record)
-        if self.parts:  # the cell's one output again: the parts go, the record replaces them
+        html = not (self._widget and self.metadata.html_on_save(runner))
+        bundle = record_bundle(record, html=html)
+        if self.parts and self._parts_bytes >= KEEP_PARTS:
+            self._stop_noting()  # nothing is cleared
+            self._end_parts(record, bundle)
+        elif self.parts:  # the cell's one output again: the parts go, the record replaces them
             self._clear(wait=True)
             self._printed.print_again()
             self._display(bundle, raw=True, display_id=self.display_id)
@@ -397,6 +430,19 @@ class Recorder:
         self._widget = False
         self.metadata.notebook(self.notebook_state())
         self.writes += 1
+
+    def _end_parts(self, record: dict[str, Any], bundle: dict[str, Any]) -> None:
+        """A turn saved as live parts ends with one more output: what the finished record adds
+        to them, with the bundle's HTML transcript and summary (readers join the parts to the
+        live record: :func:`~jupyter_turns.record.format.joined_records`). The text the parts
+        hold is not sent again; the live record's own line no longer says the turn runs."""
+        end = end_part(record, self._held)
+        self._update(
+            {RECORD_MIME: self._head, "text/plain": ""}, raw=True, display_id=self.display_id
+        )
+        end_id = f"{self.display_id}-end"
+        self._display({**bundle, RECORD_MIME: end}, raw=True, display_id=end_id)
+        self.parts = 0
 
     def abandon(self) -> None:
         """No turn ran (the request was refused before it began): the output goes empty."""

@@ -206,10 +206,13 @@ class Session:
     # the notebook's path relative to the server's root, as the last page that opened it said
     # (the root is where instruction files stop)
     page_path: str | None = None
+    served: list[Conversation] = field(default_factory=list)  # %chat serve's calls, while it runs
 
     def conversations(self) -> list[Conversation]:
-        """Each thread's conversation (undo adds its event to the one that made the call)."""
-        return [thread.chat.conversation for thread in self.threads.by_name.values()]
+        """Each thread's conversation and the ``%chat serve`` session's calls (undo adds its
+        event to the one that made the call)."""
+        threads = [thread.chat.conversation for thread in self.threads.by_name.values()]
+        return [*threads, *self.served]
 
     def thread_of(self, conversation: Conversation) -> tuple[str, bool]:
         """The name of the thread holding ``conversation``, and whether a turn runs in it."""

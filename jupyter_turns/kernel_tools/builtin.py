@@ -1,9 +1,9 @@
 """Built-in kernel tools: the notebook tools (offered by default) and ``python``.
 
-The registry :data:`BUILTINS` names them all; :data:`DEFAULT` is the default set
-(``ChatMagics.builtins``): the read-only ones (:data:`READ_ONLY`, which never ask) and the cell
-tools (:data:`CELL_TOOLS`: insert, edit, run, delete and move a cell; :mod:`jupyter_turns.editing`,
-which always ask).
+The registry :data:`BUILTINS` makes each tool named in :mod:`.builtin_names`; :data:`DEFAULT` is
+the default set (``ChatMagics.builtins``): the read-only ones (:data:`READ_ONLY`, which never
+ask) and the cell tools (:data:`CELL_TOOLS`: insert, edit, run, delete and move a cell;
+:mod:`jupyter_turns.editing`, which always ask).
 ``--builtins`` adds to a thread's set, ``none`` clears it. A tool the notebook defines under
 a built-in's name is the one offered: the built-in steps aside (kernel/threads.py
 ``namespace_tools``; docs/tools.md). Each built-in is marked ``Tool.builtin``.
@@ -31,6 +31,7 @@ from ..reading.variables import summarize
 from ..tools.context import ToolContext
 from ..tools.registry import Tool, tool
 from ..tools.results import ResponseFields, ToolResult
+from .builtin_names import CELL_TOOLS, DEFAULT, READ_ONLY, default_builtins, parse_builtins
 
 __all__ = [
     "BUILTINS",
@@ -121,30 +122,3 @@ BUILTINS: dict[str, Callable[[NotebookReader], Tool]] = {
         "python": _python,
     }.items()
 }
-READ_ONLY = ("notebook_cells", "cell_output", "variables", "inspect")  # never ask
-CELL_TOOLS = ("insert_cell", "edit_cell", "run_cell", "delete_cell", "move_cell")  # always ask
-DEFAULT = (*READ_ONLY, *CELL_TOOLS)  # offered by default
-
-
-def parse_builtins(text: str) -> tuple[bool, set[str]]:
-    """``(clear, names)`` of a ``--builtins`` value: ``none`` clears, ``default`` stands for
-    the default tools; raises ValueError naming what is unknown."""
-    names = {n.strip() for n in text.split(",") if n.strip()}
-    clear = "none" in names
-    if "default" in names:
-        names |= set(DEFAULT)
-    names -= {"none", "default"}
-    unknown = names - set(BUILTINS)
-    if unknown:
-        known = ", ".join([*BUILTINS, "default", "none"])
-        raise ValueError(f"unknown {', '.join(sorted(unknown))} (built-in tools: {known})")
-    return clear, names
-
-
-def default_builtins(text: str) -> set[str]:
-    """The built-ins a new thread gets from ``ChatMagics.builtins`` (unknown names left out:
-    a bad setting is reported when a cell uses it)."""
-    try:
-        return parse_builtins(text)[1]
-    except ValueError:
-        return set(DEFAULT) & {n.strip() for n in text.split(",")}

@@ -13,12 +13,32 @@
 
 Only ``connection.py``, ``mcp_tool.py`` and ``result_blocks.py`` import the ``mcp`` SDK (an optional
 extra: ``pip install 'jupyter_turns[mcp]'``); they are loaded when a server is first used.
-See docs/architecture.md, "MCP servers as tools".
+See docs/architecture.md, "MCP servers as tools". Its names are imported when first read, as the
+root package's are (jupyter_turns/__init__.py): ``%load_ext`` reads ``settings.py`` alone.
 """
 
 from __future__ import annotations
 
-from ..record.mcp_spec import ServerSpec
-from .servers import McpServers, require_sdk
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..record.mcp_spec import ServerSpec
+    from .servers import McpServers, require_sdk
+
+_HOMES = {"ServerSpec": "..record.mcp_spec", "McpServers": ".servers", "require_sdk": ".servers"}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        if name not in _HOMES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+        globals()[name] = value  # read once: later reads find it here
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_HOMES})
+
 
 __all__ = ["McpServers", "ServerSpec", "require_sdk"]

@@ -17,8 +17,6 @@ from typing import Any
 from traitlets import Dict, TraitError, validate
 from traitlets.config import Configurable
 
-from ..record.mcp_spec import parse_servers
-
 __all__ = ["McpSettings"]
 
 
@@ -32,6 +30,8 @@ class McpSettings(Configurable):
 
     @validate("mcp_servers")
     def _check_mcp_servers(self, proposal: Any) -> Any:
+        from ..record.mcp_spec import parse_servers  # pydantic: not at %load_ext
+
         try:
             parse_servers(proposal["value"], "ChatMagics.mcp_servers")
         except ValueError as exc:

@@ -158,6 +158,11 @@ class ToolCallRequest(_Event):
         raw_block=_RAW_BLOCK,
         raw_arguments={"type": "string", "description": "arguments that were not valid JSON"},
         scripted=_SCRIPTED,
+        client={
+            "type": "string",
+            "description": "the MCP client that made the call (%chat serve), as it named itself",
+        },
+        call={"type": "integer", "description": "the call's number in its %chat serve session"},
     )
 
 

@@ -59,6 +59,7 @@ class ApprovalRequest:
     always_ask: bool = False  # only a person may approve: a policy's approval is refused
     preview: dict[str, Any] | None = None  # what the call would do (a proposed cell, a diff)
     builtin: bool = False  # the kernel's built-in tool (Tool.builtin): the page's form is its own
+    asker: str | None = None  # who asks, when not the thread's model ("Claude Code · call 7")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,7 +4,8 @@ A cell that ``insert_cell`` or ``edit_cell`` changed (and one ``run_cell`` ran, 
 already carries a stamp of its own) holds a :class:`Provenance` stamp: the thread, conversation
 and turn that proposed it, the tool call, the model, who approved it and when, and the notebook
 it was made in. The page writes it in the same change as the cell (``js/labextension/edit.js``)
-and shows it as a badge ("from chat · turn 3") that leads to the turn's card
+and shows it as a badge ("from chat · turn 3"; "from Claude Code · call 7" for a terminal
+agent's call through ``%chat serve``) that leads to the turn's card
 (``js/labextension/provenance.js``, which checks this shape again: a notebook is untrusted). Undo
 puts back the stamp the cell had before. It is cell metadata, not part of a conversation record;
 ``docs/event-schema.json`` declares it under ``$defs/Provenance``.
@@ -34,6 +35,13 @@ class TurnOrigin(BaseModel):
     conversation_id: str = Field(min_length=1, max_length=200)
     turn: int = Field(ge=1, description="the thread's turns counted from 1: its chat requests")
     model: str | None = Field(default=None, max_length=200)
+    client: str | None = Field(
+        default=None,
+        max_length=100,
+        description="the MCP client whose call it was (%chat serve), as it named itself: a "
+        "label, no permission",
+    )
+    call: int | None = Field(default=None, ge=1, description="the MCP session's call number")
 
 
 class Provenance(TurnOrigin):

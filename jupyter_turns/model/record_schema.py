@@ -25,7 +25,9 @@ _LIVE_PART = {  # the envelope of a live part (headless, saved as the turn grew)
         "type": "string",
         "description": (
             "a live part (headless, saved as the turn grew): the first event id of the "
-            "turn it continues; its events are what was new, joined to that record"
+            "turn it continues; its events are what was new, joined to that record. The "
+            "turn's last part has no `live`: joined, the record is the finished one, with "
+            "that part's `turn` and `settings`"
         ),
     },
     "extends": {
@@ -34,6 +36,14 @@ _LIVE_PART = {  # the envelope of a live part (headless, saved as the turn grew)
         "description": (
             "a live part: finished event id -> the id of the streaming text it ends "
             "(the event holds only the rest of the text)"
+        ),
+    },
+    "order": {
+        "type": "array",
+        "items": {"type": "string"},
+        "description": (
+            "a turn's last part: the finished record's event ids in order (what the parts "
+            "held and the record no longer has, a streaming text no event took over, goes)"
         ),
     },
 }

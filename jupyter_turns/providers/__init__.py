@@ -1,9 +1,45 @@
-"""Providers: the protocol, the scripted provider (offline) and the Anthropic provider."""
+"""Providers: the protocol, the scripted provider (offline) and the Anthropic provider.
+
+Each name is imported when first read, as the root package's are (jupyter_turns/__init__.py):
+``%load_ext`` reads :mod:`.catalog` and :mod:`.endpoints` alone.
+"""
 
 from __future__ import annotations
 
-from .base import Continuation, Provider, Request, ToolSpec
-from .scripted import Delay, Fail, Gate, ScriptedProvider, cycle, message, reasoning, tool_call
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .base import Continuation, Provider, Request, ToolSpec
+    from .scripted import Delay, Fail, Gate, ScriptedProvider, cycle, message, reasoning, tool_call
+
+_HOMES = {  # name -> its module
+    "Continuation": ".base",
+    "Provider": ".base",
+    "Request": ".base",
+    "ToolSpec": ".base",
+    "Delay": ".scripted",
+    "Fail": ".scripted",
+    "Gate": ".scripted",
+    "ScriptedProvider": ".scripted",
+    "cycle": ".scripted",
+    "message": ".scripted",
+    "reasoning": ".scripted",
+    "tool_call": ".scripted",
+}
+
+if not TYPE_CHECKING:
+
+    def __getattr__(name: str) -> Any:
+        if name not in _HOMES:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
+        globals()[name] = value  # read once: later reads find it here
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "Continuation",

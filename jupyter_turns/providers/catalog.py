@@ -14,12 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import ProviderConfigError
-from ..model.events import ConversationEvent
-from .base import Provider
 from .endpoints import ANTHROPIC, OPENAI, Service, chooser
+
+if TYPE_CHECKING:  # light at import: ChatMagics.provider reads KINDS at %load_ext
+    from ..model.events import ConversationEvent
+    from .base import Provider
 
 __all__ = [
     "KINDS",

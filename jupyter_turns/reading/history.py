@@ -20,11 +20,13 @@ import sys
 import traceback
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..record.format import RECORD_MIME
+from ..record.mime import RECORD_MIME
 from ..redaction import head
-from .cells import CellView, NotebookView
+
+if TYPE_CHECKING:
+    from .cells import NotebookView
 
 __all__ = ["KernelHistory"]
 
@@ -187,6 +189,8 @@ class KernelHistory:
         return [run.source for run in self.runs if run.ran]
 
     def view(self, notes: tuple[str, ...] = ()) -> NotebookView:
+        from .cells import CellView, NotebookView  # installed at %load_ext: light until read
+
         cells = [
             CellView(run.number, "code", run.source, None, tuple(run.outputs)) for run in self.runs
         ]

@@ -123,7 +123,7 @@ def _started(turn: SavedTurn) -> tuple[int, float, int]:
 
 def _turn(record: dict[str, Any], cell: int, cell_id: str | None) -> SavedTurn | None:
     events = parse_events(record)
-    if not events:
+    if not events or "serve" in record:  # a %chat serve session's calls: no thread's turn
         return None
     conversation_id = str(record["conversation_id"])
     settings = parse_settings(record.get("settings"), f"cell {cell + 1} settings")

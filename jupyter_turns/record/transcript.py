@@ -175,7 +175,9 @@ def _md_call(
     shown = [f"*{arg}*\n\n{_fenced(text, lang)}" for arg, text, lang in code]
     if rest or not code:
         shown.append(_fenced(_json(rest), "json"))
-    parts = ["\n\n".join([f"**Tool call** `{name}`", *shown])]
+    asker = (_asker(event) or "").replace("`", "'")
+    head = f"**Tool call** `{name}`" + (f" (from {asker})" if asker else "")
+    parts = ["\n\n".join([head, *shown])]
     inner = nested.pop(event.call_id, None)  # popped: a crafted loop ends
     if inner:
         parts.append(f"*Sub-agent {name}:*\n\n{_quote(_markdown(inner, nested, reasoning))}")
@@ -316,6 +318,9 @@ def _html_card(event: _CardEvent, nested: dict[str, list[ConversationEvent]]) ->
 
 def _html_call(event: ToolCallRequest, nested: dict[str, list[ConversationEvent]]) -> list[str]:
     name = f'<b class="jt-tool-name">{_esc(event.name)}</b>'
+    asker = _asker(event)
+    if asker:
+        name += f' <span class="jt-tool-asker">{_esc(asker)}</span>'
     code, rest = _code_arguments(event)
     parts = [_div("jt-tool-head", name), *(_pre(arg, text) for arg, text, _ in code)]
     if rest or not code:
@@ -346,6 +351,16 @@ def _html_result(event: ToolCallResponse) -> list[str]:
 # ------------------------------------------------------------ the words, shared by both formats
 
 
+def _asker(event: ToolCallRequest) -> str | None:
+    """Who asked for a terminal agent's call (``%chat serve``): "Claude Code · call 7", as its
+    card's head says it; None for a model's call. One line (the client named itself)."""
+    client, call = event.metadata.get("client"), event.metadata.get("call")
+    if not isinstance(client, str) or not client.strip():
+        return None
+    named = " ".join(client.split())
+    return f"{named} · call {call}" if isinstance(call, int) else named
+
+
 def _attached(attachment: Attachment) -> str:
     return f"Attached {attachment.label}"
 
@@ -354,11 +369,14 @@ def _code_arguments(
     event: ToolCallRequest,
 ) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
     """The call's code arguments as ``(name, code, language)`` (language ``""``: an
-    ``insert_cell`` markdown cell's source, shown plain), and its other arguments."""
+    ``insert_cell`` markdown cell's source, shown plain), and its other arguments; by name, as
+    the saved record holds them (nbformat writes keys sorted), whatever order a reader of the
+    record got them in (the kernel's, or a shared document's, from which the server makes the
+    transcript: jupyter_turns/server_extension/)."""
     args = event.arguments if isinstance(event.arguments, dict) else {}
     code: list[tuple[str, str, str]] = []
     rest: dict[str, Any] = {}
-    for name, value in args.items():
+    for name, value in sorted(args.items()):
         if not isinstance(value, str) or name not in CODE_ARGUMENTS:
             rest[name] = value
             continue
@@ -369,7 +387,7 @@ def _code_arguments(
 
 
 def _json(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=1)
+    return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True)
 
 
 def _block_type(event: Block, unknown: str) -> str:

@@ -74,6 +74,8 @@ class WidgetPrompter:
         }
         if request.builtin:  # only the kernel's own tools: the page draws their own form
             prompt["builtin"] = True
+        if request.asker:  # a terminal agent's call (%chat serve): the card names it
+            prompt["asker"] = request.asker
         return await self._ask(prompt, _approval, lambda: self.fallback.approve(request))
 
     async def review_result(self, review: ResultReview) -> ResultDecision:

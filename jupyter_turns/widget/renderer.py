@@ -10,6 +10,13 @@ messages for the live tail, at most ``max_rate`` message flushes a second.
   between go out as ``progress`` messages with only the new lines, numbered, in the same
   coalesced flushes. A view that renders late gets every running tool's kept lines on ``ready``.
 
+The pace: a flush at most every ``1 / max_rate`` seconds (0.1 s by default); after a flush
+whose text filled a message (``FULL_MESSAGE`` characters or more: the model writes faster than
+a screenful a second) the next waits twice as long. Each message costs about 470 bytes of
+Jupyter framing and comm wrapper whatever it carries: a fast stream then sends half as many
+messages, each adding its lines at once as before, and an ordinary one keeps its ten small
+steps a second (docs/benchmarks.md, B2).
+
 Nothing is sent before a view says ``ready`` (see :mod:`jupyter_turns.widget.chat_widget`):
 until then the draft and the tool lines are kept, not sent, and ``ready`` sends them whole.
 
@@ -42,7 +49,11 @@ from .messages import DraftPart, KernelMessage, ProgressUpdate
 if TYPE_CHECKING:
     from .chat_widget import ChatWidget
 
-__all__ = ["WidgetSink"]
+__all__ = ["FULL_MESSAGE", "WidgetSink"]
+
+# characters of text in one flush from which the next flush waits twice as long (a stream that
+# fast already adds several lines at each step)
+FULL_MESSAGE = 400
 
 
 class WidgetSink:
@@ -57,6 +68,8 @@ class WidgetSink:
     ) -> None:
         self.widget = widget
         self.interval = 1.0 / max_rate
+        self._gap = self.interval  # before the next flush: twice as long after a full message
+        self._text_sent = 0  # characters of draft text sent by the flush under way
         self.clock = clock
         self.messages_sent = 0
         self._draft = TranscriptDraft(self._send)  # the top level's unfinished blocks
@@ -83,7 +96,7 @@ class WidgetSink:
         except RuntimeError:
             self.flush()
             return
-        delay = max(0.0, self._last_send + self.interval - loop.time())
+        delay = max(0.0, self._last_send + self._gap - loop.time())
         self._scheduled = loop.call_later(delay, self.flush)
 
     def flush(self) -> None:
@@ -95,7 +108,7 @@ class WidgetSink:
         if self._scheduled is not None:
             self._scheduled.cancel()
             self._scheduled = None
-        sent = self.messages_sent
+        sent, self._text_sent = self.messages_sent, 0
         self._draft.send()
         for draft in self._nested.values():
             draft.send()
@@ -104,6 +117,8 @@ class WidgetSink:
             self.widget.events = list(self._events)
         self._send_progress(list(self._progress))
         if self.messages_sent > sent:
+            full = self._text_sent >= FULL_MESSAGE
+            self._gap = self.interval * 2 if full else self.interval
             try:
                 self._last_send = asyncio.get_running_loop().time()
             except RuntimeError:
@@ -137,6 +152,8 @@ class WidgetSink:
         if not self.widget.ready:  # no view yet: its ``ready`` gets the draft (_on_ready)
             return
         self.messages_sent += 1
+        if message["type"] == "delta":
+            self._text_sent += sum(len(part[2]) for part in message["parts"])
         self.widget.stream(message)
 
     def live_drafts(self) -> list[DraftPart]:

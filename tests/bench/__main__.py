@@ -30,6 +30,7 @@ BENCHES = {
     "B11": "b11_open",
     "B12": "b12_long_session",
     "B13": "b13_cold_start",
+    "B14": "b14_serve",
 }
 # the benchmarks that drive Chromium (./dev.sh test runs them beside the others: --browser)
 IN_BROWSER = {"B3", "B4", "B11", "B12"}

@@ -119,12 +119,15 @@ class IOPubTap:
         if kind in ("display_data", "update_display_data", "execute_result"):
             data = content.get("data", {})
             if RECORD_MIME in data:
+                record = data[RECORD_MIME]
+                if "continues" in record and record.get("live") is not True:
+                    return "record output: the parts' end (what is new + HTML transcript)"
                 if "text/html" in data:
                     return "record output: final (record + HTML transcript)"
-                if data[RECORD_MIME].get("superseded"):
-                    return "record output: live stub"
-                if "continues" in data[RECORD_MIME]:
+                if "continues" in record:
                     return "record output: live part (only what is new)"
+                if record.get("live") is not True:  # the server adds the transcript on save
+                    return "record output: final (record)"
                 return f"record output: live ({kind})"
             if "application/vnd.jupyter.widget-view+json" in data:
                 return "widget view display_data"

@@ -34,6 +34,7 @@ from jupyter_turns.model.conversation import parse_events
 from jupyter_turns.model.events import ChatRequest, Message, ToolCallRequest, ToolCallResponse
 from jupyter_turns.record.format import RECORD_MIME, turn_record
 from jupyter_turns.record.notebook import read_notebook
+from jupyter_turns.server_extension import add_transcripts
 
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -291,6 +292,42 @@ def test_junk_anywhere_in_a_threads_stores(
             continue  # an earlier change removed this place
     path = write(notebook, tmp_path / "crafted.ipynb")
     check_restore(shell, path, joinable="conv-safe" in json.dumps(damage, default=str))
+    check_save_hook(path)
+
+
+def check_save_hook(path: Path) -> None:
+    """The server's pre-save hook (jupyter_turns/server_extension/) on the crafted file: it never
+    raises, and it only adds a transcript to an output whose record it reads; nothing else
+    changes."""
+    text = path.read_text()
+    saved = json.loads(text)
+    model = {"type": "notebook", "content": json.loads(text)}
+    added = add_transcripts(model)
+    for data, before in _output_data(model["content"], saved):
+        if "text/html" in data and "text/html" not in before:
+            assert RECORD_MIME in before
+            del data["text/html"]
+            added -= 1
+    assert added == 0 and model["content"] == saved
+
+
+def _output_data(after: Any, before: Any) -> Iterator[tuple[dict[str, Any], dict[str, Any]]]:
+    """Each output's data in the hooked notebook, beside the same output's in the file."""
+    cells = zip(_items(after, "cells"), _items(before, "cells"), strict=True)
+    for cell, was in cells:
+        for output, old in zip(_items(cell, "outputs"), _items(was, "outputs"), strict=True):
+            data, old_data = _field(output, "data"), _field(old, "data")
+            if isinstance(data, dict) and isinstance(old_data, dict):
+                yield data, old_data
+
+
+def _items(value: Any, key: str) -> list[Any]:
+    items = _field(value, key)
+    return items if isinstance(items, list) else []
+
+
+def _field(value: Any, key: str) -> Any:
+    return value.get(key) if isinstance(value, dict) else None
 
 
 def test_a_crafted_turn_that_names_the_safe_conversation_joins_it_and_grants_nothing(
@@ -375,7 +412,9 @@ def test_named_damage(
 ) -> None:
     notebook = base_notebook()
     _set(notebook, place, value)
-    check_restore(shell, write(notebook, tmp_path / "crafted.ipynb"))
+    path = write(notebook, tmp_path / "crafted.ipynb")
+    check_restore(shell, path)
+    check_save_hook(path)
 
 
 @pytest.mark.parametrize("place,make", MOVED.values(), ids=MOVED.keys())

@@ -55,9 +55,17 @@ class Cell:
 
 
 class KernelDriver:
-    def __init__(self, env: dict[str, str] | None = None, cwd: str | None = None) -> None:
+    def __init__(
+        self,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        *,
+        metadata_answer: dict[str, Any] | None = None,
+    ) -> None:
         """``env`` is added to this process's environment; ``cwd``: the kernel's working
-        directory (default: this process's)."""
+        directory (default: this process's). ``metadata_answer``: the driver answers every
+        write on the metadata comm with it, as the lab extension does (e.g. ``{"ok": True,
+        "html_on_save": True}``: its server adds the transcripts); None: no answer."""
         self.km = IpcKernelManager(kernel_name="python3")
         kernel_env = {**os.environ, **(env or {})}
         kernel_env.pop("JPY_SESSION_NAME", None)
@@ -72,6 +80,10 @@ class KernelDriver:
         self.widgets: dict[str, Widget] = {}
         self.order: list[tuple[str, str]] = []  # (msg_id, "busy"|"idle") in arrival order
         self.comm_data: list[dict[str, Any]] = []  # comm messages that are not widget updates
+        # called with (comm id, data) for each such message: a test playing the page answers
+        self.on_comm: Callable[[str, dict[str, Any]], None] | None = None
+        self.metadata_answer = metadata_answer
+        self._metadata_comms: set[str] = set()
 
     def close(self) -> None:
         self.kc.stop_channels()
@@ -97,6 +109,11 @@ class KernelDriver:
             msg_id = msg["header"]["msg_id"]
         cell = self.cells[msg_id] = Cell(msg_id)
         return cell
+
+    def reply_comm(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Send ``data`` on comm ``comm_id``, as the page's extension answers the kernel."""
+        msg = self.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        self.kc.shell_channel.send(msg)
 
     def send_custom(self, widget: Widget, content: dict[str, Any]) -> None:
         msg = self.kc.session.msg(
@@ -143,9 +160,13 @@ class KernelDriver:
         elif kind == "comm_open":
             state = content.get("data", {}).get("state", {})
             self.widgets[content["comm_id"]] = Widget(content["comm_id"], dict(state))
+            if content.get("target_name") == "jupyter_turns.metadata":
+                self._metadata_comms.add(content["comm_id"])
         elif kind == "comm_msg":
             widget = self.widgets.get(content["comm_id"])
             data = content.get("data", {})
+            if content["comm_id"] in self._metadata_comms:
+                self._answer_metadata(content["comm_id"], data)
             if widget is not None:
                 if data.get("method") == "update":
                     widget.state.update(data.get("state", {}))
@@ -153,6 +174,8 @@ class KernelDriver:
                     widget.custom.append(data["content"])
                 elif "method" not in data:
                     self.comm_data.append(data)
+                    if self.on_comm is not None:
+                        self.on_comm(content["comm_id"], data)
         elif cell is not None and kind == "clear_output":  # as JupyterLab and nbclient do
             cell.clear_pending = bool(content.get("wait"))
             if not cell.clear_pending:
@@ -174,6 +197,14 @@ class KernelDriver:
                 if display_id in owner.displays:
                     index = owner.displays[display_id]
                     owner.outputs[index] = {**owner.outputs[index], "data": content["data"]}
+
+    def _answer_metadata(self, comm_id: str, data: dict[str, Any]) -> None:
+        """Answer a metadata write as the lab extension does (``metadata_answer``)."""
+        if self.metadata_answer is not None and "key" in data:
+            msg = self.kc.session.msg(
+                "comm_msg", {"comm_id": comm_id, "data": dict(self.metadata_answer)}
+            )
+            self.kc.shell_channel.send(msg)
 
     def wait(self, condition: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
         """Pump messages until ``condition()`` is truthy; return its value."""

@@ -12,7 +12,9 @@ import nbformat
 import nh3
 from nbconvert import HTMLExporter
 
+from jupyter_turns.model.conversation import parse_events
 from jupyter_turns.record.format import RECORD_MIME, record_bundle
+from jupyter_turns.record.transcript import to_html, to_markdown
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "record_all_kinds.json"
 ANSWER = "Paris has about <strong>2.1 million</strong> people."
@@ -58,7 +60,8 @@ def test_a_strict_sanitizer_keeps_the_whole_conversation() -> None:
     cleaned = nh3.clean(html)  # the defaults: no classes, no styles
     text = re.sub(r"<[^>]+>", "", cleaned)
     for shown in ("Find the population of Paris", "Paris has about 2.1 million people.",
-                  "lookup", "ConnectionError: refused", "Stopped by the user."):  # fmt: skip
+                  "lookup", "ConnectionError: refused", "Stopped by the user.",
+                  "Claude Code · call 7"):  # fmt: skip
         assert shown in text, shown
     assert _outside_details(cleaned, "Paris has about <strong>2.1 million</strong> people.")
 
@@ -66,3 +69,12 @@ def test_a_strict_sanitizer_keeps_the_whole_conversation() -> None:
 def test_the_record_is_kept_beside_the_html() -> None:
     output = _notebook().cells[0].outputs[0]
     assert sorted(output.data) == sorted([RECORD_MIME, "text/html", "text/plain"])
+
+
+def test_a_terminal_agents_call_names_its_client_in_both_transcripts() -> None:
+    events = parse_events(json.loads(FIXTURE.read_text()))
+    html = to_html(events)
+    assert '<span class="jt-tool-asker">Claude Code · call 7</span>' in html  # as its card says
+    markdown = to_markdown(events)
+    assert "**Tool call** `edit_cell` (from Claude Code · call 7)" in markdown
+    assert markdown.count("(from ") == 1  # a model's calls name nobody

@@ -14,6 +14,7 @@ from pathlib import Path
 from jupyter_turns.editing.control import CONTROL_TARGET
 from jupyter_turns.kernel.persist import COMM_TARGET
 from jupyter_turns.record.format import META_KEY, RECORD_MIME
+from jupyter_turns.server_extension import PAGE_SETTING
 
 JS = Path(__file__).resolve().parents[2] / "js" / "labextension" / "constants.js"
 
@@ -22,6 +23,7 @@ SHARED = {
     "METADATA_KEY": META_KEY,
     "COMM_TARGET": COMM_TARGET,
     "CONTROL_TARGET": CONTROL_TARGET,
+    "HTML_ON_SAVE": PAGE_SETTING,
 }
 
 

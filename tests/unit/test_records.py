@@ -10,7 +10,7 @@ import pytest
 from jupyter_turns.kernel.persist import MetadataWriter, Recorder
 from jupyter_turns.model import conversation, events
 from jupyter_turns.model.conversation import Conversation, parse_events
-from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.model.events import ChatRequest, ErrorEvent, Message
 from jupyter_turns.record.format import RECORD_MIME, joined_records, turn_record
 
 
@@ -79,7 +79,7 @@ def test_without_a_page_the_live_record_is_the_one_output_and_becomes_the_final_
     assert "hello" in final["text/html"] and "<details" not in final["text/html"]
 
 
-def test_without_a_page_each_later_save_adds_only_what_is_new_and_the_end_is_one_output() -> None:
+def test_without_a_page_each_save_adds_only_what_is_new_and_the_end_sends_no_text_again() -> None:
     request = ChatRequest(content="hi")
     draft = "x" * 5000  # streaming text: one id while it grows
     now = [0.0]
@@ -102,14 +102,23 @@ def test_without_a_page_each_later_save_adds_only_what_is_new_and_the_end_is_one
     assert [s[0]["events"][-1]["content"] for s in saved] == [draft * 2, draft * 6]
 
     page.sent.clear()
-    recorder.finish(turn_record("c1", "main", [request, answer]))
-    (clear, _, wait), (shown, shown_id, final) = page.sent
-    assert (clear, wait, shown, shown_id) == ("clear", True, "display", recorder.display_id)
-    assert "live" not in final[RECORD_MIME] and sorted(final) == [
-        RECORD_MIME,
-        "text/html",
-        "text/plain",
-    ]
+    final = turn_record("c1", "main", [request, answer], turn={"outcome": "complete"})
+    recorder.finish(final)
+    # the live record stops saying it runs; one more output ends the parts: what the finished
+    # record adds (here nothing of the answer's text: the parts hold all of it), with the
+    # transcript and the summary
+    (update, head_id, head_now), (shown, end_id, end) = page.sent
+    assert (update, head_id, head_now) == (
+        "update",
+        recorder.display_id,
+        {RECORD_MIME: head[RECORD_MIME], "text/plain": ""},
+    )
+    assert (shown, end_id) == ("display", f"{recorder.display_id}-end")
+    assert sorted(end) == [RECORD_MIME, "text/html", "text/plain"]
+    assert len(json.dumps(end[RECORD_MIME])) < 1000 and draft * 20 in end["text/html"]
+    assert end["text/plain"] == "Conversation · thread main · 2 events"
+    outputs = [head[RECORD_MIME], *(p[RECORD_MIME] for p in parts), end[RECORD_MIME]]
+    assert joined_records(outputs) == [final]
 
 
 def test_with_a_page_the_widget_is_the_output_until_the_record_replaces_it() -> None:
@@ -227,3 +236,97 @@ async def test_a_page_that_closes_the_comm_answers_no_at_once() -> None:
     assert await asyncio.wait_for(writer.ask({"request": "cells"}, 3600.0), 60) is None
     writer.cell("c1", {"x": 1})  # the next write opens a new comm
     assert len(comms) == 2
+
+
+def _answer_on(recorder: Recorder, client: str, data: dict[str, Any]) -> None:
+    """The page of kernel client ``client`` answers a metadata write with ``data``."""
+    recorder.metadata._on_msg({"header": {"session": client}, "content": {"data": data}})
+
+
+def test_the_page_whose_server_adds_the_transcript_gets_the_final_record_without_it() -> None:
+    turn = [ChatRequest(content="hi"), Message(content="hello")]
+    sent: dict[str, dict[str, Any]] = {}
+    for case, runner, widget in [
+        ("says so", "page-a", True),
+        ("another page says so", "page-b", True),
+        ("headless", "page-a", False),
+    ]:
+        page = _Page()
+        recorder = page.recorder()
+        if widget:
+            recorder.show(object())
+        recorder.save(lambda: turn_record("c1", "main", turn[:1]))
+        _answer_on(recorder, "page-a", {"ok": True, "html_on_save": True})
+        _answer_on(recorder, "page-b", {"ok": True, "html_on_save": "yes"})  # only True counts
+        recorder.finish(turn_record("c1", "main", turn), runner=runner)
+        sent[case] = page.sent[-1][2]
+    assert sorted(sent["says so"]) == [RECORD_MIME, "text/plain"]
+    assert sent["says so"]["text/plain"] == sent["headless"]["text/plain"]
+    assert "hello" in sent["another page says so"]["text/html"]
+    assert "hello" in sent["headless"]["text/html"]  # nothing draws it: nothing adds it
+
+
+def test_a_stopped_answer_ends_its_streaming_text_once_in_the_joined_record() -> None:
+    """A stop saves the text so far as a partial message with an id of its own, after the
+    error that stopped it: the turn's last part ends the streaming text with it (one message,
+    not the text twice, where the record has it)."""
+    request = ChatRequest(content="hi")
+    page = _Page()
+    now = [0.0]
+    recorder = page.recorder(clock=lambda: now[0])
+    story = "Once upon a time. " * 600  # 10 KB streamed: its parts stay (KEEP_PARTS)
+    recorder.save(lambda: turn_record("c1", "main", [request]))
+    now[0] += 1.0
+    for text in (story[:5000], story):
+        draft = Message(id="draft-0", content=text, metadata={"partial": True})
+        recorder.save(lambda d=draft: turn_record("c1", "main", [request, d]), metadata=False)
+        now[0] += 1.0
+    # the stream broke: an error, then the text so far, cut short, as its own event
+    broke = ErrorEvent(error_type="StreamBroken", message="the stream stopped")
+    stopped = Message(content=story + "And there", metadata={"partial": True})
+    final = turn_record("c1", "main", [request, broke, stopped], turn={"outcome": "stopped"})
+    recorder.finish(final)
+    records = [bundle[RECORD_MIME] for kind, _, bundle in page.sent if kind == "display"]
+    end = records[-1]
+    assert [e.get("content") for e in end["events"]] == [None, "And there"]
+    assert joined_records(records) == [final]
+
+
+def test_a_streaming_text_after_the_one_a_finished_message_ended_is_kept() -> None:
+    """The finished message takes the place of the text it ends; a later streaming text under
+    the same id (the next cycle's first block) is new text, not more of the ended one."""
+    live = {"version": 2, "conversation_id": "c1", "thread": "main", "live": True}
+    draft = {"kind": "message", "metadata": {"partial": True}}
+    head = {
+        **live,
+        "events": [{"id": "r", "kind": "chat_request"}, {**draft, "id": "d0", "content": "A"}],
+    }
+    ended = {**live, "continues": "r", "extends": {"m1": "d0"}}
+    ended["events"] = [{"id": "m1", "kind": "message", "content": " done."}]
+    later = {**live, "continues": "r", "events": [{**draft, "id": "d0", "content": "Next"}]}
+    joined = joined_records([head, ended, later])
+    assert [(e["id"], e.get("content")) for e in joined[0]["events"]] == [
+        ("r", None),
+        ("m1", "A done."),
+        ("d0", "Next"),
+    ]
+
+
+def test_without_a_page_a_few_parts_go_at_the_end_and_the_record_is_the_one_output() -> None:
+    """Parts holding less than KEEP_PARTS (a short answer that took a few seconds) are cleared:
+    the final record is the cell's one output, as it always was."""
+    request = ChatRequest(content="hi")
+    page = _Page()
+    now = [0.0]
+    recorder = page.recorder(clock=lambda: now[0])
+    for k in (1, 2, 3):
+        draft = Message(id="draft-1", content="word " * 100 * k, metadata={"partial": True})
+        recorder.save(lambda d=draft: turn_record("c1", "main", [request, d]), metadata=False)
+        now[0] += 1.0
+    assert recorder.parts == 2
+    page.sent.clear()
+    recorder.finish(turn_record("c1", "main", [request, Message(content="word " * 300)]))
+    (clear, _, wait), (shown, shown_id, final) = page.sent
+    assert (clear, wait, shown, shown_id) == ("clear", True, "display", recorder.display_id)
+    assert sorted(final) == [RECORD_MIME, "text/html", "text/plain"]
+    assert "live" not in final[RECORD_MIME]

@@ -353,6 +353,44 @@ def test_nbval_sees_a_long_headless_turn_as_its_outputs_and_one_record() -> None
     assert got[0]["content"]["data"] == {RECORD_MIME: {"final": True}}
 
 
+def test_nbval_sees_a_turn_that_kept_its_parts_as_its_outputs_and_one_record() -> None:
+    """What nbval reads of a turn that kept its live parts, as it runs and as it was saved:
+    the parts are left out, and the last one's transcript and summary are the first output's."""
+    from jupyter_turns.record.format import CONTINUES, RECORD_MIME
+    from jupyter_turns.testing import _applying_updates, _one_output_per_turn
+
+    def message(kind: str, **content: Any) -> dict[str, Any]:
+        return {"msg_type": kind, "parent_header": {"msg_id": "cell"}, "content": content}
+
+    ours = {"display_id": "jupyter-turns-1-1"}
+    live = {RECORD_MIME: {"live": True}, "text/plain": "Conversation · 1 event · running"}
+    part = {RECORD_MIME: {CONTINUES: "x", "live": True}, "text/plain": ""}
+    end = {RECORD_MIME: {CONTINUES: "x"}, "text/html": "<p>done</p>", "text/plain": "2 events"}
+    sent = [
+        message("display_data", data=live, transient=ours),
+        message("stream", name="stdout", text="a notice\n"),
+        message("display_data", data=part, transient={"display_id": "jupyter-turns-1-1-part-1"}),
+        message("update_display_data", data={**live, "text/plain": ""}, transient=ours),
+        message("display_data", data=end, transient={"display_id": "jupyter-turns-1-1-end"}),
+        message("status", execution_state="idle"),
+    ]
+    read = _applying_updates(iter(sent).__next__)
+    got = [read() for _ in range(3)]
+    assert [m["msg_type"] for m in got] == ["display_data", "stream", "status"]
+    assert got[0]["content"]["data"] == end
+
+    saved = [
+        {"output_type": "display_data", "data": {**live, "text/plain": ""}},
+        {"output_type": "stream", "name": "stdout", "text": "a notice\n"},
+        {"output_type": "display_data", "data": part},
+        {"output_type": "display_data", "data": end},
+    ]
+    assert _one_output_per_turn(saved) == [
+        {"output_type": "display_data", "data": end},
+        {"output_type": "stream", "name": "stdout", "text": "a notice\n"},
+    ]
+
+
 def test_a_replay_finds_its_earlier_turn_in_the_thread() -> None:
     """The recorded turn in the thread (restored: its own ids), or a replay of it (new ids,
     the recorded call ids, a nested one too) is the cell's own turn, which its replay takes the

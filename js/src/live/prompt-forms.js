@@ -28,6 +28,10 @@ import { parseArguments, validate } from "../util/schema.js";
 /** @type {Record<string, Builder>} */
 export const BUILDERS = {
   approval(prompt, el, act) {
+    if (typeof prompt.asker === "string" && prompt.asker) {
+      // a terminal agent's call (%chat serve): whose it is, before what it would do
+      add(el, h("div", { class: "jt-prompt-asker" }, `${prompt.asker} wants to:`));
+    }
     const builtin = prompt.builtin === true;
     if (builtin && CELL_TOOLS.has(String(prompt.name))) return cellApproval(prompt, el, act);
     if (builtin && STEP_TOOLS.has(String(prompt.name))) return stepApproval(prompt, el, act);

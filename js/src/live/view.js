@@ -45,6 +45,21 @@ function buttonCalls(link) {
   };
 }
 
+/**
+ * The card buttons (Undo) of a `%chat serve` session's widget, which stays live for as long
+ * as the server runs: each call is done once it answered, so its Undo is offered at once (a
+ * turn's live cards get theirs in its saved record). From the lab extension, which has the
+ * notebook (`window.__jupyter_turns_card_actions`); null elsewhere.
+ * @param {Model} model
+ * @param {HTMLElement} node
+ * @returns {import("../render/cardactions.js").CardActions | null}
+ */
+function servingActions(model, node) {
+  if (model.get("settings")?.serve !== true) return null;
+  const make = /** @type {any} */ (globalThis).__jupyter_turns_card_actions;
+  return typeof make === "function" ? make(node) : null;
+}
+
 export class ChatView {
   /**
    * @param {Model} model
@@ -55,7 +70,7 @@ export class ChatView {
     this.root = h("div", { class: "jt-root", tabindex: "-1" });
     this.stats = new Stats(this.root);
     this.mode = parseMode(model.get("settings")?.reasoning);
-    this.transcript = new Transcript(this.stats);
+    this.transcript = new Transcript(this.stats, servingActions(model, this.root));
     this.drafts = new Drafts(() => new Draft(this.stats, this.mode));
     // What the view's buttons call goes through `link`, which dispose() cuts (see buttonCalls)
     /** @type {{view: ChatView | null}} */

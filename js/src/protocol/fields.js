@@ -36,7 +36,7 @@ export const EVENT_FIELDS = {
     "metadata.compaction.tokens_before",
     "metadata.compaction.tokens_after",
   ],
-  tool_call_request: ["id", "call_id", "name", "arguments"],
+  tool_call_request: ["id", "call_id", "name", "arguments", "metadata.client", "metadata.call"],
   tool_call_response: [
     "id",
     "call_id",

@@ -40,7 +40,7 @@
  * @typedef {EventBase & {kind: "tool_call_request", call_id: string, name: string,
  *            arguments: {[key: string]: unknown},
  *            metadata?: {raw_arguments?: string, raw_block?: RawBlock, scripted?: boolean,
- *            [key: string]: unknown}}} ToolCallRequestEvent
+ *            client?: string, call?: number, [key: string]: unknown}}} ToolCallRequestEvent
  * @typedef {{kind: "insert"|"edit"|"run"|"delete"|"move", cell_type?: string, diff?: string,
  *            index?: number, run?: boolean, source?: string, after?: number, to?: number,
  *            outputs?: string[]}} Preview
@@ -86,7 +86,9 @@
  * @typedef {{id: string, type: string, call_id?: string, builtin?: true,
  *            [field: string]: any}} Prompt
  *   builtin: an approval of one of the kernel's built-in tools (only they carry it): drawn
- *   with that built-in's form (live/prompt-forms.js); without it, every argument as it is
+ *   with that built-in's form (live/prompt-forms.js); without it, every argument as it is;
+ *   asker: who asks, when not the thread's model (a terminal agent through %chat serve:
+ *   "Claude Code · call 7"), shown above the form
  * @typedef {{attempt: number, max_attempts: number, delay_s: number, reason?: string|null,
  *            until: number}} Retry
  * @typedef {{state: string, retry: Retry|null}} Status
@@ -96,7 +98,9 @@
  *            context?: {used: number|null, window: number|null}}} Usage
  *   cache_creation_1h_input_tokens: of the cache writes, those kept an hour
  *   context: the gauge, the context in use after the last response against the model's window
- * @typedef {{reasoning?: string, thread?: string, model?: string, endpoint?: string}} Settings
+ * @typedef {{reasoning?: string, thread?: string, model?: string, endpoint?: string,
+ *            serve?: boolean}} Settings
+ *   serve: the widget of a `%chat serve` session (live for long: its cards get Undo at once)
  * @typedef {(msg: import("./messages.js").PageMessage) => void} Send
  *
  * The subset of the anywidget model the view uses.

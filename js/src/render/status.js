@@ -21,6 +21,7 @@ const STATE_LABELS = /** @type {Record<string, string>} */ ({
   budget_paused: "Paused: the budget would be passed",
   complete: "",
   aborted: "Aborted",
+  serving: "Serving MCP clients (%chat serve): their calls appear here",
 });
 
 const INACTIVE = new Set(["idle", "complete", "aborted"]);

@@ -156,6 +156,8 @@ export class ToolCard {
     this.callId = callId;
     this.actions = actions;
     this.name = h("span", { class: "jt-tool-name" });
+    /** who asked, when not the thread's model (%chat serve: "Claude Code · call 7") */
+    this.asker = h("span", { class: "jt-tool-asker", hidden: true });
     this.preview = h("span", { class: "jt-tool-preview" });
     this.badge = h("span", { class: "jt-badge" });
     this.elapsed = h("span", { class: "jt-elapsed" });
@@ -165,6 +167,7 @@ export class ToolCard {
       "div",
       { class: "jt-tool-head" },
       this.name,
+      this.asker,
       this.preview,
       this.badge,
       this.elapsed,
@@ -309,6 +312,11 @@ export class ToolCard {
     const name = String(request.name ?? "tool");
     const args = /** @type {Record<string, unknown>} */ (ran ?? {});
     this.name.textContent = name;
+    const { client, call } = request.metadata ?? {};
+    this.asker.hidden = typeof client !== "string" || !client;
+    if (!this.asker.hidden) {
+      this.asker.textContent = typeof call === "number" ? `${client} · call ${call}` : `${client}`;
+    }
     this.preview.textContent = callSummary(name, args);
     if (original !== null || this.editedEl) {
       this.edited().hidden = original === null;

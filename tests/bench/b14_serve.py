@@ -1,0 +1,172 @@
+"""B14 — ``%chat serve``: what a terminal agent's read call costs over MCP, and what 1,000 keep.
+
+In a fresh real kernel serving the notebook (``%chat serve --tools read``, headless: a read
+never asks), the real ``mcp`` SDK client calls ``inspect`` over Streamable HTTP, one call after
+another on one session, timed from the client. Baseline, in the same run: the same call made
+inside the kernel, through the same serve session (``ServeSession.call``: the executor, the
+redaction, the record), timed in the kernel. The added cost of MCP is the difference of the
+medians (goal ≤ 5 ms). Then a new session of 1,000 calls under ``tracemalloc`` in the kernel:
+what it holds while it serves (its record and the live view of it, which hold every call by
+design: informational), and what is left once ``%chat serve stop`` ended it. What is left
+includes a fixed part whatever the calls (about 160 KB on this machine: IPython's parsed cells,
+the redaction's pattern compiled again for the new token, widget traits), so a session of a
+fifth as many calls runs first and the figure is the slope: what each further call leaves
+(goal: nothing of a call, ≤ 100 bytes per call; the record is in the notebook by then).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession
+
+from tests.kernel.kernel import KernelDriver
+from tests.kernel.serving import _session, start_serving
+
+from .common import Dist, Figure, Settings, judge_max
+
+GOAL_ADDED_MS = 5.0
+GOAL_KEPT_BYTES = 100  # per call, once the session stopped: nothing of a call stays
+_IN_KERNEL = """
+import json as _bj, time as _bt
+from jupyter_turns.kernel import serve_command as _bsc
+from jupyter_turns.model.events import new_id as _bid
+from jupyter_turns.serve.calls import Incoming as _bin
+_bs = _bsc._serving.session
+_btimes = []
+for _ in range({n}):
+    _b0 = _bt.perf_counter()
+    await _bs.call(_bin(_bid(), "inspect", {{"name": "data"}}, "bench"))
+    _btimes.append(_bt.perf_counter() - _b0)
+print(_bj.dumps(_btimes))
+"""
+_TRACE = (
+    "import tracemalloc as _btm, gc as _bgc, json as _bj\n"
+    "_bgc.collect(); _btm.start()\n"
+    "_bm0 = _btm.get_traced_memory()[0]"
+)
+_SERVING = (
+    "_bgc.collect()\n"
+    "from jupyter_turns.kernel import serve_command as _bsc\n"
+    "_bev = _bsc._serving.session.events\n"
+    "print(_bj.dumps({'serving': _btm.get_traced_memory()[0] - _bm0, 'events': len(_bev),"
+    " 'record': sum(len(e.model_dump_json()) for e in _bev)}))\n"
+    "del _bev"
+)
+_AFTER = (
+    "_bgc.collect()\nprint(_bj.dumps({'after': _btm.get_traced_memory()[0] - _bm0}))\n_btm.stop()"
+)
+
+
+async def _client_calls(session: ClientSession, count: int, name: str = "data") -> list[float]:
+    times = []
+    for _ in range(count):
+        started = time.perf_counter()
+        result = await session.call_tool("inspect", {"name": name})
+        times.append(time.perf_counter() - started)
+        assert not result.is_error, result
+    return times
+
+
+def _over_mcp(url: str, token: str, warm: int, count: int, name: str = "data") -> list[float]:
+    async def use(session: ClientSession) -> list[float]:
+        await _client_calls(session, warm, name)
+        return await _client_calls(session, count, name)
+
+    return asyncio.run(_session(url, token, use))
+
+
+def _last_json(cell_text: str) -> dict[str, Any]:
+    got: dict[str, Any] = json.loads(cell_text.strip().splitlines()[-1])
+    return got
+
+
+def _kept(kernel: KernelDriver, runtime: Path, count: int) -> dict[str, Any]:
+    """Memory in the kernel while a session of ``count`` calls serves, and once it stopped."""
+    kernel.run(_TRACE)
+    info = start_serving(kernel, runtime, "%chat serve --tools read")
+    # a plain dict: pandas caches on a DataFrame each inspection reads (its own memory, in the
+    # user's variable, whoever reads it), which is not the server's
+    _over_mcp(info.url, info.token, 0, count, "options")
+    serving = _last_json(kernel.run(_SERVING).stdout())
+    kernel.run("%chat serve stop")
+    return {**serving, **_last_json(kernel.run(_AFTER).stdout())}
+
+
+def run(settings: Settings) -> list[Figure]:
+    count, warm, many = settings.pick(300, 20), settings.pick(30, 5), settings.pick(1000, 40)
+    few = many // 5
+    runtime = Path(tempfile.mkdtemp(prefix="b14-run-"))
+    kernel = KernelDriver(env={"JUPYTER_RUNTIME_DIR": str(runtime)})
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        kernel.run("import pandas as pd\ndata = pd.DataFrame({'a': range(100), 'b': 1.5})")
+        kernel.run("options = {'rate': 0.5, 'regions': ['n', 's', 'e', 'w'], 'label': 'q3'}")
+        info = start_serving(kernel, runtime, "%chat serve --tools read")
+        kernel.run(_IN_KERNEL.format(n=warm))
+        inside = json.loads(kernel.run(_IN_KERNEL.format(n=count)).stdout().strip())
+        over = _over_mcp(info.url, info.token, warm, count)
+        kernel.run("%chat serve stop")
+        fixed = _kept(kernel, runtime, few)
+        kept = _kept(kernel, runtime, many)
+    finally:
+        kernel.close()
+    base, mcp = Dist.of([t * 1000 for t in inside]), Dist.of([t * 1000 for t in over])
+    added = mcp.median - base.median
+    met, margin = judge_max(max(added, 1e-9), GOAL_ADDED_MS)
+    after_per_call = max(kept["after"] - fixed["after"], 0) / (many - few)
+    serving_per_call = kept["serving"] / many
+    flat, flat_margin = judge_max(max(after_per_call, 1e-9), GOAL_KEPT_BYTES)
+    return [
+        Figure(
+            "B14",
+            "a read call over MCP (inspect), added to the same call in the kernel",
+            added,
+            "ms",
+            Dist(mcp.min - base.median, added, mcp.max - base.median, mcp.n),
+            f"≤ {GOAL_ADDED_MS:g} ms",
+            met,
+            margin,
+            details={
+                "over_mcp_median_ms": mcp.median,
+                "in_kernel_median_ms": base.median,
+                "in_kernel_min_ms": base.min,
+                "calls": count,
+                "over_mcp_p90_ms": statistics.quantiles([t * 1000 for t in over], n=10)[-1],
+            },
+        ),
+        Figure(
+            "B14",
+            f"memory left in the kernel per call, sessions of {few:,} and {many:,} calls stopped",
+            after_per_call,
+            "B/call",
+            None,
+            f"≤ {GOAL_KEPT_BYTES} B/call",
+            flat,
+            flat_margin,
+            details={
+                "after_bytes": kept["after"],
+                "calls": many,
+                "after_bytes_fewer_calls": fixed["after"],
+                "fewer_calls": few,
+            },
+        ),
+        Figure(
+            "B14",
+            "memory while it serves: the session's record and its live view",
+            serving_per_call / 1024,
+            "KB/call",
+            kind="info",
+            details={
+                "serving_bytes": kept["serving"],
+                "record_json_bytes_per_call": kept["record"] / many,
+                "events": kept["events"],
+            },
+        ),
+    ]

@@ -1,0 +1,279 @@
+"""``%chat serve`` in a real kernel, reached by the real ``mcp`` SDK's client over HTTP: the tools
+it lists and their annotations, a read call, who gets in (the token, Host, Origin), the kernel
+usable while it listens, and its status and stop."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import mcp_types as types
+import nbformat
+import pytest
+from mcp import ClientSession
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from jupyter_turns.record.format import record_bundle
+from jupyter_turns.serve.calls import BEHIND_A_CELL
+from jupyter_turns.serve.runtime import find
+
+from .kernel import Cell, KernelDriver
+from .serving import CODEX, call, start_serving, text_of, with_client
+
+pytestmark = pytest.mark.kernel
+
+
+@pytest.fixture
+def runtime(tmp_path: Path) -> Path:
+    return tmp_path / "runtime"
+
+
+@pytest.fixture
+def serving_kernel(tmp_path: Path, runtime: Path):  # type: ignore[no-untyped-def]
+    kernel = KernelDriver(env={"JUPYTER_RUNTIME_DIR": str(runtime)})
+    kernel.run("%load_ext jupyter_turns")
+    yield kernel
+    kernel.close()
+
+
+def test_the_server_lists_the_notebook_tools_with_truthful_annotations_and_reads(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    kernel = serving_kernel
+    kernel.run("import pandas as pd\nsales = pd.DataFrame({'region': ['n', 's'], 'x': [1, 2]})")
+    info = start_serving(kernel, runtime)
+    assert info.url.startswith("http://127.0.0.1:") and info.url.endswith("/mcp")
+    file = next(runtime.glob("jupyter_turns-mcp-*.json"))
+    assert file.stat().st_mode & 0o777 == 0o600
+
+    async def use(session: ClientSession) -> tuple[types.ListToolsResult, types.CallToolResult]:
+        return await session.list_tools(), await session.call_tool("inspect", {"name": "sales"})
+
+    listed, inspected = with_client(info, use)
+    tools = {t.name: t for t in listed.tools}
+    assert sorted(tools) == sorted(
+        [
+            "notebook_cells",
+            "cell_output",
+            "variables",
+            "inspect",
+            "insert_cell",
+            "edit_cell",
+            "run_cell",
+            "delete_cell",
+            "move_cell",
+        ]
+    )  # python only with --builtins python
+    read = tools["notebook_cells"].annotations
+    assert read is not None and read.read_only_hint is True and read.idempotent_hint is True
+    edit = tools["edit_cell"].annotations
+    assert edit is not None and edit.read_only_hint is False and edit.destructive_hint is True
+    insert = tools["insert_cell"].annotations
+    assert insert is not None and insert.destructive_hint is False
+    assert tools["insert_cell"].input_schema["required"] == ["source"]
+    assert not inspected.is_error
+    assert "DataFrame" in text_of(inspected) and "region" in text_of(inspected)
+
+
+def test_only_the_token_of_this_server_gets_in_from_this_server_address(
+    tmp_path: Path, runtime: Path
+) -> None:
+    kernels = [KernelDriver(env={"JUPYTER_RUNTIME_DIR": str(runtime / str(i))}) for i in (1, 2)]
+    try:
+        infos = []
+        for i, kernel in enumerate(kernels, 1):
+            kernel.run("%load_ext jupyter_turns")
+            infos.append(start_serving(kernel, runtime / str(i)))
+        first, second = infos
+        base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+        body = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        }
+        port = first.url.split(":")[2].split("/")[0]
+
+        def post(headers: dict[str, str]) -> httpx.Response:
+            return httpx.post(first.url, json=body, headers={**base, **headers}, timeout=30)
+
+        bearer = {"Authorization": f"Bearer {first.token}"}
+        answers = {
+            "missing": post({}),
+            "wrong": post({"Authorization": "Bearer " + "x" * len(first.token)}),
+            "another server's": post({"Authorization": f"Bearer {second.token}"}),
+            "basic": post({"Authorization": f"Basic {first.token}"}),
+            "bad host": post({**bearer, "Host": f"evil.example:{port}"}),
+            "bad origin": post({**bearer, "Origin": "http://evil.example"}),
+            "other port origin": post({**bearer, "Origin": "http://127.0.0.1:8888"}),
+            "right": post(bearer),
+            "right from localhost": post(
+                {**bearer, "Host": f"localhost:{port}", "Origin": f"http://localhost:{port}"}
+            ),
+        }
+    finally:
+        for kernel in kernels:
+            kernel.close()
+    codes = {name: answer.status_code for name, answer in answers.items()}
+    assert codes == {
+        "missing": 401,
+        "wrong": 401,
+        "another server's": 401,
+        "basic": 401,
+        "bad host": 421,
+        "bad origin": 403,
+        "other port origin": 403,
+        "right": 200,
+        "right from localhost": 200,
+    }
+    assert answers["missing"].headers["www-authenticate"] == "Bearer"
+    assert "jupyter" in answers["right"].text  # the server's name in its initialize result
+
+
+def test_the_kernel_stays_usable_while_it_serves_and_the_status_counts_calls(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    kernel = serving_kernel
+    info = start_serving(kernel, runtime)
+    assert kernel.run("x = 21 * 2\nprint(x)").stdout().strip() == "42"
+    result = with_client(info, call("variables", {"pattern": "x"}))
+    assert "x" in text_of(result) and "42" in text_of(result)
+    status = kernel.run("%chat serve").stdout()
+    assert info.url in status
+    assert "Claude Code (1 call)" in status and "Calls: 1." in status
+    assert "already runs" in str(kernel.run("%chat serve --tools read").outputs)
+    stopped = kernel.run("%chat serve stop").stdout()
+    assert stopped.strip() == "The MCP server stopped after 1 call."
+    assert not list(runtime.glob("jupyter_turns-mcp-*.json"))
+    with pytest.raises(httpx.ConnectError):
+        httpx.post(info.url, json={}, timeout=5)
+    assert kernel.run("print(x + 1)").stdout().strip() == "43"
+
+
+def test_a_call_waits_behind_a_running_cell_and_the_client_is_told(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    kernel = serving_kernel
+    info = start_serving(kernel, runtime)
+    progress: list[str] = []
+
+    async def noted(value: float, total: float | None, message: str | None) -> None:
+        progress.append(message or "")
+
+    busy = kernel.execute("import time\ntime.sleep(12)\nslept = 'yes'")
+    kernel.wait(lambda: busy.busy, 30, "the cell to start")
+    read = with_client(info, call("variables", {"pattern": "slept"}, progress_callback=noted))
+    kernel.wait(lambda: busy.done, 60, "the cell to end")
+    assert "slept" in text_of(read)  # it ran once the cell had ended
+    assert progress and progress[0] == BEHIND_A_CELL
+
+
+def test_the_cell_shows_how_to_connect_and_the_token_goes_nowhere_else(
+    tmp_path: Path, runtime: Path
+) -> None:
+    kernel = KernelDriver(env={"JUPYTER_RUNTIME_DIR": str(runtime)})
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        cell = kernel.run("%chat serve")
+        info = find(runtime).servers[0]
+        shown = [str(w.state.get("value", "")) for w in kernel.widgets.values()]
+        connection = html.unescape(next(v for v in shown if "claude mcp add" in v))
+        # a user's cell that reads the token (here from the runtime file) into a variable
+        kernel.run(
+            "import glob, json\n"
+            f"tok = json.load(open(glob.glob({str(runtime)!r} + '/jupyter_turns-mcp-*.json')[0]))"
+            "['token']"
+        )
+        read = with_client(info, call("inspect", {"name": "tok"}))
+        listed = with_client(info, call("variables", {"pattern": "tok"}))
+        kernel.kc.stop_channels()
+        kernel.km.shutdown_kernel(now=False)  # the kernel ends as a person's shutdown ends it
+        left = list(runtime.glob("jupyter_turns-mcp-*.json"))
+    finally:
+        if kernel.km.is_alive():
+            kernel.close()
+    bearer = f"Authorization: Bearer {info.token}"
+    assert f"claude mcp add --transport http jupyter {info.url} --header '{bearer}'" in connection
+    assert (
+        f'[mcp_servers.jupyter]\nurl = "{info.url}"\n'
+        f'http_headers = {{ "Authorization" = "Bearer {info.token}" }}'
+    ) in connection
+    entry = re.search(r"\(mcp\.json\)</b><pre[^>]*>(.*?)</pre>", connection, re.S)
+    assert entry is not None, connection
+    generic = json.loads(entry.group(1))
+    assert generic["mcpServers"]["jupyter"] == {
+        "type": "http",
+        "url": info.url,
+        "headers": {"Authorization": f"Bearer {info.token}"},
+    }
+    assert info.token not in json.dumps(cell.outputs)  # what the notebook saves of the cell
+    for result in (read, listed):
+        assert info.token not in text_of(result) and "[redacted" in text_of(result)
+    assert left == []  # the runtime file went with the kernel
+
+
+def _record(cell: Cell) -> dict[str, Any]:
+    records = [r for r in cell.raw_records() if "serve" in r]
+    assert records, cell.outputs
+    return records[-1]
+
+
+def test_after_a_restart_the_cell_continues_its_record_with_a_new_token(
+    tmp_path: Path, runtime: Path
+) -> None:
+    path = tmp_path / "served.ipynb"
+    env = {"JPY_SESSION_NAME": str(path), "JUPYTER_RUNTIME_DIR": str(runtime)}
+    first = KernelDriver(env=env)
+    try:
+        first.run("%load_ext jupyter_turns")
+        first.run("n = 7")
+        serve_cell = first.execute("%chat serve", cell_id="serve-cell")
+        first.wait(lambda: serve_cell.done, 60, "%chat serve")
+        before = find(runtime).servers[0]
+        with_client(before, call("inspect", {"name": "n"}))
+        first.run("%chat serve stop")
+        saved = _record(serve_cell)
+    finally:
+        first.close()
+    notebook = new_notebook()
+    cell = new_code_cell("%chat serve")
+    cell["id"] = "serve-cell"
+    cell.outputs = [new_output("display_data", data=record_bundle(saved))]
+    notebook.cells.append(cell)
+    nbformat.write(notebook, path)
+    assert not find(runtime).servers  # the first kernel's file went with its server
+
+    second = KernelDriver(env=env)
+    try:
+        second.run("%load_ext jupyter_turns")
+        second.run("m = 8")
+        again = second.execute("%chat serve", cell_id="serve-cell")
+        second.wait(lambda: again.done, 60, "%chat serve")
+        after = find(runtime).servers[0]
+        with_client(after, call("inspect", {"name": "m"}), client=CODEX)
+        old_token = {"Authorization": f"Bearer {before.token}"}
+        refused = httpx.post(after.url, json={}, headers=old_token, timeout=30).status_code
+        second.run("%chat serve stop")
+        continued = _record(again)
+        restored = second.run(f"%chat restore {path}").stdout()
+        threads = second.run("%chat threads").stdout()
+    finally:
+        second.close()
+    assert refused == 401
+    assert after.token != before.token
+    assert continued["conversation_id"] == saved["conversation_id"]
+    requests = [e for e in continued["events"] if e["kind"] == "tool_call_request"]
+    assert [r["metadata"] for r in requests] == [
+        {"client": "Claude Code", "call": 1},
+        {"client": "Codex", "call": 2},
+    ]
+    assert continued["serve"]["calls"] == 2
+    assert "serve" not in threads, (restored, threads)  # the calls are no thread to restore
