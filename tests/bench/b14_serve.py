@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 from mcp import ClientSession
 
 from tests.kernel.kernel import KernelDriver
@@ -82,6 +83,44 @@ def _over_mcp(url: str, token: str, warm: int, count: int, name: str = "data") -
     return asyncio.run(_session(url, token, use))
 
 
+def _over_raw_http(url: str, token: str, warm: int, count: int) -> dict[str, list[float]]:
+    """The same call, and a ``ping``, from a lean client: one kept-alive httpx connection
+    posting JSON-RPC and reading each SSE answer to its end. The SDK's client closes each
+    answer at its last event, before the stream's end, so httpx cannot reuse the connection
+    and every call opens a new one; this client's figures are the server's own share."""
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw"}}
+    bodies = {
+        "call": {
+            "method": "tools/call",
+            "params": {"name": "inspect", "arguments": {"name": "data"}},
+        },
+        "ping": {"method": "ping"},
+    }
+    times: dict[str, list[float]] = {kind: [] for kind in bodies}
+    with httpx.Client(headers=headers, timeout=60) as http:
+        opened = http.post(
+            url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+        )
+        headers = {
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        http.post(
+            url, headers=headers, json={"jsonrpc": "2.0", "method": "notifications/initialized"}
+        )
+        for kind, body in bodies.items():
+            for number in range(warm + count):
+                started = time.perf_counter()
+                answer = http.post(
+                    url, headers=headers, json={"jsonrpc": "2.0", "id": number + 1, **body}
+                )
+                took = time.perf_counter() - started
+                assert answer.status_code == 200 and '"result"' in answer.text, answer.text
+                times[kind].extend([took] if number >= warm else [])
+    return times
+
+
 def _last_json(cell_text: str) -> dict[str, Any]:
     got: dict[str, Any] = json.loads(cell_text.strip().splitlines()[-1])
     return got
@@ -112,6 +151,7 @@ def run(settings: Settings) -> list[Figure]:
         kernel.run(_IN_KERNEL.format(n=warm))
         inside = json.loads(kernel.run(_IN_KERNEL.format(n=count)).stdout().strip())
         over = _over_mcp(info.url, info.token, warm, count)
+        lean = _over_raw_http(info.url, info.token, warm, count)
         kernel.run("%chat serve stop")
         fixed = _kept(kernel, runtime, few)
         kept = _kept(kernel, runtime, many)
@@ -139,6 +179,9 @@ def run(settings: Settings) -> list[Figure]:
                 "in_kernel_min_ms": base.min,
                 "calls": count,
                 "over_mcp_p90_ms": statistics.quantiles([t * 1000 for t in over], n=10)[-1],
+                "lean_client_call_median_ms": statistics.median(lean["call"]) * 1000,
+                "lean_client_call_min_ms": min(lean["call"]) * 1000,
+                "lean_client_ping_median_ms": statistics.median(lean["ping"]) * 1000,
             },
         ),
         Figure(

@@ -233,3 +233,116 @@ def _response(record: dict[str, Any] | None, name: str) -> dict[str, Any] | None
         ),
         None,
     )
+
+
+_PICTURE = (
+    "import io\n"
+    "from IPython.display import Image, display\n"
+    "from PIL import Image as Picture\n"
+    "png = io.BytesIO()\n"
+    "Picture.new('RGB', (12, 8), (0, 120, 200)).save(png, format='PNG')\n"
+    "display(Image(data=png.getvalue()))"
+)
+
+
+def _next_prompt(kernel: KernelDriver, widget: Any, answered: list[str], what: str) -> Any:
+    """The first approval card not answered yet (an answered one leaves the state soon)."""
+    prompt = kernel.wait(
+        lambda: next(
+            (
+                p
+                for p in widget.state.get("prompts", [])
+                if p["type"] == "approval" and p["id"] not in answered
+            ),
+            None,
+        ),
+        60,
+        what,
+    )
+    answered.append(prompt["id"])
+    return prompt
+
+
+def test_edit_always_allow_images_moves_and_deletes_over_mcp(tmp_path: Path, runtime: Path) -> None:
+    """Edit runs what the person wrote (the record says who edited); the image a cell shows
+    comes back as MCP image content; "Always allow" of move_cell stops its cards for the rest
+    of the session while delete_cell still asks."""
+    page = FakePage("import math", "%chat serve", "print('mine')", chat=1)
+    kernel = _lab(tmp_path, runtime)
+    results: dict[str, types.CallToolResult] = {}
+
+    async def agent(session: ClientSession) -> None:
+        steps = [
+            ("insert", "insert_cell", {"source": "print('draft')", "run": True}),
+            ("output", "cell_output", {"index": 2}),
+            ("cells", "notebook_cells", {}),
+            ("move", "move_cell", {"index": 2, "to": 0}),
+            ("move again", "move_cell", {"index": 3, "to": 1}),
+            ("delete", "delete_cell", {"index": 1}),
+        ]
+        for key, name, arguments in steps:
+            results[key] = await session.call_tool(name, arguments)
+
+    try:
+        player = PagePlayer(kernel, page)
+        info, widget = _serve(kernel, page, runtime)
+        future = in_background(info, agent)
+        answered: list[str] = []
+        insert = _next_prompt(kernel, widget, answered, "the insert's card")
+        kernel.send_custom(
+            widget,
+            {
+                "type": "approval",
+                "prompt_id": insert["id"],
+                "action": "edited",
+                "arguments": {"source": _PICTURE, "run": True},
+                "who": {"name": "Ada"},
+            },
+        )
+        move = _next_prompt(kernel, widget, answered, "the move's card")
+        _click(kernel, widget, move, "always_allowed")
+        delete = _next_prompt(kernel, widget, answered, "the delete's card")  # not the 2nd move
+        _click(kernel, widget, delete, "approved")
+        kernel.wait(future.done, 60, "the agent's calls")
+        future.result()
+        record = kernel.wait(
+            lambda: _response(player.records.get(page.chat_id), "delete_cell"), 30, "the record"
+        )
+        events = player.records[page.chat_id]["events"]
+    finally:
+        kernel.close()
+    assert [p["name"] for p in (insert, move, delete)] == [
+        "insert_cell",
+        "move_cell",
+        "delete_cell",
+    ]
+    assert all(not r.is_error for r in results.values()), {
+        k: text_of(r) for k, r in results.items()
+    }
+    # the edited arguments ran, and the record says who edited them
+    decisions: dict[str, list[Any]] = {
+        e["name"]: [] for e in events if e["kind"] == "tool_call_request"
+    }
+    names = {e["call_id"]: e["name"] for e in events if e["kind"] == "tool_call_request"}
+    for e in events:
+        if e["kind"] == "tool_call_response":
+            decisions[names[e["call_id"]]].append(e["decisions"])
+    edited = decisions["insert_cell"][0][0]
+    assert edited["action"] == "edited" and edited["by"] == "user"
+    assert edited["who"]["name"] == "Ada" and "Picture.new" in edited["detail"]
+    assert "print('draft')" not in str(page.sources())
+    # the image the cell shows, as MCP image content
+    images = [c for c in results["output"].content if isinstance(c, types.ImageContent)]
+    assert len(images) == 1 and images[0].mime_type == "image/png"
+    assert images[0].data.startswith("iVBORw0KGgo")  # PNG, base64
+    assert "image 1 attached" in text_of(results["output"])
+    # always allow: the second move ran without a card, recorded as the user's standing choice
+    first_move, second_move = decisions["move_cell"]
+    assert first_move[0]["action"] == "always_allowed" and first_move[0]["who"]["name"] == "Ada"
+    assert [(d["action"], d["by"], d.get("detail")) for d in second_move] == [
+        ("approved", "user", "always allowed by you in this thread")
+    ]
+    assert decisions["delete_cell"][0][0]["action"] == "approved"
+    assert record["status"] == "done"
+    # moved to the top, the user's cell moved below it, then deleted: what is left
+    assert page.sources() == [_PICTURE, "import math", "%chat serve"]

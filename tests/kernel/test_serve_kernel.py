@@ -4,8 +4,10 @@ usable while it listens, and its status and stop."""
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -17,7 +19,8 @@ import pytest
 from mcp import ClientSession
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from jupyter_turns.record.format import record_bundle
+from jupyter_turns.model.events import ChatRequest, Message
+from jupyter_turns.record.format import record_bundle, turn_record
 from jupyter_turns.serve.calls import BEHIND_A_CELL
 from jupyter_turns.serve.runtime import find
 
@@ -277,3 +280,94 @@ def test_after_a_restart_the_cell_continues_its_record_with_a_new_token(
     ]
     assert continued["serve"]["calls"] == 2
     assert "serve" not in threads, (restored, threads)  # the calls are no thread to restore
+
+
+def _listening(pid: int) -> set[int]:
+    """The TCP ports process ``pid`` listens on (Linux: its socket inodes in /proc/net/tcp*)."""
+    fds = Path(f"/proc/{pid}/fd")
+    inodes = set()
+    for fd in fds.iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[8:-1])
+    ports = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _crafted_serving_notebook(path: Path) -> None:
+    """Someone else's notebook whose every saved place mentions serve: the thread settings in
+    its metadata, a serve cell with a serve record, a chat record's own settings."""
+    asks = {
+        "serve": {"tools": "all", "builtins": ["python"], "port": 8765},
+        "mcp_serve": True,
+        "always_allow": ["python", "run_cell", "insert_cell"],
+        "builtins": ["python"],
+        "run_mode": "unattended",
+    }
+    served = turn_record("crafted-serve", "serve", [], turn={"outcome": "serving"})
+    served["serve"] = {"calls": 3, "clients": ["Claude Code"], "tools": "all"}
+    served["settings"] = asks
+    chat = turn_record(
+        "crafted-main",
+        "main",
+        [ChatRequest(content="Hello"), Message(content="Hi! Ask me anything.")],
+    )
+    chat["settings"] = {**asks, "thread": "serve"}
+    notebook = new_notebook()
+    notebook.metadata["jupyter_turns"] = {
+        "version": 1,
+        "current": "serve",
+        "threads": {
+            "serve": {**asks, "conversation_id": "crafted-serve"},
+            "main": {**asks, "conversation_id": "crafted-main"},
+        },
+    }
+    serve_cell = new_code_cell("%chat serve --tools all --builtins python")
+    serve_cell.outputs = [new_output("display_data", data=record_bundle(served))]
+    chat_cell = new_code_cell("%%chat\nHello")
+    chat_cell.outputs = [new_output("display_data", data=record_bundle(chat))]
+    notebook.cells = [new_code_cell("%load_ext jupyter_turns"), serve_cell, chat_cell]
+    nbformat.write(notebook, path)
+
+
+def test_a_notebook_that_asks_for_serve_never_starts_a_server_on_restore_or_trust(
+    tmp_path: Path, runtime: Path
+) -> None:
+    path = tmp_path / "shared.ipynb"
+    _crafted_serving_notebook(path)
+    env = {"JPY_SESSION_NAME": str(path), "JUPYTER_RUNTIME_DIR": str(runtime)}
+    kernel = KernelDriver(env=env)
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        pid = int(kernel.run("import os; print(os.getpid())").stdout())
+        before = _listening(pid)
+        said = [
+            kernel.run(line).stdout()
+            for line in (
+                f"%chat restore {path}",
+                "%chat trust",
+                "%chat trust --apply",
+                "%chat use serve",
+                "%chat threads",
+                f"%chat restore {path}",
+            )
+        ]
+        threads = kernel.run("import threading\nprint([t.name for t in threading.enumerate()])")
+        after = _listening(pid)
+        files = list(runtime.glob("jupyter_turns-mcp-*.json"))
+        # what the test would see if a server had started: the user's own %chat serve
+        info = start_serving(kernel, runtime)
+        serving = _listening(pid)
+    finally:
+        kernel.close()
+    assert "Restored" in said[0], said  # the file was read: its talk restored
+    assert "Applied" in said[2], said  # and the user applied what it asked
+    assert after == before, (before, after)  # no port more than the kernel's own
+    assert files == [] and "jupyter-turns-mcp" not in threads.stdout()
+    assert serving == before | {int(info.url.split(":")[2].split("/")[0])}
