@@ -506,18 +506,22 @@ class ChatMagics(Magics, McpSettings):
         player = replay.provider if replay is not None else played.script
         saved = replay.calls if replay is not None else None
         kernel = getattr(self.shell, "kernel", None)
+
+        def send(notes: list[str | Notice], **where: Any) -> Coroutine[Any, Any, Any]:
+            return chat.send(
+                body,
+                attachments,
+                [*told, *notes],
+                provider=player,
+                saved=saved,
+                instructions=instructions,
+                **where,
+            )
+
         if kernel is None:  # plain IPython: print instead
             with replaying(chat, replay, None) as notes:
                 try:
-                    await chat.send(
-                        body,
-                        attachments,
-                        [*told, *notes],
-                        sink=PrintSink(),
-                        provider=player,
-                        saved=saved,
-                        instructions=instructions,
-                    )
+                    await send(notes, sink=PrintSink())
                 finally:
                     thread.above.commit(chat.conversation.events, held)
                     _remember_fallback(thread, provider, streamed)
@@ -527,16 +531,8 @@ class ChatMagics(Magics, McpSettings):
             front.show()
             with sigint_menu(chat, loop), replaying(chat, replay, front) as notes:
                 try:
-                    await chat.send(
-                        body,
-                        attachments,
-                        [*told, *notes],
-                        sink=front.sink,
-                        prompter=front.prompter,
-                        provider=player,
-                        on_boundary=front.boundary,
-                        saved=saved,
-                        instructions=instructions,
+                    await send(
+                        notes, sink=front.sink, prompter=front.prompter, on_boundary=front.boundary
                     )
                 finally:
                     thread.above.commit(chat.conversation.events, held)
