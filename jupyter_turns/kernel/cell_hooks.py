@@ -8,16 +8,21 @@
   second one (while the menu is open) aborts the cell;
 * :func:`check_ipykernel`: refuse kernels that cannot deliver clicks while a cell runs;
 * :func:`keep_cell_parents`: a comm message handled while a cell runs no longer hands the next
-  cell the previous cell's parent (ipykernel 7.4), which left that cell ``[*]`` for good.
+  cell the previous cell's parent (ipykernel 7.4), which left that cell ``[*]`` for good;
+* :func:`quiet_subshell_teardown`: the asyncio noise of a subshell deleted with messages still
+  queued (JupyterLab deletes a comm target's subshell when its last comm closes) no longer lands
+  in the running cell's output.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import re
 import signal
 import sys
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +36,7 @@ __all__ = [
     "chat_help_as_output",
     "check_ipykernel",
     "keep_cell_parents",
+    "quiet_subshell_teardown",
     "sigint_menu",
 ]
 
@@ -148,3 +154,44 @@ def keep_cell_parents(kernel: Any) -> None:
 
     set_parent._keeps_parents = True  # type: ignore[attr-defined]
     kernel.set_parent = set_parent
+
+
+# what ipykernel's shell wraps each incoming message in (utils._async_in_context)
+_SHELL_TASK = "_async_in_context.<locals>.run_in_context"
+
+
+class _SubshellTeardown(logging.Filter):
+    """Drops asyncio's reports about shell messages a deleted subshell never handled."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        if message.startswith("Task was destroyed but it is pending!"):
+            return _SHELL_TASK not in message
+        if message.startswith("Task exception was never retrieved") and record.exc_info:
+            return record.exc_info[0] is None or record.exc_info[0].__name__ != (
+                "UnknownSubshellError"
+            )
+        return True
+
+
+def quiet_subshell_teardown() -> None:
+    """Keep ipykernel's subshell teardown out of the user's cells.
+
+    Why. JupyterLab and Notebook 7 run comms over a kernel subshell per comm target and delete
+    that subshell when the target's last comm closes — here, each time a chat cell's record
+    replaces its widget. A message still queued for the subshell (the page's last word to the
+    closed widget) is dropped with its loop, and asyncio reports it on stderr: "Task was
+    destroyed but it is pending!", "coroutine '_async_in_context.<locals>.run_in_context' was
+    never awaited", or an ``UnknownSubshellError`` never retrieved. That text landed in the
+    chat cell running at the time (seen on Run All after Restart Kernel in Notebook 7). Nothing
+    is lost: the comm it was for is closed. Only these reports, about ipykernel's own shell
+    tasks, are dropped; every other asyncio report still shows. Installed once.
+    """
+    logger = logging.getLogger("asyncio")
+    if not any(isinstance(f, _SubshellTeardown) for f in logger.filters):
+        logger.addFilter(_SubshellTeardown())
+    warnings.filterwarnings(
+        "ignore",
+        message=re.escape(f"coroutine '{_SHELL_TASK}' was never awaited"),
+        category=RuntimeWarning,
+    )

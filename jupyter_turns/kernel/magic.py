@@ -37,6 +37,7 @@ from .cell_hooks import (
     chat_help_as_output,
     check_ipykernel,
     keep_cell_parents,
+    quiet_subshell_teardown,
     sigint_menu,
 )
 
@@ -688,6 +689,7 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(ChatMagics)
     if getattr(ipython, "kernel", None) is not None:
         keep_cell_parents(ipython.kernel)
+        quiet_subshell_teardown()
         from ..editing.control import register_control  # the page's Undo buttons reach the kernel
 
         magics = ipython.magics_manager.registry["ChatMagics"]

@@ -454,7 +454,7 @@ class Lab:
         """The error outputs cell `index` holds in the notebook model ("Name: value" each).
 
         Read from the model, not the page text: a kernel may print harmless warnings on
-        stderr (ipykernel under load: "Task was destroyed but it is pending!").
+        stderr.
         """
         found: list[str] = self.page.evaluate(_ERRORS, index)
         return found

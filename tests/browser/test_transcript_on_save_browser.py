@@ -87,13 +87,25 @@ def _wait_for(tap: IOPubTap, what: str, found: Any, timeout: float = 60) -> list
     raise AssertionError(f"the kernel's IOPub never carried {what}")
 
 
+def _until_live(lab: Lab, tap: IOPubTap, attempts: int = 10) -> None:
+    """Run the probe cell until the tap sees its output. A SUB socket's subscription reaches
+    the kernel some time after it connects (and the kernel, which already has a subscriber for
+    every topic, sends it no welcome), so the first probe may go out before: run it again."""
+    for _ in range(attempts):
+        lab.run_cell(3)  # waits until the page shows it idle
+        try:
+            _wait_for(tap, "the probe's output", lambda m: m.msg_type == "stream", timeout=5)
+            return
+        except AssertionError:
+            continue  # published before the subscription arrived: probe again
+    raise AssertionError(f"the kernel's IOPub never reached the tap in {attempts} probes")
+
+
 def _run_turn(lab: Lab, name: str) -> dict[str, Any]:
     """Run the chat cell of notebook ``name`` (open, its setup run) while watching the kernel's
     IOPub; the final record output the kernel sent."""
     with _tap(lab.server, lab.folder) as tap:
-        # the subscription is live once it sees a cell's output
-        lab.run_cell(3)
-        _wait_for(tap, "the probe's output", lambda m: m.msg_type == "stream")
+        _until_live(lab, tap)
         root = start_chat(lab, 4)
         wait_turn_end(root)
         lab.wait_cell_idle(4)

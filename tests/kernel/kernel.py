@@ -80,6 +80,7 @@ class KernelDriver:
         self.widgets: dict[str, Widget] = {}
         self.order: list[tuple[str, str]] = []  # (msg_id, "busy"|"idle") in arrival order
         self.comm_data: list[dict[str, Any]] = []  # comm messages that are not widget updates
+        self.stderr: list[str] = []  # every stderr text on IOPub, whatever request it names
         # called with (comm id, data) for each such message: a test playing the page answers
         self.on_comm: Callable[[str, dict[str, Any]], None] | None = None
         self.metadata_answer = metadata_answer
@@ -152,6 +153,8 @@ class KernelDriver:
         cell = self.cells.get(parent)
         if cell is not None:
             cell.messages.append(msg)
+        if kind == "stream" and content.get("name") == "stderr":
+            self.stderr.append(content.get("text", ""))
         if kind == "status" and cell is not None:
             state = content["execution_state"]
             self.order.append((parent, state))
