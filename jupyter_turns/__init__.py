@@ -6,8 +6,9 @@ In a notebook: ``%load_ext jupyter_turns`` then a ``%%chat`` cell. From Python:
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .exports import lazy_exports
 
 # Each public name is imported when first read (PEP 562's module ``__getattr__``): the
 # extension's load imports none of them (docs/architecture.md, "Loading the extension"), and
@@ -105,16 +106,7 @@ _HOMES = {  # name -> its module
 }
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        if name not in _HOMES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
-        globals()[name] = value  # read once: later reads find it here
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *_HOMES})
+    __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
 
 
 __version__ = "0.1.0"

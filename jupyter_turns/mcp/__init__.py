@@ -19,8 +19,9 @@ root package's are (jupyter_turns/__init__.py): ``%load_ext`` reads ``settings.p
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..exports import lazy_exports
 
 if TYPE_CHECKING:
     from ..record.mcp_spec import ServerSpec
@@ -29,16 +30,7 @@ if TYPE_CHECKING:
 _HOMES = {"ServerSpec": "..record.mcp_spec", "McpServers": ".servers", "require_sdk": ".servers"}
 
 if not TYPE_CHECKING:
-
-    def __getattr__(name: str) -> Any:
-        if name not in _HOMES:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(_HOMES[name], __name__), name)
-        globals()[name] = value  # read once: later reads find it here
-        return value
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *_HOMES})
+    __getattr__, __dir__ = lazy_exports(__name__, _HOMES, globals())
 
 
 __all__ = ["McpServers", "ServerSpec", "require_sdk"]

@@ -47,7 +47,7 @@ def test_the_layer_diagram_names_every_package_and_top_level_module() -> None:
     missing = [f"{name}/" for name in packages if f" {name}/" not in diagram]
     missing += [name for name in modules if name not in diagram]
     assert missing == [], f'docs/architecture.md, "Layers", does not list: {", ".join(missing)}'
-    assert len(modules) <= 8, f"{len(modules)} modules at the top of the package: {modules}"
+    assert len(modules) <= 9, f"{len(modules)} modules at the top of the package: {modules}"
 
 
 _CITATION = re.compile(r'docs/architecture\.md(?:,\s*|\s*§)((?:"[^"]+"(?:\s*(?:and|,)\s*)?)+|\d+)')
