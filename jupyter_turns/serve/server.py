@@ -37,6 +37,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..model.events import ToolCallResponse, new_id
+from .answers import quick_call, streamable_http_app
 from .calls import Incoming
 from .protocol import call_result, client_label
 
@@ -66,6 +67,11 @@ class Calls(Protocol):
 
     def connected(self, client: str) -> None:
         """A client listed the tools or called one (any thread)."""
+        ...
+
+    def busy(self) -> bool:
+        """Whether a cell runs in the kernel now, which a call would wait behind (read from
+        the server's thread)."""
         ...
 
 
@@ -195,7 +201,13 @@ class McpHost:
         security = TransportSecuritySettings(
             allowed_hosts=hosts, allowed_origins=[f"http://{h}" for h in hosts]
         )
-        app: ASGIApp = server.streamable_http_app(transport_security=security)
+        reads = frozenset(
+            t.name for t in self.tools if t.annotations and t.annotations.read_only_hint
+        )
+        # a read with no progress asked for and no cell to wait behind: one JSON body
+        app: ASGIApp = streamable_http_app(
+            server, security, lambda message: quick_call(message, reads, self.calls.busy)
+        )
         return app
 
     async def _list_tools(
