@@ -51,7 +51,9 @@ def quick_call(message: Any, reads: frozenset[str], busy: Callable[[], bool]) ->
     if not isinstance(message, dict) or message.get("method") != "tools/call":
         return False
     params = message.get("params")
-    if not isinstance(params, dict) or params.get("name") not in reads:
+    if not isinstance(params, dict) or not isinstance(params.get("name"), str):
+        return False  # the SDK answers what is wrong with it
+    if params["name"] not in reads:
         return False
     meta = params.get("_meta")
     if isinstance(meta, dict) and meta.get("progressToken") is not None:
@@ -66,7 +68,7 @@ class OneBodyWhenQuick(StreamableHTTPServerTransport):
         super().__init__(*args, **kwargs)
         self._quick = quick
 
-    @property  # type: ignore[override]  # the SDK sets it once; here it is per POST
+    @property  # the SDK sets it once, for the whole session; here it is read per POST
     def is_json_response_enabled(self) -> bool:
         return _one_body.get()
 

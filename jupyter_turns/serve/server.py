@@ -6,7 +6,9 @@ loop (:class:`Calls`, which runs it there: approvals, the page, the record) and 
 here. So the server answers while a cell runs, a call waits behind a running cell, progress
 notifications keep a waiting client from timing out however long the person takes, and a
 client's ``notifications/cancelled`` reaches a cell's code that blocks the kernel's loop
-(:meth:`Calls.interrupt`: the kernel's own interrupt, as ■ would).
+(:meth:`Calls.interrupt`: the kernel's own interrupt, as ■ would). A read that asks for no
+progress while no cell runs is answered in one JSON body, every other call with an SSE stream
+(:mod:`.answers`).
 
 Only the user gets in (:func:`guarded`): the bearer token (random per server, compared in
 constant time), the ``Host`` and ``Origin`` headers (no DNS rebinding from a web page: only
