@@ -66,6 +66,33 @@ class _Serving:
     connect_id: str  # the display of the connection commands
     tools: str
     served_in: Session  # the kernel's session, which lists the calls for undo
+    cells: _CellWatch
+
+
+class _CellWatch:
+    """Whether the kernel runs a cell now (IPython's ``pre_run_cell`` / ``post_run_cell``): a
+    call made meanwhile waits behind it, so the server streams its answer, with progress. Set
+    and cleared on the kernel's thread, read from the server's."""
+
+    def __init__(self) -> None:
+        from IPython import get_ipython
+
+        self.running = True  # the serve cell, which starts it
+        self._events = getattr(get_ipython(), "events", None)
+        if self._events is not None:
+            self._events.register("pre_run_cell", self._started)
+            self._events.register("post_run_cell", self._ended)
+
+    def _started(self, info: Any) -> None:
+        self.running = True
+
+    def _ended(self, result: Any) -> None:
+        self.running = False
+
+    def close(self) -> None:
+        if self._events is not None:
+            self._events.unregister("pre_run_cell", self._started)
+            self._events.unregister("post_run_cell", self._ended)
 
 
 _serving: _Serving | None = None
@@ -121,6 +148,7 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
     )
     widget, sink, prompter, recorder = _front(session, settings, loop)
     earlier_id, earlier = _earlier(session)
+    cells = _CellWatch()
     serve = ServeSession(
         offered,
         conversation_id=earlier_id or new_id(),
@@ -129,9 +157,14 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
         settings=ExecutionSettings(default_run="ask"),
         earlier=earlier,
         cell_id=session.cell_id,
+        cell_running=lambda: cells.running,
     )
     host = McpHost([mcp_tool(t) for t in offered], serve, loop)
-    host.start()
+    try:
+        host.start()
+    except BaseException:
+        cells.close()
+        raise
     remember(host.token)  # never in an output, a result or the record
     session.served.append(serve.log)  # %chat undo and a card's Undo find its calls
     notebook = _notebook_path(session)
@@ -144,7 +177,7 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
     connect_id = f"jupyter-turns-serve-{new_id()}"
     _show_connection(host, notebook, connect_id, [t.name for t in offered])
     serving = _serving = _Serving(
-        host, serve, widget, recorder, runtime_file, connect_id, tools, session
+        host, serve, widget, recorder, runtime_file, connect_id, tools, session, cells
     )
     serve.on_change = lambda: recorder.save(lambda: _record_of(serving, live=True))
     widget.handle("interrupt_request", _on_stop)
@@ -205,6 +238,7 @@ def _stop() -> str:
     assert serving is not None
     serving.session.stop()
     serving.host.stop()
+    serving.cells.close()
     if serving.session.log in serving.served_in.served:
         serving.served_in.served.remove(serving.session.log)
     from ..serve.runtime import remove

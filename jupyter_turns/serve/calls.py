@@ -11,8 +11,9 @@ read ("the user declined ..."); where nobody can click (no page, a headless kern
 declined, saying why. Each change a call makes to a cell carries the client's name and the call
 number in its provenance stamp; every step goes to the kernel's undo log.
 
-Everything here runs on the kernel's loop; :meth:`ServeSession.status`, :meth:`interrupt` and
-:meth:`connected` are also called from the server's thread and touch only what is safe there.
+Everything here runs on the kernel's loop; :meth:`ServeSession.status`, :meth:`interrupt`,
+:meth:`connected` and :meth:`busy` are also called from the server's thread and touch only what
+is safe there.
 """
 
 from __future__ import annotations
@@ -177,6 +178,7 @@ class ServeSession:
     sink: Sink
     settings: ExecutionSettings = field(default_factory=ExecutionSettings)
     on_change: Callable[[], None] = lambda: None  # the record has new events: save it
+    cell_running: Callable[[], bool] = lambda: False  # the kernel runs a cell now (any thread)
     cell_id: str | None = None  # the serve cell
     earlier: Sequence[ConversationEvent] = ()  # the record this session continues
     calls: int = 0
@@ -264,6 +266,10 @@ class ServeSession:
 
     def connected(self, client: str) -> None:
         self.clients.setdefault(client, 0)
+
+    def busy(self) -> bool:
+        """Whether a cell runs in the kernel now, which a call would wait behind."""
+        return self.cell_running()
 
     def interrupt(self, call_id: str) -> None:
         """The client cancelled ``call_id``: if its code runs on the main thread now (the

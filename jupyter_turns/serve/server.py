@@ -6,7 +6,9 @@ loop (:class:`Calls`, which runs it there: approvals, the page, the record) and 
 here. So the server answers while a cell runs, a call waits behind a running cell, progress
 notifications keep a waiting client from timing out however long the person takes, and a
 client's ``notifications/cancelled`` reaches a cell's code that blocks the kernel's loop
-(:meth:`Calls.interrupt`: the kernel's own interrupt, as ■ would).
+(:meth:`Calls.interrupt`: the kernel's own interrupt, as ■ would). A read that asks for no
+progress while no cell runs is answered in one JSON body, every other call with an SSE stream
+(:mod:`.answers`).
 
 Only the user gets in (:func:`guarded`): the bearer token (random per server, compared in
 constant time), the ``Host`` and ``Origin`` headers (no DNS rebinding from a web page: only
@@ -37,6 +39,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..model.events import ToolCallResponse, new_id
+from .answers import quick_call, streamable_http_app
 from .calls import Incoming
 from .protocol import call_result, client_label
 
@@ -66,6 +69,11 @@ class Calls(Protocol):
 
     def connected(self, client: str) -> None:
         """A client listed the tools or called one (any thread)."""
+        ...
+
+    def busy(self) -> bool:
+        """Whether a cell runs in the kernel now, which a call would wait behind (read from
+        the server's thread)."""
         ...
 
 
@@ -195,7 +203,13 @@ class McpHost:
         security = TransportSecuritySettings(
             allowed_hosts=hosts, allowed_origins=[f"http://{h}" for h in hosts]
         )
-        app: ASGIApp = server.streamable_http_app(transport_security=security)
+        reads = frozenset(
+            t.name for t in self.tools if t.annotations and t.annotations.read_only_hint
+        )
+        # a read with no progress asked for and no cell to wait behind: one JSON body
+        app: ASGIApp = streamable_http_app(
+            server, security, lambda message: quick_call(message, reads, self.calls.busy)
+        )
         return app
 
     async def _list_tools(

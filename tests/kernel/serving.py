@@ -42,11 +42,14 @@ async def _session(
     use: Callable[[ClientSession], Awaitable[T]],
     client: types.Implementation = CLAUDE,
     headers: dict[str, str] | None = None,
+    on_response: Callable[[Any], Awaitable[None]] | None = None,
 ) -> T:
     sent = dict(headers or {})
     if token is not None:
         sent["Authorization"] = f"Bearer {token}"
     http = create_mcp_http_client(headers=sent)
+    if on_response is not None:
+        http.event_hooks["response"].append(on_response)
     async with (
         http,
         streamable_http_client(url, http_client=http) as (read, write),
@@ -63,10 +66,12 @@ def with_client(
     token: str | None = "",
     client: types.Implementation = CLAUDE,
     headers: dict[str, str] | None = None,
+    on_response: Callable[[Any], Awaitable[None]] | None = None,
 ) -> T:
-    """Connect, initialize, ``use`` the session; blocking (the kernel needs no pumping)."""
+    """Connect, initialize, ``use`` the session; blocking (the kernel needs no pumping).
+    ``on_response``: called with each HTTP response the client gets (an httpx event hook)."""
     chosen = info.token if token == "" else token
-    return asyncio.run(_session(info.url, chosen, use, client, headers))
+    return asyncio.run(_session(info.url, chosen, use, client, headers, on_response))
 
 
 def in_background(

@@ -179,6 +179,55 @@ def test_a_call_waits_behind_a_running_cell_and_the_client_is_told(
     assert progress and progress[0] == BEHIND_A_CELL
 
 
+def test_a_quick_read_is_answered_in_one_body_over_a_kept_connection(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    """A read that asks for no progress, with no cell running, gets one JSON body (the SDK's
+    client then keeps its connection); a call that may ask, one that asks for progress, and
+    one made while a cell runs get the SSE stream, which carries progress (issue 40, B14)."""
+    kernel = serving_kernel
+    kernel.run("rate = 0.5")
+    info = start_serving(kernel, runtime)
+    answers: list[tuple[str, str, int]] = []  # (tool, content type, the client's local port)
+
+    async def noted(response: Any) -> None:
+        body = json.loads(response.request.content or b"null")
+        if isinstance(body, dict) and body.get("method") == "tools/call":
+            stream = response.extensions["network_stream"]
+            port = stream.get_extra_info("client_addr")[1]
+            kind = response.headers["content-type"].split(";")[0]
+            answers.append((body["params"]["name"], kind, port))
+
+    async def use(session: ClientSession) -> list[str]:
+        texts = [text_of(await session.call_tool("inspect", {"name": "rate"})) for _ in range(6)]
+        texts.append(text_of(await session.call_tool("notebook_cells", {})))
+        await session.call_tool("inspect", {"name": "rate"}, progress_callback=_ignored)
+        await session.call_tool("insert_cell", {"index": 0, "source": "1"})  # it may ask
+        return texts
+
+    texts = with_client(info, use, on_response=noted)
+    assert all("0.5" in text for text in texts[:6])
+    quick = answers[:7]
+    assert [kind for _, kind, _ in quick] == ["application/json"] * 7, answers
+    # one connection for them all (the first may still ride the one the session opened on)
+    assert len({port for _, _, port in quick[1:]}) == 1, answers
+    assert [(t, k) for t, k, _ in answers[7:]] == [
+        ("inspect", "text/event-stream"),
+        ("insert_cell", "text/event-stream"),
+    ]
+    answers.clear()
+    busy = kernel.execute("import time\ntime.sleep(3)\nslept = 'yes'")
+    kernel.wait(lambda: busy.busy, 30, "the cell to start")
+    read = with_client(info, call("inspect", {"name": "slept"}), on_response=noted)
+    kernel.wait(lambda: busy.done, 60, "the cell to end")
+    assert "yes" in text_of(read)  # it ran once the cell had ended
+    assert [(t, k) for t, k, _ in answers] == [("inspect", "text/event-stream")]
+
+
+async def _ignored(value: float, total: float | None, message: str | None) -> None:
+    pass
+
+
 def test_the_cell_shows_how_to_connect_and_the_token_goes_nowhere_else(
     tmp_path: Path, runtime: Path
 ) -> None:
