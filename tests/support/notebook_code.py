@@ -4,9 +4,9 @@
 provider's helpers, ``slow(items, pause)`` to stretch a scripted stream, and ``FileGate(name)``,
 which holds a scripted stream where it stands until the test drops a file of that name in the
 kernel's working folder (``lab.path(name)`` in a browser test): a test that needs a turn still
-running while it does something waits on that, not on a stream long enough to outlast it. ``SLOW_TOOL``
-(after SETUP) scripts a turn whose first cycle ends in a tool that never returns, for the
-tests that kill a kernel between cycles.
+running while it does something waits on that, not on a stream long enough to outlast it.
+``SLOW_TOOL`` (after SETUP) scripts a turn whose first cycle ends in a tool that never
+returns, for the tests that kill a kernel between cycles.
 """
 
 from __future__ import annotations
