@@ -27,14 +27,14 @@ from .lab import Lab, browser_context
 
 pytestmark = pytest.mark.browser
 
-# A streamed answer long enough to be seen growing in both pages, then a cell to insert; the
-# user cells below the chat cell are typed into while it streams.
+# A streamed answer, held after its first words until the test drops `typed` (the user cells
+# below the chat cell are typed into while the turn runs), then a cell to insert.
 _SHARED = "() => window.__jt.panel.context.model.collaborative === true"
 _USERNAME = "() => window.jupyterapp.serviceManager.user.identity.username"
 SCRIPT = (
-    "script = [slow(cycle(message('Both pages see this' + ' word' * 120),"
-    " tool_call('insert_cell', {'source': 'total = 1 + 2', 'run': False})), 0.03),"
-    " cycle(message('Inserted.'))]"
+    "turn = cycle(message('Both pages see this' + ' word' * 120),"
+    " tool_call('insert_cell', {'source': 'total = 1 + 2', 'run': False}))\n"
+    "script = [[*turn[:6], FileGate('typed'), *turn[6:]], cycle(message('Inserted.'))]"
 )
 
 
@@ -101,9 +101,10 @@ def test_two_users_follow_one_turn_and_keep_their_edits(lab: Lab, second: Lab) -
     second.page.bring_to_front()
     root_b = widget_of(second, 3, timeout=90)
     expect(root_b.locator(".jt-draft .jt-message")).to_contain_text("Both pages see this word")
-    # both type in their own cell while the answer streams
+    # both type in their own cell while the answer streams (held where it stands)
     _type_at_end(second, 5, "  # from B")
     _type_at_end(lab, 4, "  # from A")
+    lab.path("typed").write_text("")  # the rest of the answer, then the proposal
 
     # the proposal shows in both; the second user answers it, and it closes in the first
     second.page.bring_to_front()

@@ -41,18 +41,24 @@ pytestmark = [pytest.mark.browser, pytest.mark.both_collaboration_modes]
 STREAMING = (
     "script = [slow(cycle(message('The first half of an answer' + ' and more' * 400)), 0.05)]"
 )
-# about 4 s of streaming, then the turn ends by itself
-SHORT = "script = [slow(cycle(message('A short answer' + ' that ends' * 40)), 0.1)]"
+# its first words, then held until the test drops `left` (the page has gone), then the rest:
+# the turn ends by itself while no page is open, however loaded the machine
+SHORT = (
+    "answer = cycle(message('A short answer' + ' that ends' * 40))\n"
+    "script = [[*answer[:3], FileGate('left'), *answer[3:]]]"
+)
 # a call to approve, then about 40 s of streaming unless stopped
 ADD_THEN_STREAM = (
     "script = [cycle(message('Adding.'), tool_call('add', {'a': 2, 'b': 3})),"
     " slow(cycle(message('The sum is 5' + ' and more' * 800)), 0.05)]"
 )
 ANSWER = "The sum is 5" + " and more" * 800
-# a call to approve, then about 8 s of streaming to the answer's end
+# a call to approve, then the answer, held before its first words until the test drops
+# `approved` and after about 100 characters until it drops `grown`, then on to its end
 ADD_THEN_END = (
+    "answer = cycle(message('The sum is 5' + ' and then' * 150 + ' THE END.'))\n"
     "script = [cycle(message('Adding.'), tool_call('add', {'a': 2, 'b': 3})),"
-    " slow(cycle(message('The sum is 5' + ' and then' * 150 + ' THE END.')), 0.05)]"
+    " [FileGate('approved'), *answer[:24], FileGate('grown'), *answer[24:]]]"
 )
 CHAT_PROMPT = "[4]:"  # the chat cell runs fourth: after LOAD, SETUP and the script
 
@@ -74,9 +80,12 @@ _WATCH_RECORDS = f"""(index) => {{
 }}"""
 
 
-def _grows(lab: Lab, index: int, by: int = 40) -> None:
-    """Wait until the running turn's answer in cell ``index`` grows by ``by`` characters."""
+def _grows(lab: Lab, index: int, by: int = 40, *, opening: str = "") -> None:
+    """Wait until the running turn's answer in cell ``index`` grows by ``by`` characters;
+    ``opening``: the FileGate the answer waits at, opened once its length is read."""
     before: int = lab.page.evaluate(_LIVE_LENGTH, index)
+    if opening:
+        lab.path(opening).write_text("")
     grown = f"(i) => ({_LIVE_LENGTH})(i) > {before + by}"
     lab.page.wait_for_function(grown, arg=index, polling=100, timeout=30_000)
 
@@ -124,6 +133,7 @@ def test_a_turn_that_ends_while_no_page_is_open_reaches_the_notebook(lab: Lab) -
     root = start_chat(lab, 3)
     expect(root.locator(".jt-draft .jt-message")).to_contain_text("A short answer")
     lab.leave()  # the tab closes; the kernel runs the turn to its end
+    lab.path("left").write_text("")  # the answer goes on, with no page to show it
     deadline = time.monotonic() + 60
     while lab.server.sessions(lab.folder + "/")[0]["kernel"]["execution_state"] != "idle":
         assert time.monotonic() < deadline, "the turn did not end in the kernel"
@@ -225,10 +235,11 @@ def test_a_second_tab_follows_a_turn_to_its_end_after_the_first_reloads(
         lab.reload("ends.ipynb")  # the page that ran the cell goes: no page ran it now
         expect(lab.prompt(3)).to_have_text("[*]:")
         follows.get_by_role("button", name="Approve", exact=True).click()
-        _grows(second, 3)  # the second tab sees the answer grow
+        _grows(second, 3, opening="approved")  # the second tab sees the answer grow
+        lab.path("grown").write_text("")  # the rest of the answer, to its end
         for each in (lab, second):  # and both show its end, as the kernel has it
             saved = each.cell_output(3).locator(".jt-root.jt-saved")
-            end = saved.locator(".jt-message").last  # about 8 s of answer, slower under load
+            end = saved.locator(".jt-message").last
             expect(end).to_contain_text("and then THE END.", timeout=90_000)
             expect(saved.locator(".jt-chip-approved")).to_have_text(
                 f"approved by {second.user_name()}"

@@ -53,9 +53,11 @@ def _kernel_status(lab: Lab) -> Locator:
 
 
 def test_the_status_bar_reads_busy_until_the_turn_ends(lab: Lab) -> None:
+    # the answer is held after its sixth word until the test drops `seen`
     script = (
+        f"answer = cycle(message({WORDS!r}))\n"
         "script = [cycle(message('Let me add them.'), tool_call('add', {'a': 2, 'b': 3})),"
-        f" slow(cycle(message({WORDS!r})), 0.1)]"
+        " [*answer[:6], FileGate('seen'), *answer[6:]]]"
     )
     lab.write_notebook("status.ipynb", [LOAD, SETUP, script, chat_cell("Add 2 and 3")])
     lab.open("status.ipynb")  # a new kernel: no comm target has a subshell yet
@@ -79,6 +81,7 @@ def test_the_status_bar_reads_busy_until_the_turn_ends(lab: Lab) -> None:
     expect(status).to_have_text(BUSY)
     expect(lab.prompt(3)).to_have_text("[*]:")
 
+    lab.path("seen").write_text("")  # the rest of the answer
     lab.wait_cell_idle(3, timeout=60)
     expect(root.locator(".jt-message").last).to_contain_text("w39")
     expect(status).to_have_text(IDLE)
