@@ -160,7 +160,12 @@ class MetadataWriter:
 
     def _closer(self, comm: Any) -> Callable[[Any], None]:
         """``comm``'s close callback: only the comm in use says nothing will answer."""
-        return lambda message=None: self._on_close(message) if comm is self._comm else None
+
+        def closed(message: Any = None) -> None:
+            if comm is self._comm:
+                self._on_close(message)
+
+        return closed
 
     def _on_close(self, _message: Any = None) -> None:
         """The page closed the comm (no extension there, or the page went): nothing will
