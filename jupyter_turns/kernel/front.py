@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CellFront",
     "has_frontend",
+    "keep_live",
     "metadata_writer",
     "notebook_state",
     "page_opened",
@@ -49,6 +50,8 @@ __all__ = [
 
 _metadata_writer: MetadataWriter | None = None
 _running: dict[str, CellFront] = {}  # cell id -> the front of the turn it runs now
+# cell id -> a widget live in a cell that runs no turn (the %chat serve session's cards)
+_kept_live: dict[str, ChatWidget] = {}
 
 
 def metadata_writer() -> MetadataWriter:
@@ -74,8 +77,26 @@ def page_opened(session: Session) -> list[str]:
     for cell_id, front in running:
         writer.show_live(cell_id, front.widget.model_id)
         front.tell_pages(running=True)
+    kept = list(_kept_live.items())
+    for cell_id, widget in kept:  # live too, though its cell ran to its end
+        writer.show_live(cell_id, widget.model_id)
     send_held_records(session)
-    return [cell_id for cell_id, _ in running]
+    return [cell_id for cell_id, _ in [*running, *kept]]
+
+
+def keep_live(cell_id: str | None, widget: ChatWidget | None) -> None:
+    """Cell ``cell_id`` shows ``widget`` live though no turn runs in it (``%chat serve``: the
+    session's cards outlive the cell's run), until ``widget`` is None: every page draws it
+    (the kernel vouches for it now), and a page opened meanwhile is sent it and keeps it, as
+    a running turn's (:func:`page_opened`), instead of showing the live record the cell's
+    metadata holds as a turn that did not finish."""
+    if not cell_id:
+        return
+    if widget is None:
+        _kept_live.pop(cell_id, None)
+        return
+    metadata_writer().trust_live(cell_id, widget.model_id)
+    _kept_live[cell_id] = widget
 
 
 def send_held_records(session: Session) -> int:

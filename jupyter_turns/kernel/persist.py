@@ -101,6 +101,7 @@ class MetadataWriter:
     def __init__(self, open_comm: Callable[[], Any] | None = None) -> None:
         self._open_comm = open_comm or _default_comm
         self._comm: Any = None
+        self._retired: Any = None  # the comm before the last reopen: closed at the next one
         self.sent = 0
         self.pages_opened = 0  # how many times a page opened the notebook (:meth:`reopen`)
         self._waiting: dict[str, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
@@ -115,7 +116,7 @@ class MetadataWriter:
                     listen(self._on_msg)
                 closed = getattr(self._comm, "on_close", None)
                 if callable(closed):  # a page without the extension closes it at once
-                    closed(self._on_close)
+                    closed(self._closer(self._comm))
             if self._comm is not None:
                 self._comm.send(message)
                 self.sent += 1
@@ -157,6 +158,15 @@ class MetadataWriter:
             return  # an ``{ok}`` answer to a metadata write: nothing waits for it
         loop.call_soon_threadsafe(_resolve, future, data)
 
+    def _closer(self, comm: Any) -> Callable[[Any], None]:
+        """``comm``'s close callback: only the comm in use says nothing will answer."""
+
+        def closed(message: Any = None) -> None:
+            if comm is self._comm:
+                self._on_close(message)
+
+        return closed
+
     def _on_close(self, _message: Any = None) -> None:
         """The page closed the comm (no extension there, or the page went): nothing will
         answer, so every waiting :meth:`ask` gets ``None`` now; the next write opens anew."""
@@ -186,15 +196,20 @@ class MetadataWriter:
 
     def reopen(self) -> None:
         """A page opened the notebook (a reload, a second tab, a reconnect): it never got this
-        comm's ``comm_open``, so it drops what is sent on it. Close it; the next send opens a
-        new one, which every page then open registers. An :meth:`ask` still waiting gets
-        ``None`` (its answer would come on the closed comm)."""
+        comm's ``comm_open``, so it drops what is sent on it. The next send opens a new one,
+        which every page then open registers. The old one is closed only at the next reopen:
+        JupyterLab runs a comm target's comms on one kernel subshell per page, deletes it when
+        the page's last comm of the target closes, and a comm opened right after joins the
+        subshell being deleted (each later answer of that page then goes nowhere: the kernel
+        logs "Unknown subshell_id"). So a page that held a comm always holds one. An
+        :meth:`ask` still waiting gets its answer on the old comm."""
         self.pages_opened += 1
-        comm, self._comm = self._comm, None
-        if comm is not None:
+        if self._comm is None:  # none opened since: the pages' last one stays
+            return
+        stale, self._retired, self._comm = self._retired, self._comm, None
+        if stale is not None:
             with contextlib.suppress(Exception):
-                comm.close()
-            self._on_close()
+                stale.close()
 
     def trust_live(self, cell_id: str, model_id: str) -> None:
         """The kernel vouches for the running turn's widget (model ``model_id``) about to show

@@ -32,7 +32,7 @@ from ..record.notebook import find_notebook, session_paths
 from ..redaction import remember
 from ..text import plural
 from ..tools.executor import ExecutionSettings
-from .front import has_frontend, metadata_writer, notebook_state
+from .front import has_frontend, keep_live, metadata_writer, notebook_state
 from .persist import MetadataWriter, Recorder
 from .threads import namespace_tools
 
@@ -183,6 +183,7 @@ async def _start(session: Session, settings: CellSettings, tools: str, extra: se
     widget.handle("interrupt_request", _on_stop)
     widget.status = {"state": "serving", "retry": None}
     if has_frontend(session.namespace):
+        keep_live(session.cell_id, widget)  # every page draws it, also one opened later
         recorder.show(widget)
     recorder.save(lambda: _record_of(serving, live=True))
 
@@ -244,6 +245,7 @@ def _stop() -> str:
     from ..serve.runtime import remove
 
     remove(serving.runtime_file)
+    keep_live(serving.recorder.cell_id, None)
     serving.recorder.finish(_record_of(serving, live=False))
     serving.widget.prompts = []
     serving.widget.close()

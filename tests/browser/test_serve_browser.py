@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from mcp import ClientSession
-from playwright.sync_api import expect
+from playwright.sync_api import Browser, Locator, expect
 
 from jupyter_turns.serve.runtime import RuntimeInfo, find
 from tests.kernel.serving import in_background, text_of
@@ -30,11 +30,12 @@ from .chat import (
     RECORD_MIME,
     cell_source,
     open_page,
+    reload_page,
     run_setup,
     tool_card,
     wait_widget,
 )
-from .lab import Lab
+from .lab import Lab, browser_context
 
 pytestmark = pytest.mark.browser
 
@@ -57,6 +58,11 @@ def _served(lab: Lab, name: str, timeout: float = 60) -> RuntimeInfo:
 async def _edit(session: ClientSession) -> Any:
     await session.call_tool("notebook_cells", {})
     return await session.call_tool("edit_cell", {"index": 2, "source": "rate = 0.5"})
+
+
+async def _edit_again(session: ClientSession) -> Any:
+    await session.call_tool("notebook_cells", {})
+    return await session.call_tool("edit_cell", {"index": 2, "source": "rate = 0.9"})
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -93,6 +99,85 @@ def test_an_agents_edit_is_a_diff_card_approved_in_the_page_and_undone(lab: Lab,
     expect(card.locator(".jt-undo")).to_contain_text("restored the edited cell's earlier text")
     expect(editor).to_have_text("notes = 'draft'  # mine")  # the user's typing is kept
     assert lab.unexpected_page_errors() == []
+
+
+def _live(lab: Lab, index: int) -> Locator:
+    """The live chat view of cell ``index`` (not a saved record), once it rendered."""
+    root = lab.cell_output(index).locator(".jt-root:not(.jt-saved)")
+    expect(root).to_have_count(1)
+    return root
+
+
+def _approve_in(pages: tuple[Lab, ...], by: Lab, source: str) -> None:
+    """The waiting edit's card shows in every page; ``by`` applies it; every page then sees
+    the edited cell and the card answered."""
+    for each in pages:
+        each.page.bring_to_front()
+        card = tool_card(_live(each, 1), "edit_cell").last
+        expect(card.locator(".jt-prompt-title")).to_have_text("Edit the 3rd cell?")
+        expect(card.locator(".jt-diff-add")).to_have_text(f"+{source}")
+    by.page.bring_to_front()
+    tool_card(_live(by, 1), "edit_cell").last.get_by_role("button", name="Apply edit").click()
+    for each in pages:
+        each.page.bring_to_front()
+        expect(cell_source(each, 2)).to_have_text(source)
+        expect(_live(each, 1).locator(".jt-prompt")).to_have_count(0)
+
+
+@pytest.mark.both_collaboration_modes
+def test_a_second_page_and_a_reloaded_one_follow_the_serve_session_to_its_record(
+    lab: Lab, browser: Browser
+) -> None:
+    lab.write_notebook("two.ipynb", [LOAD, "%chat serve", "rate = 0.1", "%chat serve stop"])
+    lab.open("two.ipynb")
+    run_setup(lab, 2)
+    wait_widget(lab, 1)
+    info = _served(lab, "two.ipynb")
+    lab.save()  # the file holds the serve cell's widget and its live record
+    with browser_context(browser) as tab:  # a second window, opened while the server runs
+        second = Lab(lab.server, tab, lab.folder)
+        try:
+            reload_page(second, "notebook7", "two.ipynb")
+            wait_widget(second, 1)
+            _live(second, 1)  # not the live record, as a turn that did not finish
+            edited = in_background(info, _edit)
+            _approve_in((lab, second), second, "rate = 0.5")  # answered in the second page
+            result = edited.result(timeout=60)
+            assert not result.is_error, text_of(result)
+            lab.save()  # without collaboration each page has its copy: the reload reads this
+            lab.reload("two.ipynb")  # the page that ran %chat serve is loaded again
+            wait_widget(lab, 1)
+            asker = tool_card(_live(lab, 1), "edit_cell").locator(".jt-tool-asker")
+            expect(asker).to_have_text("Claude Code · call 2")  # the calls so far
+            edited = in_background(info, _edit_again)
+            _approve_in((lab, second), lab, "rate = 0.9")  # answered in the reloaded page
+            result = edited.result(timeout=60)
+            assert not result.is_error, text_of(result)
+            expect(lab.run_cell(3)).to_contain_text("The MCP server stopped after 4 calls.")
+            for each in (lab, second):  # both end with the same record, as the kernel has it
+                each.page.bring_to_front()
+                saved = each.cell_output(1).locator(".jt-root.jt-saved")
+                expect(saved).to_have_count(1)
+                expect(tool_card(saved, "edit_cell")).to_have_count(2)
+                expect(tool_card(saved, "notebook_cells")).to_have_count(2)
+                expect(each.cell_output(1).locator(".jt-root:not(.jt-saved)")).to_have_count(0)
+                assert "did not finish" not in each.cell(1).inner_text()
+            assert lab.unexpected_page_errors() == [] and second.unexpected_page_errors() == []
+        finally:
+            second.close()
+    lab.page.bring_to_front()
+    lab.save()
+    saved_file = lab.read_notebook("two.ipynb")
+    (record,) = [  # the serve record, once in the file, finished
+        o["data"][RECORD_MIME]
+        for cell in saved_file.cells
+        for o in cell.get("outputs", [])
+        if RECORD_MIME in o.get("data", {})
+    ]
+    assert record.get("live") is not True and record["serve"]["calls"] == 4, record["serve"]
+    ids = [e["id"] for e in record["events"]]
+    assert len(ids) == len(set(ids)) == 8, record["events"]  # each call's request and response
+    assert saved_file.cells[2].source == "rate = 0.9"
 
 
 def _claude() -> Path:

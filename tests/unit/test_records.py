@@ -158,14 +158,17 @@ def test_a_page_opened_during_the_turn_gets_the_final_record_too() -> None:
 
 
 def test_a_page_opened_since_gets_a_fresh_comm() -> None:
-    """A reloaded page never got the comm's open: the writer closes it and opens a new one."""
-    opened: list[list[Any]] = []
+    """A reloaded page never got the comm's open: the writer opens a new one, and closes the
+    old one only at the next reopen (a page that held a comm of the target always holds one:
+    JupyterLab deletes the target's subshell with a page's last comm of it)."""
+    opened: list[Any] = []
 
     class _Comm:
         def __init__(self) -> None:
             self.sent: list[Any] = []
             self.closed = False
-            opened.append(self.sent)
+            self.on_closed: Any = None
+            opened.append(self)
 
         def send(self, message: Any) -> None:
             self.sent.append(message)
@@ -173,13 +176,21 @@ def test_a_page_opened_since_gets_a_fresh_comm() -> None:
         def close(self) -> None:
             self.closed = True
 
+        def on_close(self, callback: Any) -> None:
+            self.on_closed = callback
+
     writer = MetadataWriter(_Comm)
     writer.cell("c", {"events": []})
     writer.reopen()
-    writer.reopen()  # nothing open: nothing to close
     writer.show_live("c", "model-1")
-    assert len(opened) == 2 and [len(sent) for sent in opened] == [1, 1]
-    assert opened[1][0]["request"] == "show_live" and opened[1][0]["model_id"] == "model-1"
+    assert [len(c.sent) for c in opened] == [1, 1] and not opened[0].closed
+    shown = opened[1].sent[0]
+    assert shown["request"] == "show_live" and shown["model_id"] == "model-1"
+    opened[0].on_closed()  # a page closing the old one leaves the one in use alone
+    writer.reopen()
+    writer.reopen()  # nothing opened since: the pages' last comm stays open
+    writer.cell("c", {"events": []})
+    assert [c.closed for c in opened] == [True, False, False] and len(opened[2].sent) == 1
 
 
 def test_with_a_page_new_text_alone_is_left_to_the_page() -> None:
