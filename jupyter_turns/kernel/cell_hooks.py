@@ -9,6 +9,8 @@
 * :func:`check_ipykernel`: refuse kernels that cannot deliver clicks while a cell runs;
 * :func:`keep_cell_parents`: a comm message handled while a cell runs no longer hands the next
   cell the previous cell's parent (ipykernel 7.4), which left that cell ``[*]`` for good;
+* :func:`comms_outlive_subshells`: a comm message addressed to a subshell that is gone is
+  handled on the main shell instead of being dropped;
 * :func:`quiet_subshell_teardown`: the asyncio noise of a subshell deleted with messages still
   queued (JupyterLab deletes a comm target's subshell when its last comm closes) no longer lands
   in the running cell's output.
@@ -35,6 +37,7 @@ __all__ = [
     "await_chat_cells",
     "chat_help_as_output",
     "check_ipykernel",
+    "comms_outlive_subshells",
     "keep_cell_parents",
     "quiet_subshell_teardown",
     "sigint_menu",
@@ -156,8 +159,9 @@ def keep_cell_parents(kernel: Any) -> None:
     kernel.set_parent = set_parent
 
 
-# what ipykernel's shell wraps each incoming message in (utils._async_in_context)
-_SHELL_TASK = "_async_in_context.<locals>.run_in_context"
+# ipykernel's task for each incoming shell message (utils._async_in_context) and the coroutine
+# it runs (Kernel.shell_main): what a deleted subshell's loop drops
+_SHELL_TASKS = ("_async_in_context.<locals>.run_in_context", "Kernel.shell_main")
 
 
 class _SubshellTeardown(logging.Filter):
@@ -166,7 +170,7 @@ class _SubshellTeardown(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()
         if message.startswith("Task was destroyed but it is pending!"):
-            return _SHELL_TASK not in message
+            return not any(f"coro=<{task}()" in message for task in _SHELL_TASKS)
         if message.startswith("Task exception was never retrieved") and record.exc_info:
             return record.exc_info[0] is None or record.exc_info[0].__name__ != (
                 "UnknownSubshellError"
@@ -179,19 +183,63 @@ def quiet_subshell_teardown() -> None:
 
     Why. JupyterLab and Notebook 7 run comms over a kernel subshell per comm target and delete
     that subshell when the target's last comm closes — here, each time a chat cell's record
-    replaces its widget. A message still queued for the subshell (the page's last word to the
-    closed widget) is dropped with its loop, and asyncio reports it on stderr: "Task was
-    destroyed but it is pending!", "coroutine '_async_in_context.<locals>.run_in_context' was
-    never awaited", or an ``UnknownSubshellError`` never retrieved. That text landed in the
-    chat cell running at the time (seen on Run All after Restart Kernel in Notebook 7). Nothing
-    is lost: the comm it was for is closed. Only these reports, about ipykernel's own shell
-    tasks, are dropped; every other asyncio report still shows. Installed once.
+    replaces its widget. A message still queued for the subshell (mostly the page's last word
+    to the closed widget) is dropped with its loop, and asyncio reports it on stderr: "Task was
+    destroyed but it is pending!", "coroutine '_async_in_context.<locals>.run_in_context' (or
+    'Kernel.shell_main') was never awaited", or an ``UnknownSubshellError`` never retrieved.
+    That text landed in the chat cell running at the time (seen on Run All after Restart
+    Kernel in Notebook 7). A message sent after the deletion is handled on the main shell
+    (:func:`comms_outlive_subshells`). Only these reports, about ipykernel's own shell tasks,
+    are dropped; every other asyncio report still shows. Installed once.
     """
     logger = logging.getLogger("asyncio")
     if not any(isinstance(f, _SubshellTeardown) for f in logger.filters):
         logger.addFilter(_SubshellTeardown())
-    warnings.filterwarnings(
-        "ignore",
-        message=re.escape(f"coroutine '{_SHELL_TASK}' was never awaited"),
-        category=RuntimeWarning,
-    )
+    for task in _SHELL_TASKS:
+        warnings.filterwarnings(
+            "ignore",
+            message=re.escape(f"coroutine '{task}' was never awaited"),
+            category=RuntimeWarning,
+        )
+
+
+_COMM_MESSAGES = frozenset({"comm_msg", "comm_close"})
+
+
+def comms_outlive_subshells(kernel: Any) -> None:
+    """Hand a comm message for a subshell that no longer exists to the main shell.
+
+    Why. JupyterLab and Notebook 7 send a comm's messages over a subshell shared by the comms
+    of its target, and delete the subshell when the target's count of comms drops to zero —
+    also when a comm of that target opened meanwhile and already sends on it (a page joining
+    or reloading, comms opened and closed in a burst). ipykernel answers every message for an
+    unknown subshell with an error and drops it, so a click, a cell the page read for the
+    kernel, or an edit's answer was lost ("Unknown subshell_id" in the kernel's log), and the
+    turn or the agent's call behind it waited in vain.
+
+    How. ``_send_unknown_subshell_reply`` is wrapped on the kernel instance: a ``comm_msg`` or
+    ``comm_close`` goes to the main shell, which handles comm messages while an awaited cell
+    runs (ipykernel >= 7.4) and accepts them whatever subshell their header names; every other
+    request still gets ipykernel's error reply. The message is signed again with the kernel's
+    own session. Installed once; a kernel without these parts is left alone.
+    """
+    original = getattr(kernel, "_send_unknown_subshell_reply", None)
+    channel = getattr(kernel, "shell_channel_thread", None)
+    session = getattr(kernel, "session", None)
+    if not callable(original) or channel is None or session is None:
+        return
+    if getattr(original, "_reroutes_comms", False):
+        return
+
+    def reroute(idents: Any, msg: dict[str, Any], err: Exception) -> None:
+        if msg.get("header", {}).get("msg_type") not in _COMM_MESSAGES:
+            original(idents, msg, err)
+            return
+        content = msg["content"]
+        relayed = {**msg, "content": getattr(content, "bytes", content)}
+        frames = session.serialize(relayed, ident=idents)
+        frames += [getattr(b, "bytes", b) for b in msg.get("buffers") or []]
+        channel.manager.get_shell_channel_to_subshell_socket(None).send_multipart(frames)
+
+    reroute._reroutes_comms = True  # type: ignore[attr-defined]
+    kernel._send_unknown_subshell_reply = reroute

@@ -36,6 +36,7 @@ from .cell_hooks import (
     await_chat_cells,
     chat_help_as_output,
     check_ipykernel,
+    comms_outlive_subshells,
     keep_cell_parents,
     quiet_subshell_teardown,
     sigint_menu,
@@ -689,6 +690,7 @@ def load_ipython_extension(ipython: Any) -> None:
     ipython.register_magics(ChatMagics)
     if getattr(ipython, "kernel", None) is not None:
         keep_cell_parents(ipython.kernel)
+        comms_outlive_subshells(ipython.kernel)
         quiet_subshell_teardown()
         from ..editing.control import register_control  # the page's Undo buttons reach the kernel
 

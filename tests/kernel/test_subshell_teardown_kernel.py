@@ -20,7 +20,7 @@ import uuid
 
 import pytest
 
-from .kernel import KernelDriver
+from .kernel import Cell, KernelDriver
 
 pytestmark = pytest.mark.kernel
 
@@ -82,3 +82,50 @@ def test_a_deleted_subshell_leaves_no_asyncio_reports_in_the_cells() -> None:
     finally:
         kernel.close()
     assert not any(report in quiet for report in REPORTS), quiet
+
+
+RECORDING_TARGET = """
+received = []
+def _open(comm, msg):
+    @comm.on_msg
+    def _(m):
+        received.append(m['content']['data'])
+get_ipython().kernel.comm_manager.register_target('recording', _open)
+"""
+
+
+def _sent_after_its_subshell_went(kernel: KernelDriver) -> str:
+    """Open a comm, send on a subshell that was deleted (as a page does when JupyterLab
+    deletes a comm target's subshell while a new comm of that target already uses it); what
+    the comm's handler received."""
+    kernel.run(RECORDING_TARGET)
+    comm_id = uuid.uuid4().hex
+    opening = {"comm_id": comm_id, "target_name": "recording", "data": {}}
+    kernel.kc.shell_channel.send(kernel.kc.session.msg("comm_open", opening))
+    subshell = _control(kernel, "create_subshell_request", {})["subshell_id"]
+    assert _control(kernel, "delete_subshell_request", {"subshell_id": subshell})["status"] == "ok"
+    message = kernel.kc.session.msg("comm_msg", {"comm_id": comm_id, "data": {"click": 1}})
+    message["header"]["subshell_id"] = subshell
+    kernel.kc.shell_channel.send(message)
+    sent = kernel.cells[message["header"]["msg_id"]] = Cell(message["header"]["msg_id"])
+    # its idle: ipykernel handled it, or refused it with an error reply
+    kernel.wait(lambda: sent.done, 30, "the comm message's idle")
+    seen = kernel.run("print(received)")
+    return seen.stdout()
+
+
+def test_a_comm_message_for_a_deleted_subshell_reaches_its_comm() -> None:
+    control = KernelDriver()
+    try:
+        dropped = _sent_after_its_subshell_went(control)
+    finally:
+        control.close()
+    assert dropped.strip() == "[]", "without the extension, ipykernel drops it: " + dropped
+
+    kernel = KernelDriver()
+    try:
+        kernel.run("%load_ext jupyter_turns")
+        delivered = _sent_after_its_subshell_went(kernel)
+    finally:
+        kernel.close()
+    assert delivered.strip() == "[{'click': 1}]", delivered
