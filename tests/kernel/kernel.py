@@ -225,7 +225,7 @@ class KernelDriver:
     def run(self, code: str, timeout: float = 60.0, cell_id: str | None = None) -> Cell:
         cell = self.execute(code, cell_id)
         self.wait(lambda: cell.done, timeout, f"cell {code[:40]!r} to finish")
-        self.wait(lambda: cell.reply is not None, 5, "execute_reply")
+        self.wait(lambda: cell.reply is not None, 30, "execute_reply")
         return cell
 
     def chat_widget(self) -> Widget:

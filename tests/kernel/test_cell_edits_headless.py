@@ -7,10 +7,8 @@ from pathlib import Path
 
 from nbformat.v4 import new_code_cell, new_notebook
 
-from tests.support.kernels import execute_notebook
+from tests.support.kernels import cell_record, execute_notebook
 from tests.support.notebook_code import SETUP
-
-from .kernel import RECORD_MIME
 
 SCRIPT = (
     "script = [cycle(tool_call('insert_cell', {'source': 'total = 42', 'run': True}),"
@@ -29,7 +27,7 @@ def test_a_headless_run_never_inserts_and_keeps_the_proposal(tmp_path: Path) -> 
     execute_notebook(notebook, cwd=tmp_path)
     assert len(notebook.cells) == len(cells)  # nothing was inserted
     assert notebook.cells[-1].outputs[0]["text"] == "False\n"  # nor run
-    record = notebook.cells[3].outputs[0]["data"][RECORD_MIME]
+    record = cell_record(notebook.cells[3])
     request = next(e for e in record["events"] if e["kind"] == "tool_call_request")
     assert request["arguments"] == {"source": "total = 42", "run": True}  # the proposal, saved
     responses = [e for e in record["events"] if e["kind"] == "tool_call_response"]

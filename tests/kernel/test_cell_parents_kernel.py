@@ -21,7 +21,11 @@ from .kernel import Cell, KernelDriver
 
 pytestmark = pytest.mark.kernel
 
-FIRST = "import asyncio\nawait asyncio.sleep(0.2)"
+# the first cell ends only once it heard 20 of the test's comm messages (handled while it
+# awaits), however slow a loaded machine makes the test's sending: messages go before its end
+FIRST = (
+    "import asyncio\nstart = heard[0]\nwhile heard[0] < start + 20:\n    await asyncio.sleep(0.005)"
+)
 NEXT = "for _ in range(20):\n    await asyncio.sleep(0.002)\nprint('next')"
 ROUNDS = 5
 AFTER = 200  # comm messages sent after the first cell ended, each round
@@ -69,7 +73,10 @@ def _round(kernel: KernelDriver, comm_id: str, number: int) -> None:
 def test_a_queued_cell_ends_under_its_own_request_while_comm_messages_arrive(
     kernel: KernelDriver,
 ) -> None:
-    kernel.run("from comm import create_comm\nprobe = create_comm(target_name='probe')")
+    kernel.run(
+        "from comm import create_comm\nprobe = create_comm(target_name='probe')\n"
+        "heard = [0]\nprobe.on_msg(lambda _: heard.__setitem__(0, heard[0] + 1))"
+    )
     comm_id = kernel.wait(lambda: next(iter(kernel.widgets), None), 30, "the probe comm")
     for number in range(ROUNDS):
         _round(kernel, comm_id, number)

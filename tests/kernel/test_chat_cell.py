@@ -34,7 +34,7 @@ def test_a_chat_turn_streams_into_the_widget(kernel: KernelDriver) -> None:
     )
     cell = kernel.execute("%%chat --provider scripted --script script\nTell me something")
     widget = ready_chat(kernel)  # a view renders while the model thinks
-    kernel.wait(lambda: cell.done, 30, "the turn to end")
+    kernel.wait(lambda: cell.done and cell.reply is not None, 30, "the turn to end")
     assert cell.reply is not None and cell.reply["status"] == "ok"
     deltas = [m for m in widget.custom if m["type"] == "delta"]
     assert len(deltas) >= 2  # it arrived in pieces, not at once
@@ -184,7 +184,7 @@ def test_kernel_interrupt_opens_the_menu_and_stop_keeps_the_partial_text(
     menu = kernel.wait(lambda: kernel.prompt(widget, "interrupt"), 30, "the interrupt menu")
     assert menu["context"] == "streaming"
     kernel.send_custom(widget, {"type": "interrupt", "prompt_id": menu["id"], "action": "stop"})
-    kernel.wait(lambda: cell.done, 30, "the turn to end")
+    kernel.wait(lambda: cell.done and cell.reply is not None, 30, "the turn to end")
     assert cell.reply is not None and cell.reply["status"] == "ok"
     events = cell.records()[-1]["events"]  # the record that replaced the widget
     message = next(e for e in events if e["kind"] == "message")

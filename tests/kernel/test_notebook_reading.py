@@ -22,9 +22,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from jupyter_turns.model.content import DATA_RULE
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
-from tests.support.kernels import execute_notebook
-
-from .kernel import RECORD_MIME
+from tests.support.kernels import cell_record, execute_notebook
 
 pytestmark = pytest.mark.kernel
 
@@ -116,7 +114,7 @@ def test_the_model_reads_cells_errors_variables_and_figures_from_kernel_history(
     assert INJECTION in sent and INJECTION not in outside
 
     # the record saved in the chat cell keeps the image, once, for the transcript to show
-    record = notebook.cells[-1].outputs[0]["data"][RECORD_MIME]
+    record = cell_record(notebook.cells[-1])
     responses = [e for e in record["events"] if e["kind"] == "tool_call_response"]
     saved_images = [image for e in responses for image in e.get("images", [])]
     assert [i["data"] for i in saved_images] == [images[0]["source"]["data"]]

@@ -15,10 +15,10 @@ from nbformat.v4 import new_code_cell, new_notebook
 from jupyter_turns.record.notebook import export_markdown, load, load_threads
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
-from tests.support.kernels import execute_notebook
+from tests.support.kernels import cell_record, execute_notebook
 from tests.support.notebook_code import SETUP, SLOW_TOOL
 
-from .kernel import RECORD_MIME, KernelDriver, notebook_from
+from .kernel import KernelDriver, notebook_from
 
 pytestmark = pytest.mark.kernel
 
@@ -147,7 +147,7 @@ def test_nbclient_run_saves_records_that_load_back(tmp_path: Path) -> None:
     chat_cells = [cell for cell in notebook.cells if cell.source.startswith("%%chat")]
     # one output per chat cell: the live record, replaced in place by the final record
     assert [len(cell.outputs) for cell in chat_cells] == [1, 1]
-    records = [cell.outputs[0]["data"][RECORD_MIME] for cell in chat_cells]
+    records = [cell_record(cell) for cell in chat_cells]
     assert not any("live" in record for record in records)
     assert [[e["kind"] for e in r["events"]] for r in records] == [
         ["chat_request", "reasoning", "tool_call_request", "tool_call_response", "message"],

@@ -30,7 +30,7 @@ from tests.support.anthropic_server import AnthropicTestServer
 from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
 from tests.support.cloud_credentials import GOOGLE_PROJECT, GOOGLE_REGION, aws_env, google_env
 from tests.support.cloud_replies import bedrock_frames, bedrock_stream, sse_data, vertex_path
-from tests.support.kernels import execute_notebook
+from tests.support.kernels import cell_record, execute_notebook
 from tests.support.openai_chat_replies import chat_reply, chunk_body, chunk_data, recording
 from tests.support.openai_sse import (
     Reasoning,
@@ -40,7 +40,7 @@ from tests.support.openai_sse import (
     responses_body,
 )
 
-from .kernel import RECORD_MIME, Cell, KernelDriver, notebook_from
+from .kernel import Cell, KernelDriver, notebook_from
 from .test_persistence import SECRET_PATTERNS
 
 pytestmark = pytest.mark.kernel
@@ -539,7 +539,7 @@ def _nbclient(notebook: Any, cwd: Path, env: dict[str, str]) -> Any:
 
 
 def _messages(notebook: Any) -> list[str]:
-    record = notebook.cells[2].outputs[0]["data"][RECORD_MIME]
+    record = cell_record(notebook.cells[2])
     return [e["content"] for e in record["events"] if e["kind"] == "message"]
 
 
@@ -559,7 +559,7 @@ def test_a_recorded_openai_turn_replays_offline_with_its_tool(tmp_path: Path) ->
         offline = {"JUPYTER_TURNS_REPLAY": "auto", "OPENAI_BASE_URL": f"{nowhere.url}/v1"}
         again = _nbclient(nbformat.read(path, as_version=4), tmp_path, offline)
         assert nowhere.requests == []
-    record = again.cells[2].outputs[0]["data"][RECORD_MIME]
+    record = cell_record(again.cells[2])
     assert record["turn"]["replayed_from"] == "recorded.ipynb"
     assert _messages(again) == _messages(live) and _messages(live)
     assert _messages(live)[-1] == _responses_text(exchanges[-1].body)
@@ -569,7 +569,7 @@ def test_a_recorded_openai_turn_replays_offline_with_its_tool(tmp_path: Path) ->
     assert again.cells[3].outputs == live.cells[3].outputs
     assert again.cells[3].outputs[0]["text"].startswith("[")
     assert again.cells[3].outputs[0]["text"] != "[]\n"
-    live_record = live.cells[2].outputs[0]["data"][RECORD_MIME]
+    live_record = cell_record(live.cells[2])
     named = _answered(live_record["turn"]["cycles"])
     assert named == [("openai", "gpt-5-mini-2025-08-07")] * 2
     # the replay played them (the turn says where from) and still names who answered live

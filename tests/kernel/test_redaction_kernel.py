@@ -33,9 +33,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
 from tests.support.fake_secrets import ALNUM, fake_key_in_use, fake_tokens, random_chars
-from tests.support.kernels import execute_notebook
-
-from .kernel import RECORD_MIME
+from tests.support.kernels import cell_record, execute_notebook
 
 pytestmark = pytest.mark.kernel
 
@@ -177,7 +175,7 @@ def test_no_secret_in_notebook_data_reaches_the_model_or_the_saved_record(
     assert "[redacted: API key]" in json.dumps(results["toolu_python"])  # it ran, redacted
 
     # the notices say how many: as many as the labels in what the model was sent
-    record = chat_cell.outputs[0]["data"][RECORD_MIME]
+    record = cell_record(chat_cell)
     events = record["events"]
     notices = [e for e in events if e["kind"] == "notice" and (e.get("data") or {}).get("redacted")]
     assert len(notices) == 2, notices  # once for the attachments, once for the tool calls
@@ -274,7 +272,7 @@ def test_no_offset_pages_into_a_withheld_value_and_an_answer_that_rebuilds_the_k
     for at in range(len(SHOWN)):  # every page is the redacted text's own, at that offset
         assert SHOWN[at : at + PAGE] in str(results[f"toolu_at_{at}"]), at
 
-    answer = notebook.cells[3].outputs[0]["data"][RECORD_MIME]["events"]
+    answer = cell_record(notebook.cells[3])["events"]
     [message] = [e for e in answer if e["kind"] == "message"]
     assert message["content"] == "The key is [redacted: API key]."
     assert "The key is [redacted: API key]." in json.dumps(requests[2].body)  # sent back so

@@ -26,7 +26,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 from jupyter_turns.testing import REPLAY_PATTERNS
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_text_response, sse_thinking_response
-from tests.support.kernels import execute_notebook
+from tests.support.kernels import cell_record, execute_notebook
 
 from .kernel import RECORD_MIME, KernelDriver
 
@@ -245,7 +245,7 @@ def test_a_papermill_style_parameters_cell_does_not_stop_the_replay(
     with AnthropicTestServer() as server:
         again = _run(notebook, tmp_path, _offline(server))
         assert server.requests == []
-    record = again.cells[3].outputs[0]["data"][RECORD_MIME]
+    record = cell_record(again.cells[3])
     assert record["turn"]["replayed_from"] == "recorded.ipynb"
     assert again.cells[4].outputs[0]["text"] == "3 3\n"
 

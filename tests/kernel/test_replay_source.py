@@ -21,6 +21,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from tests.support.anthropic_server import AnthropicTestServer, Reply
 from tests.support.anthropic_sse import ToolUse, sse_message, sse_text_response
+from tests.support.kernels import cell_record
 
 from .kernel import RECORD_MIME
 from .test_replay import _offline, _run
@@ -101,7 +102,7 @@ def _calls(folder: Path) -> list[str]:
 
 
 def _record_of(cell: Any) -> dict[str, Any]:
-    record: dict[str, Any] = cell.outputs[0]["data"][RECORD_MIME]
+    record: dict[str, Any] = cell_record(cell)
     return record
 
 

@@ -13,10 +13,10 @@ import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
 from jupyter_turns.record.notebook import load
-from tests.support.kernels import execute_notebook
+from tests.support.kernels import cell_record, execute_notebook
 from tests.support.notebook_code import SETUP
 
-from .kernel import RECORD_MIME, KernelDriver, ready_chat
+from .kernel import KernelDriver, ready_chat
 
 pytestmark = pytest.mark.kernel
 
@@ -150,7 +150,7 @@ def test_nested_events_are_saved_and_restored_but_never_sent(tmp_path: Path) -> 
     execute_notebook(notebook)
     path = tmp_path / "agents.ipynb"
     nbformat.write(notebook, path)
-    saved = notebook.cells[-1].outputs[0]["data"][RECORD_MIME]["events"]
+    saved = cell_record(notebook.cells[-1])["events"]
     assert [e.get("parent") for e in saved].count("toolu_sub") == 5
     html = notebook.cells[-1].outputs[0]["data"]["text/html"]
     assert '<summary>Sub-agent</summary><div class="jt-nested">' in html

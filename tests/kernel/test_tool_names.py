@@ -14,9 +14,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from tests.support.kernels import execute_notebook
+from tests.support.kernels import cell_record, execute_notebook
 
-from .kernel import RECORD_MIME, KernelDriver, ready_chat
+from .kernel import KernelDriver, ready_chat
 
 pytestmark = pytest.mark.kernel
 
@@ -143,7 +143,7 @@ def test_a_replay_runs_the_notebook_tool_again_and_saves_which_it_was(tmp_path: 
         env={**os.environ, "JUPYTER_TURNS_REPLAY": "on"},
     )
     for run in (notebook, again):
-        record = run.cells[2].outputs[-1]["data"][RECORD_MIME]
+        record = cell_record(run.cells[2])
         [response] = [e for e in record["events"] if e["kind"] == "tool_call_response"]
         assert response["content"] == "sandbox ran 'print(6 * 7)'"
         assert response["builtin"] is False

@@ -19,12 +19,15 @@ import tempfile
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from jupyter_client.connect import ConnectionFileMixin
 from jupyter_client.manager import AsyncKernelManager, KernelManager
 from nbclient import NotebookClient
 from nbformat import NotebookNode
 from traitlets import default
+
+from jupyter_turns.record.format import RECORD_MIME, joined_records
 
 __all__ = [
     "SOCKET_DIR",
@@ -92,3 +95,16 @@ def execute_notebook(
         client.start_new_kernel(env=dict(env))  # type: ignore[no-untyped-call]
     client.execute()
     return notebook
+
+
+def cell_record(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """The chat record a run cell holds: its one record output, or, when a headless turn ran
+    long enough to be saved as it grew (slow on a loaded machine), its live parts joined into
+    the finished record, as a page draws them (``joined_records``)."""
+    records = [
+        output["data"][RECORD_MIME]
+        for output in cell.get("outputs", [])
+        if RECORD_MIME in output.get("data", {})
+    ]
+    (record,) = joined_records(records)
+    return record  # type: ignore[no-any-return]
