@@ -103,6 +103,11 @@ export function askKernel(kernel, request) {
   return new Promise((resolve) => {
     const requestId = `${String(request.request)}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
     const comm = kernel.createComm(CONTROL_TARGET);
+    // On the main shell, never a subshell of its own: each request's comm closes at once, and
+    // JupyterLab deletes a comm target's subshell when its last comm closes, which dropped
+    // the messages still queued there (asyncio's "Task was destroyed" in the next cell, before
+    // the kernel loaded jupyter_turns). The kernel answers on its loop either way.
+    if ("commsOverSubshells" in comm) comm.commsOverSubshells = "disabled";
     let settled = false;
     const finish = (
       /** @type {{ok: boolean, reason?: string, lines?: string[], running?: unknown}} */ answer,

@@ -329,7 +329,10 @@ function text(value) {
 
 /**
  * Put the bundle's record where the cell keeps its chat record: the output holding the same
- * conversation, else the metadata (after Clear Outputs it holds the record).
+ * run of that conversation, else the metadata (after Clear Outputs it holds the record).
+ * A run is known by its first event: a cell run again continues the same conversation with a
+ * new turn, and a change meant for its earlier run (a re-run above marking it "Rewound") must
+ * not land on the new one when it arrives late.
  * @param {CellLike} cell
  * @param {unknown} bundle
  */
@@ -342,18 +345,31 @@ function replaceRecord(cell, bundle) {
   const outputs = cell.outputs;
   for (let j = (outputs?.length ?? 0) - 1; outputs && j >= 0; j--) {
     const held = /** @type {any} */ (outputs.get(j).data?.[RECORD_MIME]);
-    if (held?.conversation_id === record.conversation_id) {
+    if (sameRun(held, record)) {
       outputs.set(j, { output_type: "display_data", data, metadata: {} });
       keepWhenCleared(/** @type {any} */ (cell), record);
       return;
     }
   }
   const saved = /** @type {any} */ (cell.getMetadata?.(KEY));
-  if (Array.isArray(saved?.events) && saved.conversation_id === record.conversation_id) {
+  if (Array.isArray(saved?.events) && sameRun(saved, record)) {
     cell.setMetadata?.(KEY, record);
     return;
   }
-  throw new Refused("the cell no longer shows that conversation");
+  throw new Refused("the cell no longer shows that run of the conversation");
+}
+
+/**
+ * Whether `held` (a record a cell shows) is the run `record` updates: the same conversation,
+ * and the same first event where both have one.
+ * @param {any} held
+ * @param {any} record
+ */
+function sameRun(held, record) {
+  if (held?.conversation_id !== record.conversation_id) return false;
+  const first = (/** @type {any} */ r) => (Array.isArray(r?.events) ? r.events[0]?.id : undefined);
+  const [was, now] = [first(held), first(record)];
+  return was === undefined || now === undefined || was === now;
 }
 
 /**

@@ -168,6 +168,21 @@ test("a record is replaced in the output holding that conversation, or in the me
   assert.equal(ask(nb, { request: "replace_record", cell_id: "c0", bundle: other }).ok, false);
 });
 
+test("a change meant for a cell's earlier run never lands on its new run", () => {
+  const nb = notebook("%%chat\nhi");
+  const first = { version: 2, conversation_id: "conv", events: [{ kind: "message", id: "m1" }] };
+  const again = { ...first, events: [{ kind: "message", id: "m2" }] }; // the cell ran again
+  nb.list[0].outputs.add({ output_type: "display_data", data: { [RECORD_MIME]: again } });
+  const rewound = { ...first, events: [...first.events, { kind: "rewind", id: "r" }] };
+  const late = { request: "replace_record", cell_id: "c0", bundle: { [RECORD_MIME]: rewound } };
+  assert.equal(ask(nb, late).ok, false);
+  assert.deepEqual(nb.list[0].outputs.get(0).data[RECORD_MIME], again);
+  const marked = { ...again, events: [...again.events, { kind: "rewind", id: "r2" }] };
+  const own = { request: "replace_record", cell_id: "c0", bundle: { [RECORD_MIME]: marked } };
+  assert.equal(ask(nb, own).ok, true);
+  assert.deepEqual(nb.list[0].outputs.get(0).data[RECORD_MIME], marked);
+});
+
 test("a page opened mid-turn shows the running widget, then the record, each once", () => {
   const nb = notebook("%%chat\nhi");
   const cell = nb.list[0];
