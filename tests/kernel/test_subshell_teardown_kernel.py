@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 
 import pytest
 
@@ -65,22 +66,26 @@ def _teardown_reports(kernel: KernelDriver) -> str:
     return "".join(kernel.stderr)
 
 
+def _without_and_with(scenario: Callable[[KernelDriver], str]) -> tuple[str, str]:
+    """What ``scenario`` gives in a kernel without the extension (the control), then in one
+    that loaded it."""
+    seen = []
+    for load in (False, True):
+        kernel = KernelDriver()
+        try:
+            if load:
+                kernel.run("%load_ext jupyter_turns")
+            seen.append(scenario(kernel))
+        finally:
+            kernel.close()
+    return seen[0], seen[1]
+
+
 def test_a_deleted_subshell_leaves_no_asyncio_reports_in_the_cells() -> None:
-    control = KernelDriver()
-    try:
-        reported = _teardown_reports(control)
-    finally:
-        control.close()
+    reported, quiet = _without_and_with(_teardown_reports)
     assert any(report in reported for report in REPORTS), (
         "without the extension, the teardown should have been reported: " + reported
     )
-
-    kernel = KernelDriver()
-    try:
-        kernel.run("%load_ext jupyter_turns")
-        quiet = _teardown_reports(kernel)
-    finally:
-        kernel.close()
     assert not any(report in quiet for report in REPORTS), quiet
 
 
@@ -115,17 +120,6 @@ def _sent_after_its_subshell_went(kernel: KernelDriver) -> str:
 
 
 def test_a_comm_message_for_a_deleted_subshell_reaches_its_comm() -> None:
-    control = KernelDriver()
-    try:
-        dropped = _sent_after_its_subshell_went(control)
-    finally:
-        control.close()
+    dropped, delivered = _without_and_with(_sent_after_its_subshell_went)
     assert dropped.strip() == "[]", "without the extension, ipykernel drops it: " + dropped
-
-    kernel = KernelDriver()
-    try:
-        kernel.run("%load_ext jupyter_turns")
-        delivered = _sent_after_its_subshell_went(kernel)
-    finally:
-        kernel.close()
     assert delivered.strip() == "[{'click': 1}]", delivered
