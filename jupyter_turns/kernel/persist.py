@@ -403,7 +403,8 @@ class Recorder:
         if not self._shown or not self._add_parts:
             self._head = record
             self._output({RECORD_MIME: record, "text/plain": summary(record, live=True)})
-            live_part(record, self._held)
+            if self._add_parts:  # what later parts need not hold again
+                live_part(record, self._held)
             return
         part = live_part(record, self._held)
         if part is not None:

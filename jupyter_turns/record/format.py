@@ -139,6 +139,7 @@ def _new_since(
     one ends (``held`` updated). ``ended``: the turn is over, no text streams any more."""
     new: list[dict[str, Any]] = []
     extends: dict[str, str] = {}
+    present: set[str] | None = None  # the record's event ids, once a finished text needs them
     for event in events:
         key = str(event.get("id"))
         if key in held and held[key] is None:
@@ -154,7 +155,9 @@ def _new_since(
                 new.append({**event, "content": text[len(saved) :]})
                 held[key] = text
             continue
-        draft = _ended_draft(event, events, held)
+        if present is None:
+            present = {str(e.get("id")) for e in events}
+        draft = _ended_draft(event, present, held)
         if draft is not None:
             extends[key] = draft
             text = text[len(held.pop(draft) or "") :]
@@ -164,11 +167,10 @@ def _new_since(
 
 
 def _ended_draft(
-    event: dict[str, Any], events: list[Any], held: dict[str, str | None]
+    event: dict[str, Any], present: set[str], held: dict[str, str | None]
 ) -> str | None:
     """The id of the saved streaming text that ``event`` (finished, of the same kind) ends:
-    one no longer in the record whose text begins ``event``'s."""
-    present = {str(e.get("id")) for e in events}
+    one no longer in the record (whose ids are ``present``) whose text begins ``event``'s."""
     content = str(event.get("content"))
     for key, saved in held.items():
         if saved and key not in present and content.startswith(saved):

@@ -154,6 +154,7 @@ class McpHost:
             guarded(self._app(), token=self.token, port=self.port),
             log_level="warning",
             access_log=False,
+            proxy_headers=False,  # no proxy stands in front: the peer is who connected
             lifespan="on",
             timeout_graceful_shutdown=2,
         )
@@ -206,9 +207,13 @@ class McpHost:
         reads = frozenset(
             t.name for t in self.tools if t.annotations and t.annotations.read_only_hint
         )
-        # a read with no progress asked for and no cell to wait behind: one JSON body
+        # a read with no progress asked for and no cell to wait behind: one JSON body,
+        # answered by the transport itself (:mod:`.answers`)
         app: ASGIApp = streamable_http_app(
-            server, security, lambda message: quick_call(message, reads, self.calls.busy)
+            server,
+            security,
+            lambda message: quick_call(message, reads, self.calls.busy),
+            self._answer,
         )
         return app
 
@@ -221,16 +226,27 @@ class McpHost:
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        client = _client(ctx)
+        return await self._answer(
+            _client(ctx),
+            params,
+            lambda call_id, n: ctx.session.report_progress(n, message=self.calls.status(call_id)),
+        )
+
+    async def _answer(
+        self,
+        client: str,
+        params: types.CallToolRequestParams,
+        progress: Callable[[str, float], Awaitable[None]] | None = None,
+    ) -> types.CallToolResult:
+        """Run one call on the kernel's loop and answer it; ``progress`` (call id, count)
+        every ``progress_every`` seconds while it is open."""
         self.calls.connected(client)
         incoming = Incoming(new_id(), params.name, dict(params.arguments or {}), client)
         future = asyncio.run_coroutine_threadsafe(self.calls.call(incoming), self.loop)
         try:
             response = await _with_progress(
                 asyncio.wrap_future(future),
-                lambda n: ctx.session.report_progress(
-                    n, message=self.calls.status(incoming.call_id)
-                ),
+                None if progress is None else lambda n: progress(incoming.call_id, n),
                 self.progress_every,
             )
         except asyncio.CancelledError:
@@ -247,10 +263,13 @@ def _client(ctx: ServerRequestContext[Any]) -> str:
 
 async def _with_progress(
     waiting: Awaitable[ToolCallResponse],
-    progress: Callable[[float], Awaitable[None]],
+    progress: Callable[[float], Awaitable[None]] | None,
     every: float,
 ) -> ToolCallResponse:
-    """Await ``waiting``, reporting progress every ``every`` seconds until it is done."""
+    """Await ``waiting``, reporting progress every ``every`` seconds until it is done (no
+    ``progress``: only awaited)."""
+    if progress is None:
+        return await waiting
     task = asyncio.ensure_future(waiting)
     ticks = 0
     try:

@@ -228,6 +228,71 @@ async def _ignored(value: float, total: float | None, message: str | None) -> No
     pass
 
 
+def _sse_result(text: str) -> Any:
+    """The JSON-RPC message of an SSE answer's one ``message`` event."""
+    data = [line[5:].strip() for line in text.splitlines() if line.startswith("data:")]
+    return json.loads(next(d for d in data if d))
+
+
+def test_a_read_answered_directly_is_answered_as_the_sdk_answers_it(
+    serving_kernel: KernelDriver, runtime: Path
+) -> None:
+    """A quick read is answered by the transport itself, past the SDK's dispatch (B14): the
+    same call asking for progress (which the SDK answers, on the stream) gets the same result;
+    what is not plainly well formed is left to the SDK, which says what is wrong; a request
+    of another session is refused before any call (issue 40)."""
+    kernel = serving_kernel
+    kernel.run("rate = 0.5\nregions = ['n', 's']")
+    info = start_serving(kernel, runtime)
+    sent = {
+        "Authorization": f"Bearer {info.token}",
+        "Accept": "application/json, text/event-stream",
+    }
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    }
+    with httpx.Client(headers=sent, timeout=60) as http:
+        opened = http.post(
+            info.url, json={"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello}
+        )
+        session = {
+            "mcp-session-id": opened.headers["mcp-session-id"],
+            "mcp-protocol-version": "2025-11-25",
+        }
+        http.post(
+            info.url,
+            headers=session,
+            json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+        )
+
+        def post(params: dict[str, Any], request_id: int, **headers: str) -> httpx.Response:
+            body = {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
+            return http.post(info.url, headers={**session, **headers}, json=body)
+
+        direct = post({"name": "inspect", "arguments": {"name": "regions"}}, 1)
+        streamed = post(
+            {"name": "inspect", "arguments": {"name": "regions"}, "_meta": {"progressToken": 7}},
+            2,
+        )
+        malformed = post({"name": "inspect", "arguments": "regions"}, 3)
+        elsewhere = post(
+            {"name": "inspect", "arguments": {"name": "rate"}}, 4, **{"mcp-session-id": "f" * 32}
+        )
+    assert direct.headers["content-type"].startswith("application/json"), direct.text
+    assert streamed.headers["content-type"].startswith("text/event-stream"), streamed.text
+    answered, sdk = direct.json(), _sse_result(streamed.text)
+    assert answered["id"] == 1 and sdk["id"] == 2
+    assert answered["result"] == sdk["result"], (answered, sdk)
+    assert "['n', 's']" in answered["result"]["content"][0]["text"]
+    assert answered["result"]["isError"] is False
+    assert malformed.json()["error"]["code"] == types.INVALID_PARAMS, malformed.text
+    assert elsewhere.status_code == 404, elsewhere.text
+    records = kernel.run("%chat serve").stdout()
+    assert "raw (2 calls)" in records, records  # the malformed one never became a call
+
+
 def test_the_cell_shows_how_to_connect_and_the_token_goes_nowhere_else(
     tmp_path: Path, runtime: Path
 ) -> None:
