@@ -394,6 +394,24 @@ export function trustLive(model, data) {
   }
 }
 
+/**
+ * A `cell_run` in a page that does not act on the kernel's requests (shared.js actsHere): it
+ * applies it all the same. The cell's state is the kernel's and writing it twice writes the
+ * same value, while the page that acts may be one that went away: the page that ran the cell,
+ * reloaded, whose awareness state outlives it for a while (the turn's end answers its request),
+ * so that no page would show the cell ended. Anything else, and a cell not here: nothing.
+ * @param {NotebookLike | null} model
+ * @param {Record<string, any>} data
+ * @param {string | null} client this page's kernel connection
+ */
+export function followRun(model, data, client) {
+  if (data.request !== "cell_run" || !model) return;
+  for (let index = 0; index < model.cells.length; index++) {
+    const cell = model.cells.get(index);
+    if (cell.id === data.cell_id) cellRun(cell, data, client);
+  }
+}
+
 /** The cells this page shows running for the kernel (cellRun), until it says they ended. */
 const runningHere = new WeakSet();
 

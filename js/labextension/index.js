@@ -39,7 +39,7 @@ import { askKernel, cardActions } from "./actions.js";
 import { answerRequest, isRequest } from "./cells.js";
 import { COMM_TARGET, HTML_ON_SAVE } from "./constants.js";
 import { showCell, watchBadges } from "./badges.js";
-import { answerEdit, endRuns, trustLive } from "./edit.js";
+import { answerEdit, endRuns, followRun, trustLive } from "./edit.js";
 import { watchErrors } from "./errors.js";
 import { applyMetadata } from "./metadata.js";
 import { loadBundle, recordRendererFactory, setCardActions } from "./record.js";
@@ -119,13 +119,16 @@ function answerTo(context, data, session, vouch) {
   const model = context.isDisposed ? null : context.model;
   vouch(data);
   const reads = isRequest(data) && /** @type {any} */ (data).request === "cells";
+  const client = context.sessionContext?.session?.kernel?.clientId ?? null;
   if (!reads && !actsHere(sharedAwareness(context), session)) {
-    if (isRequest(data)) trustLive(model, /** @type {Record<string, any>} */ (data));
+    if (isRequest(data)) {
+      trustLive(model, /** @type {Record<string, any>} */ (data));
+      followRun(model, /** @type {Record<string, any>} */ (data), client);
+    }
     return null;
   }
   if (isRequest(data)) {
     const request = /** @type {Record<string, any>} */ (data);
-    const client = context.sessionContext?.session?.kernel?.clientId ?? null;
     return reads
       ? answerRequest(model, data, () => notebookPath(context))
       : answerEdit(model, request, () => notebookPath(context), client);

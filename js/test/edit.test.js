@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { answerEdit, endRuns, trustLive } from "../labextension/edit.js";
+import { answerEdit, endRuns, followRun, trustLive } from "../labextension/edit.js";
 import { RECORD_MIME, WIDGET_MIME } from "../labextension/constants.js";
 
 let ids = 0;
@@ -241,6 +241,24 @@ test("a page that did not run a chat cell shows it running, then its count, as t
   assert.deepEqual([chat.executionState, chat.executionCount], ["idle", 8]);
   assert.equal(ran({ running: true, cell_id: "gone" }, "page-b").ok, false);
   assert.equal(other.executionState, undefined); // no other cell is touched
+});
+
+test("a page that does not act on requests still follows a cell's run, and nothing else", () => {
+  const nb = notebook("%%chat\nhi", "x");
+  const [chat, other] = nb.list;
+  const run = { request: "cell_run", request_id: "r", cell_id: chat.id, runner: "gone" };
+  followRun(nb, { ...run, running: true }, "page-b");
+  assert.equal(chat.executionState, "running");
+  followRun(nb, { ...run, running: false, execution_count: 4 }, "page-b");
+  assert.deepEqual([chat.executionState, chat.executionCount], ["idle", 4]);
+  followRun(nb, { ...run, running: true, runner: "page-b" }, "page-b"); // its own run
+  assert.equal(chat.executionState, "idle");
+  followRun(nb, { request: "set_source", request_id: "s", cell_id: chat.id, source: "y" }, "b");
+  followRun(nb, { ...run, running: true, cell_id: "gone" }, "page-b");
+  followRun(null, { ...run, running: true }, "page-b"); // a closed notebook
+  assert.equal(chat.sharedModel.getSource(), "%%chat\nhi"); // an edit is the acting page's
+  assert.equal(other.executionState, undefined); // no other cell is touched
+  assert.equal(chat.executionState, "idle");
 });
 
 test("a cell shown running for the kernel goes idle when the kernel dies, no other", () => {
